@@ -1,0 +1,61 @@
+# rag_lab: every target is listed by `make help`.
+.DEFAULT_GOAL := help
+SHELL := bash
+.SHELLFLAGS := -eu -o pipefail -c
+MAKEFLAGS += --no-builtin-rules
+
+VENV   := .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed
+NOTEBOOKS := $(sort $(wildcard notebooks/[0-9][0-9]_*.ipynb))
+
+# Reproducible numbers: offline model loading, pinned threads, fixed hashing.
+export HF_HUB_OFFLINE := 1
+export TRANSFORMERS_OFFLINE := 1
+export PYTHONHASHSEED := 0
+export OMP_NUM_THREADS ?= 2
+export MKL_NUM_THREADS ?= 2
+export TOKENIZERS_PARALLELISM := false
+export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
+
+.PHONY: help setup data corpus reproduce test bench lint clean
+
+help: ## Show this list
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  \033[1m%-10s\033[0m %s\n", $$1, $$2}'
+
+setup: $(STAMP) ## Create .venv and install the pinned dependencies (once)
+
+$(STAMP): pyproject.toml requirements.lock
+	@command -v python3.11 >/dev/null || { echo "rag_lab needs python3.11 on PATH"; exit 1; }
+	python3.11 -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -c requirements.lock -e ".[test,compare,dev]"
+	@touch $(STAMP)
+
+data: setup ## Build the corpus from the upstream book sources into data/corpus/
+	$(PY) -m rag_lab.extract
+
+corpus: setup
+	@$(PY) -m rag_lab.corpus || { echo "No verified corpus found: building it with 'make data'."; $(MAKE) data; }
+
+reproduce: setup corpus ## Run every notebook in order; regenerates figures/ and all tables
+	@for nb in $(NOTEBOOKS); do \
+	  echo "== $$nb"; \
+	  $(PY) -m papermill "$$nb" "$$nb" --kernel python3 --cwd notebooks \
+	    --execution-timeout 3600 --no-progress-bar; \
+	done
+
+test: setup corpus ## Unit, property and comparison tests, then every notebook under nbval
+	$(PY) -m pytest tests notebooks --nbval-lax --nbval-current-env --nbval-sanitize-with notebooks/nbval_sanitize.cfg \
+	  --nbval-cell-timeout 1800
+
+bench: setup corpus ## Speed benchmarks, each against a baseline measured in the same run
+	@for b in benchmarks/bench_*.py; do echo "== $$b"; $(PY) "$$b"; done
+
+lint: setup ## ruff: lint and format check
+	$(PY) -m ruff check rag_lab tests benchmarks
+	$(PY) -m ruff format --check rag_lab tests benchmarks
+
+clean: ## Remove caches and build leftovers (keeps .venv and data/corpus)
+	rm -rf .cache .pytest_cache .hypothesis build *.egg-info
+	find . -name __pycache__ -type d -prune -exec rm -rf {} +

@@ -1,0 +1,103 @@
+"""BM25 lexical scoring over a fixed list of texts, as a sparse term-by-document matrix.
+
+Robertson & Zaragoza (2009), *The Probabilistic Relevance Framework: BM25 and
+Beyond*, Foundations and Trends in Information Retrieval 3(4). With ``N`` texts,
+``n_t`` of them containing term ``t``, ``f`` the count of ``t`` in text ``d``,
+``|d|`` its token count and ``avgdl`` the mean token count::
+
+    idf(t)    = log(1 + (N - n_t + 0.5) / (n_t + 0.5))
+    w(t, d)   = idf(t) * f * (k1 + 1) / (f + k1 * (1 - b + b * |d| / avgdl))
+    score(q, d) = sum of w(t, d) over the query tokens t, repeats included
+
+This is the Lucene flavour of the idf (always positive) with the ``(k1 + 1)``
+factor of the original saturation term; bm25s' ``method="lucene"`` omits that
+constant factor, so its scores are ours divided by ``k1 + 1`` (same ranking).
+Every ``w(t, d)`` is computed once at construction; a query is then the sum of a
+few sparse rows, touching only the postings of its terms.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+import numpy as np
+from scipy import sparse
+
+from rag_lab.ranking import order
+
+_TOKEN = re.compile(r"[a-z0-9]+")
+
+
+def tokenize(text: str) -> list[str]:
+    """Lower-cased runs of ASCII letters and digits; everything else separates.
+
+    No stemming and no stop words: "Tensors" and "tensor" are different terms.
+    """
+    return _TOKEN.findall(text.lower())
+
+
+class BM25:
+    """BM25 scores of a query against every text given at construction.
+
+    ``k1`` (>= 0) controls term-frequency saturation, ``b`` (in [0, 1]) length
+    normalisation; the defaults are Lucene's. Scores are float64, one per text,
+    in the order of ``texts``; a query sharing no term with a text scores 0.
+    """
+
+    def __init__(self, texts: Sequence[str], k1: float = 1.2, b: float = 0.75) -> None:
+        if len(texts) == 0:
+            raise ValueError("BM25 needs at least one text")
+        if k1 < 0 or not 0 <= b <= 1:
+            raise ValueError(f"need k1 >= 0 and 0 <= b <= 1, got k1={k1}, b={b}")
+        self.k1 = k1
+        self.b = b
+
+        self._vocabulary: dict[str, int] = {}
+        term_ids: list[int] = []
+        lengths = np.empty(len(texts), dtype=np.int64)
+        for i, text in enumerate(texts):
+            tokens = tokenize(text)
+            lengths[i] = len(tokens)
+            term_ids.extend(self._vocabulary.setdefault(t, len(self._vocabulary)) for t in tokens)
+        doc_ids = np.repeat(np.arange(len(texts)), lengths)
+
+        # One entry per token; building from COO sums the duplicates into counts f.
+        counts = sparse.csr_array(
+            (np.ones(len(term_ids)), (np.asarray(term_ids, dtype=np.int64), doc_ids)),
+            shape=(len(self._vocabulary), len(texts)),
+        )
+
+        n_docs = len(texts)
+        doc_freq = np.diff(counts.indptr)  # stored entries per term row = n_t
+        idf = np.log1p((n_docs - doc_freq + 0.5) / (doc_freq + 0.5))
+
+        f = counts.data
+        term_of_entry = np.repeat(np.arange(len(doc_freq)), doc_freq)
+        length_norm = 1.0 - b + b * lengths[counts.indices] / lengths.mean()
+        weights = idf[term_of_entry] * f * (k1 + 1.0) / (f + k1 * length_norm)
+        self._weights = sparse.csr_array(
+            (weights, counts.indices, counts.indptr), shape=counts.shape
+        )
+
+    def scores(self, query: str) -> np.ndarray:
+        """BM25 score of every text for ``query``: float64 array, one per text.
+
+        A term repeated in the query counts once per occurrence; terms absent
+        from the corpus add nothing.
+        """
+        n_docs = self._weights.shape[1]
+        known = [self._vocabulary[t] for t in tokenize(query) if t in self._vocabulary]
+        if not known:
+            return np.zeros(n_docs)
+        terms, multiplicity = np.unique(known, return_counts=True)
+        # Sum the CSR rows of the query terms: gather their postings and add them up
+        # per document. Cheaper than scipy's fancy row indexing at this corpus size.
+        start, stop = self._weights.indptr[terms], self._weights.indptr[terms + 1]
+        postings = np.concatenate([np.arange(i, j) for i, j in zip(start, stop, strict=True)])
+        weights = self._weights.data[postings] * np.repeat(multiplicity, stop - start)
+        return np.bincount(self._weights.indices[postings], weights=weights, minlength=n_docs)
+
+    def rank(self, query: str) -> np.ndarray:
+        """Text indices, best BM25 score first; ties keep text order."""
+        return order(self.scores(query))

@@ -1,0 +1,275 @@
+"""Six chunking strategies from four ingredients, with offsets that always slice back.
+
+The ingredients:
+
+- **blind** cuts: every :data:`TARGET` characters, looking at nothing;
+- **boundaries**: paragraphs packed up to :data:`TARGET` characters within a section,
+  never cut inside a paragraph; a paragraph longer than that falls back to sentences;
+- a contextual **header** ``[Document title > Section]`` in front of what is embedded;
+- an **overlap**: the embedded body starts :data:`OVERLAP` characters back, inside the
+  previous chunk, so a sentence cut by a boundary lies whole in the next chunk.
+
+=====  ==========  ======  =======
+name   cuts        header  overlap
+=====  ==========  ======  =======
+A      blind       no      no
+B      blind       no      yes
+C      boundaries  no      no
+D      boundaries  no      yes
+E      boundaries  yes     no
+F      boundaries  yes     yes
+=====  ==========  ======  =======
+
+Every chunk carries two texts. ``text`` is what gets embedded and searched (header and
+overlap included); ``content`` is only the chunk's own words, what a citation quotes,
+and ``document.text[start:end] == content`` holds for every chunk. Offsets are found
+in the document, never accumulated from lengths, so they cannot drift.
+
+Example::
+
+    >>> from rag_lab.corpus import Document
+    >>> doc = Document("01-x", "X", "# X\\n\\nIntro.\\n\\n## Part\\n\\nBody text.\\n")
+    >>> [(c.section, c.content, c.start) for c in chunk_document(doc, "C")]
+    [('', 'Intro.', 5), ('Part', 'Body text.', 22)]
+    >>> chunk_document(doc, "E")[1].text
+    '[X > Part]\\nBody text.'
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+
+from rag_lab.corpus import Document
+from rag_lab.markdown import MarkdownDoc
+
+TARGET = 512
+"""Characters per chunk: the budget for boundaries, the stride for blind cuts."""
+OVERLAP = 64
+"""Characters of the previous chunk carried into the embedded body."""
+
+# A paragraph: from a non-newline character up to (not including) a blank line.
+_PARAGRAPH = re.compile(r"[^\n](?:[^\n]|\n(?!\n))*")
+# A sentence: anything up to terminal punctuation, the punctuation, trailing space.
+_SENTENCE = re.compile(r"[^.!?]*[.!?]*\s*")
+
+
+@dataclass(frozen=True)
+class Strategy:
+    """One combination of the ingredients."""
+
+    name: str
+    cuts: str
+    """``"blind"`` or ``"boundaries"``."""
+    header: bool
+    overlap: bool
+
+    @property
+    def label(self) -> str:
+        parts = [self.cuts] + ["header"] * self.header + ["overlap"] * self.overlap
+        return " + ".join(parts)
+
+
+STRATEGIES: dict[str, Strategy] = {
+    s.name: s
+    for s in (
+        Strategy("A", "blind", header=False, overlap=False),
+        Strategy("B", "blind", header=False, overlap=True),
+        Strategy("C", "boundaries", header=False, overlap=False),
+        Strategy("D", "boundaries", header=False, overlap=True),
+        Strategy("E", "boundaries", header=True, overlap=False),
+        Strategy("F", "boundaries", header=True, overlap=True),
+    )
+}
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """A retrievable unit of one document."""
+
+    doc_id: str
+    index: int
+    """Position within its document, from 0."""
+    text: str
+    """What is embedded and searched: [header +] [overlap +] content."""
+    content: str
+    """Only this chunk's own words; what a citation quotes."""
+    section: str
+    """The ``## `` section the chunk starts in; empty before the first one."""
+    start: int
+    end: int
+    """``document.text[start:end] == content``."""
+
+    @property
+    def id(self) -> str:
+        return f"{self.doc_id}#{self.index}"
+
+
+def chunk_corpus(docs: Iterable[Document], strategy: str | Strategy) -> list[Chunk]:
+    """Chunk every document in order; the list position is the chunk's global id."""
+    return [chunk for doc in docs for chunk in chunk_document(doc, strategy)]
+
+
+def chunk_document(doc: Document, strategy: str | Strategy) -> list[Chunk]:
+    """Chunk one document with one of the six strategies (a name ``"A"``–``"F"`` or a Strategy)."""
+    s = _strategy(strategy)
+    parts = sections(doc.text)
+    spans = list(_blind(doc.text) if s.cuts == "blind" else _packed(doc.text, parts))
+    chunks = []
+    prev: tuple[int, int] | None = None
+    for index, (start, end) in enumerate(spans):
+        section = _section_at(parts, start)
+        body_start = max(prev[0], prev[1] - OVERLAP) if s.overlap and prev else start
+        body = doc.text[body_start:end]
+        text = f"{_header(doc.title, section)}\n{body}" if s.header else body
+        content = doc.text[start:end]
+        chunks.append(Chunk(doc.id, index, text, content, section, start, end))
+        prev = (start, end)
+    return chunks
+
+
+def containing(chunks: Sequence[Chunk], needle: str) -> list[int]:
+    """Positions of the chunks whose embedded ``text`` holds ``needle`` whole: the hits."""
+    return [i for i, c in enumerate(chunks) if needle in c.text]
+
+
+def offset_errors(chunks: Iterable[Chunk], docs: Iterable[Document]) -> list[str]:
+    """Every chunk whose offsets do not slice back to its content, one line each."""
+    texts = {d.id: d.text for d in docs}
+    errors = []
+    for c in chunks:
+        if c.doc_id not in texts:
+            errors.append(f"{c.id}: unknown document")
+        elif texts[c.doc_id][c.start : c.end] != c.content:
+            errors.append(f"{c.id}: text[{c.start}:{c.end}] differs from content")
+        elif not c.content or c.content != c.content.strip():
+            errors.append(f"{c.id}: content is empty or not stripped")
+    return errors
+
+
+def blind_cuts_inside(start: int, end: int) -> list[int]:
+    """The blind-cut positions strictly inside ``[start, end)``: where A splits a span."""
+    first = (start // TARGET + 1) * TARGET
+    return list(range(first, end, TARGET))
+
+
+# --- the cuts -----------------------------------------------------------------
+
+
+def _blind(text: str) -> Iterator[tuple[int, int]]:
+    for at in range(0, len(text), TARGET):
+        yield from _stripped(text, at, min(at + TARGET, len(text)))
+
+
+def _packed(text: str, parts: list[Section]) -> Iterator[tuple[int, int]]:
+    for sec in parts:
+        yield from _pack_section(text, sec.body_start, sec.body_end)
+
+
+def _pack_section(text: str, lo: int, hi: int) -> Iterator[tuple[int, int]]:
+    """Greedy packing of paragraphs into spans of at most TARGET characters."""
+    open_span: tuple[int, int] | None = None
+    for m in _PARAGRAPH.finditer(text, lo, hi):
+        p_start, p_end = m.span()
+        if p_end - p_start > TARGET:
+            if open_span:
+                yield from _stripped(text, *open_span)
+                open_span = None
+            yield from _pack_sentences(text, p_start, p_end)
+            continue
+        if open_span and p_end - open_span[0] > TARGET:
+            yield from _stripped(text, *open_span)
+            open_span = None
+        open_span = (open_span[0] if open_span else p_start, p_end)
+    if open_span:
+        yield from _stripped(text, *open_span)
+
+
+def _pack_sentences(text: str, lo: int, hi: int) -> Iterator[tuple[int, int]]:
+    """Same greedy packing one level down; a single sentence over TARGET stays whole."""
+    current: tuple[int, int] | None = None
+    for m in _SENTENCE.finditer(text, lo, hi):
+        s_start, s_end = m.span()
+        if s_start == s_end:
+            continue
+        if current and s_end - current[0] > TARGET:
+            yield from _stripped(text, *current)
+            current = None
+        current = (current[0] if current else s_start, s_end)
+    if current:
+        yield from _stripped(text, *current)
+
+
+def _stripped(text: str, start: int, end: int) -> Iterator[tuple[int, int]]:
+    """The span without surrounding whitespace; nothing if it is blank."""
+    raw = text[start:end]
+    lead = len(raw) - len(raw.lstrip())
+    size = len(raw.strip())
+    if size:
+        yield start + lead, start + lead + size
+
+
+# --- sections ------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Section:
+    heading_start: int
+    """Start of the heading line (equal to ``body_start`` for headless text)."""
+    body_start: int
+    body_end: int
+    name: str
+
+
+def sections(text: str) -> list[Section]:
+    """The preamble and each ``## `` section, in order.
+
+    The preamble is the text between the ``# `` title line and the first ``## ``
+    heading; its name is empty. Heading lines of level 1 and 2 belong to no body;
+    deeper headings (``###``) stay inside their section's body, as in the chapter.
+    """
+    heads: list[tuple[int, int, str]] = []  # (heading line start, body start, name)
+    title_seen = False
+    for h in MarkdownDoc(text).headings:
+        if h.level > 2:
+            continue
+        # The first level-1 heading is the document title: its section has no name.
+        heads.append(
+            (h.start, min(h.end + 1, len(text)), h.title if title_seen or h.level == 2 else "")
+        )
+        title_seen |= h.level == 1
+    if not heads or heads[0][0] > 0:
+        heads.insert(0, (0, 0, ""))
+    ends = [start for start, _, _ in heads[1:]] + [len(text)]
+    return [Section(hs, bs, end, name) for (hs, bs, name), end in zip(heads, ends, strict=True)]
+
+
+def _section_at(parts: list[Section], offset: int) -> str:
+    """Name of the section whose heading line starts at or before ``offset``."""
+    name = ""
+    for sec in parts:
+        if sec.heading_start > offset:
+            break
+        name = sec.name
+    return name
+
+
+def section_of(text: str, offset: int) -> str:
+    """Name of the ``## `` section that holds ``offset`` in ``text`` (empty in the preamble)."""
+    return _section_at(sections(text), offset)
+
+
+def _header(title: str, section: str) -> str:
+    return f"[{title} > {section}]" if section else f"[{title}]"
+
+
+def _strategy(strategy: str | Strategy) -> Strategy:
+    if isinstance(strategy, Strategy):
+        return strategy
+    try:
+        return STRATEGIES[strategy]
+    except KeyError:
+        raise ValueError(
+            f"Unknown strategy {strategy!r}; choose one of {', '.join(STRATEGIES)}"
+        ) from None

@@ -1,0 +1,26 @@
+"""Where things live, resolved from the package, never from the working directory."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+"""The repository root (the folder that holds ``rag_lab/``)."""
+
+DATA = ROOT / "data"
+FIGURES = ROOT / "figures"
+CACHE = ROOT / ".cache"
+
+MIRROR_CORPUS = ROOT.parent / "shared" / "corpus" / "d2l-en"
+"""The prepared corpus beside a checkout, as laid out in this workplace."""
+
+BUILT_CORPUS = DATA / "corpus"
+"""Where ``make data`` extracts the corpus from the upstream sources."""
+
+QUESTIONS = DATA / "questions.yaml"
+
+
+def cache_dir() -> Path:
+    """The on-disk cache root: ``$RAG_LAB_CACHE`` or ``.cache/`` in the repo."""
+    return Path(os.environ.get("RAG_LAB_CACHE", CACHE))

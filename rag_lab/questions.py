@@ -1,0 +1,368 @@
+"""The ground truth: questions with verbatim needles, and negatives that should get nothing.
+
+The file format (YAML)::
+
+    questions:
+      - id: q01
+        doc: 03-linear-algebra          # the document the needle is in
+        needle: "A verbatim sentence that answers the question."
+        course: "The question in the course's own words."
+        ticket: "The same question as a support ticket puts it."
+    negatives:
+      - id: n01
+        kind: uncovered                 # or offtopic
+        query: "A question the corpus does not answer."
+
+:func:`load_questions` checks every rule a program can check and reports all the
+violations at once, each with its file, line, id and field, so a file written by
+hand is fixed in one pass. Any corpus and any file of this schema work.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+from rag_lab.corpus import Document
+from rag_lab.markdown import MarkdownDoc
+
+PHRASINGS = ("course", "ticket")
+NEGATIVE_KINDS = ("uncovered", "offtopic")
+MAX_NEEDLE_CHARS = 300
+"""A needle is a short sentence; longer ones make retrieval hits too easy to count."""
+MAX_SHARED_WORDS = 5
+"""A phrasing may share at most this many consecutive words with its needle."""
+
+
+@dataclass(frozen=True)
+class Question:
+    id: str
+    doc: str
+    needle: str
+    course: str
+    ticket: str
+
+
+@dataclass(frozen=True)
+class Negative:
+    id: str
+    kind: str
+    query: str
+
+
+@dataclass(frozen=True)
+class Query:
+    """One phrasing of one question: what a retriever is actually asked."""
+
+    question: Question
+    phrasing: str
+    """``"course"`` or ``"ticket"``."""
+
+    @property
+    def id(self) -> str:
+        return f"{self.question.id}/{self.phrasing}"
+
+    @property
+    def text(self) -> str:
+        return getattr(self.question, self.phrasing)
+
+    @property
+    def needle(self) -> str:
+        return self.question.needle
+
+
+@dataclass(frozen=True)
+class Expected:
+    """Counts a particular question file promises (the chapter's design, or yours)."""
+
+    questions: int
+    negatives: dict[str, int]
+    min_documents: int = 1
+
+
+CHAPTER_DESIGN = Expected(
+    questions=32, negatives={"uncovered": 21, "offtopic": 9}, min_documents=15
+)
+"""The chapter's ground truth: 32 questions (64 queries), 21 + 9 negatives, ≥ 15 documents."""
+
+
+@dataclass(frozen=True)
+class QuestionSet:
+    questions: tuple[Question, ...]
+    negatives: tuple[Negative, ...]
+    path: Path | None = None
+
+    def queries(self, phrasings: Sequence[str] = PHRASINGS) -> list[Query]:
+        """Every question in every phrasing: all course phrasings first, then all tickets."""
+        return [Query(q, p) for p in phrasings for q in self.questions]
+
+
+@dataclass(frozen=True)
+class Violation:
+    line: int | None
+    id: str | None
+    field: str | None
+    message: str
+
+    def render(self, path: Path | str) -> str:
+        where = f"{path}:{self.line}" if self.line else str(path)
+        what = " ".join(x for x in (self.id, self.field) if x)
+        return f"{where}: {what + ': ' if what else ''}{self.message}"
+
+
+class QuestionsError(ValueError):
+    """The question file breaks one or more rules; ``violations`` lists them all."""
+
+    def __init__(self, path: Path | str, violations: Sequence[Violation]) -> None:
+        self.path = path
+        self.violations = list(violations)
+        lines = "\n  ".join(v.render(path) for v in self.violations)
+        super().__init__(f"{len(self.violations)} problem(s) in {path}:\n  {lines}")
+
+
+def load_questions(
+    path: str | os.PathLike,
+    docs: Sequence[Document],
+    expected: Expected | None = None,
+) -> QuestionSet:
+    """Read and validate a question file against a corpus; raise :class:`QuestionsError`."""
+    path = Path(path)
+    try:
+        source = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise QuestionsError(path, [Violation(None, None, None, "file not found")]) from None
+    except UnicodeDecodeError as err:
+        raise QuestionsError(path, [Violation(None, None, None, f"not UTF-8: {err}")]) from None
+    try:
+        root = yaml.compose(source)
+    except yaml.YAMLError as err:
+        mark = getattr(err, "problem_mark", None)
+        line = mark.line + 1 if mark else None
+        raise QuestionsError(
+            path, [Violation(line, None, None, f"not valid YAML: {err}")]
+        ) from None
+    qset, lines, violations = _parse(root, path)
+    violations += _check(qset, docs, expected, lines)
+    if violations:
+        raise QuestionsError(path, sorted(violations, key=lambda v: (v.line or 0, v.message)))
+    return qset
+
+
+# --- parsing with line numbers --------------------------------------------------
+
+_Lines = dict[tuple[str, int], dict[str | None, int]]
+"""Line numbers by (list name, position) then field; field None is the item's own line."""
+
+
+def _parse(root, path: Path) -> tuple[QuestionSet, _Lines, list[Violation]]:
+    """Build the QuestionSet from YAML nodes, remembering the line of every item and field."""
+    lines: _Lines = {}
+    out: list[Violation] = []
+    if not isinstance(root, yaml.MappingNode):
+        out.append(Violation(1, None, None, "expected a mapping with 'questions' and 'negatives'"))
+        return QuestionSet((), (), path), lines, out
+    sections = {}
+    for key, value in root.value:
+        name = key.value
+        if name not in ("questions", "negatives"):
+            out.append(Violation(key.start_mark.line + 1, None, name, "unknown top-level key"))
+            continue
+        if not isinstance(value, yaml.SequenceNode):
+            out.append(Violation(key.start_mark.line + 1, None, name, "expected a list"))
+            continue
+        sections[name] = value
+    for name in ("questions", "negatives"):
+        if name not in sections:
+            out.append(Violation(None, None, name, "missing top-level list"))
+    fields = {"questions": Question, "negatives": Negative}
+    built: dict[str, list] = {"questions": [], "negatives": []}
+    for name, node in sections.items():
+        cls = fields[name]
+        wanted = list(cls.__dataclass_fields__)
+        for pos, item in enumerate(node.value, 1):
+            line = item.start_mark.line + 1
+            if not isinstance(item, yaml.MappingNode):
+                out.append(Violation(line, f"{name}[{pos}]", None, "expected a mapping"))
+                continue
+            values: dict[str, str] = {}
+            value_lines: dict[str, int] = {}
+            for k, v in item.value:
+                if k.value not in wanted:
+                    out.append(Violation(k.start_mark.line + 1, None, k.value, "unknown field"))
+                elif not isinstance(v, yaml.ScalarNode) or not str(v.value).strip():
+                    out.append(
+                        Violation(k.start_mark.line + 1, None, k.value, "must be non-empty text")
+                    )
+                else:
+                    values[k.value] = str(v.value)
+                    value_lines[k.value] = v.start_mark.line + 1
+            ident = values.get("id", f"{name}[{pos}]")
+            missing = [f for f in wanted if f not in values]
+            for f in missing:
+                out.append(Violation(line, ident, f, "missing field"))
+            if missing:
+                continue
+            lines[(name, len(built[name]))] = {None: line, **value_lines}
+            built[name].append(cls(**values))
+    qset = QuestionSet(tuple(built["questions"]), tuple(built["negatives"]), path)
+    return qset, lines, out
+
+
+# --- the rules ------------------------------------------------------------------
+
+
+def _check(
+    qset: QuestionSet, docs: Sequence[Document], expected: Expected | None, lines: _Lines
+) -> list[Violation]:
+    def at(item: tuple[str, int], ident: str, field: str | None, message: str) -> Violation:
+        where = lines.get(item, {})
+        return Violation(where.get(field) or where.get(None), ident, field, message)
+
+    out: list[Violation] = []
+    items = [("questions", i, q.id) for i, q in enumerate(qset.questions)]
+    items += [("negatives", i, n.id) for i, n in enumerate(qset.negatives)]
+    first: dict[str, int | None] = {}
+    for name, i, ident in items:
+        if ident in first:
+            out.append(at((name, i), ident, "id", f"duplicate id (first at line {first[ident]})"))
+        else:
+            first[ident] = lines.get((name, i), {}).get(None)
+
+    by_id = {d.id: d for d in docs}
+    structure = {d.id: MarkdownDoc(d.text) for d in docs}
+    for i, q in enumerate(qset.questions):
+        item = ("questions", i)
+        if q.doc not in by_id:
+            out.append(at(item, q.id, "doc", f"no document {q.doc!r} in the corpus"))
+        out += [at(item, q.id, "needle", m) for m in _needle_problems(q, docs, by_id, structure)]
+        for phrasing in PHRASINGS:
+            text = getattr(q, phrasing)
+            shared = _longest_shared_run(q.needle, text)
+            if len(shared) > MAX_SHARED_WORDS:
+                out.append(
+                    at(
+                        item,
+                        q.id,
+                        phrasing,
+                        f"copies {len(shared)} consecutive words of the needle: "
+                        f"{' '.join(shared)!r}",
+                    )
+                )
+    for i, neg in enumerate(qset.negatives):
+        if neg.kind not in NEGATIVE_KINDS:
+            out.append(
+                at(
+                    ("negatives", i),
+                    neg.id,
+                    "kind",
+                    f"{neg.kind!r} is not one of {', '.join(NEGATIVE_KINDS)}",
+                )
+            )
+
+    texts = Counter(
+        [_norm(getattr(q, p)) for q in qset.questions for p in PHRASINGS]
+        + [_norm(n.query) for n in qset.negatives]
+    )
+    for text, n in texts.items():
+        if n > 1:
+            out.append(Violation(None, None, None, f"the query {text!r} appears {n} times"))
+
+    if expected is not None:
+        out += _count_problems(qset, expected)
+    return out
+
+
+def _needle_problems(q: Question, docs, by_id, structure) -> list[str]:
+    needle = q.needle
+    problems = []
+    if len(needle) > MAX_NEEDLE_CHARS:
+        problems.append(
+            f"{len(needle)} characters; a needle is a short sentence (≤ {MAX_NEEDLE_CHARS})"
+        )
+    if "\n\n" in needle:
+        problems.append("spans a blank line; a needle is one sentence")
+    if needle != needle.strip():
+        problems.append("has surrounding whitespace")
+    found = {d.id: d.text.count(needle) for d in docs if needle in d.text}
+    total = sum(found.values())
+    if total == 0:
+        problems.append("not found verbatim in the corpus")
+        return problems
+    if total > 1:
+        where = ", ".join(f"{doc} ×{n}" for doc, n in list(found.items())[:3])
+        if len(found) > 3:
+            where += f" and {len(found) - 3} more documents"
+        problems.append(f"found {total} times ({where}); it must occur exactly once")
+        return problems
+    if q.doc in by_id and q.doc not in found:
+        problems.append(f"found in {', '.join(found)}, not in {q.doc}")
+    for doc_id in found:
+        text = by_id[doc_id].text
+        start = text.index(needle)
+        touched = structure[doc_id].overlaps(start, start + len(needle))
+        for kind, hit in touched.items():
+            if hit:
+                problems.append(f"lies in a {kind} line of {doc_id}; a needle must be prose")
+    return problems
+
+
+def _count_problems(qset: QuestionSet, expected: Expected) -> list[Violation]:
+    out = []
+    if len(qset.questions) != expected.questions:
+        out.append(
+            Violation(
+                None,
+                None,
+                "questions",
+                f"{len(qset.questions)} questions, expected {expected.questions}",
+            )
+        )
+    kinds = Counter(n.kind for n in qset.negatives)
+    for kind, want in expected.negatives.items():
+        if kinds[kind] != want:
+            out.append(
+                Violation(
+                    None, None, "negatives", f"{kinds[kind]} {kind} negatives, expected {want}"
+                )
+            )
+    n_docs = len({q.doc for q in qset.questions})
+    if n_docs < expected.min_documents:
+        out.append(
+            Violation(
+                None,
+                None,
+                "questions",
+                f"needles come from {n_docs} documents, expected ≥ {expected.min_documents}",
+            )
+        )
+    return out
+
+
+def _words(text: str) -> list[str]:
+    return re.findall(r"[a-z0-9_]+", text.lower())
+
+
+def _longest_shared_run(a: str, b: str) -> list[str]:
+    """The longest run of consecutive words common to ``a`` and ``b`` (dynamic programming)."""
+    wa, wb = _words(a), _words(b)
+    best, best_end = 0, 0
+    prev = [0] * (len(wb) + 1)
+    for i in range(1, len(wa) + 1):
+        cur = [0] * (len(wb) + 1)
+        for j in range(1, len(wb) + 1):
+            if wa[i - 1] == wb[j - 1]:
+                cur[j] = prev[j - 1] + 1
+                if cur[j] > best:
+                    best, best_end = cur[j], i
+        prev = cur
+    return wa[best_end - best : best_end]
+
+
+def _norm(text: str) -> str:
+    return " ".join(text.lower().split())

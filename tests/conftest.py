@@ -1,0 +1,22 @@
+"""Shared fixtures: the real corpus and question file, loaded once per session."""
+
+from __future__ import annotations
+
+import pytest
+
+from rag_lab import paths
+from rag_lab.corpus import CorpusError, load_corpus
+from rag_lab.questions import CHAPTER_DESIGN, load_questions
+
+
+@pytest.fixture(scope="session")
+def docs():
+    try:
+        return load_corpus()
+    except CorpusError as err:  # the message says where it looked and how to fix it
+        pytest.fail(str(err))
+
+
+@pytest.fixture(scope="session")
+def qset(docs):
+    return load_questions(paths.QUESTIONS, docs, CHAPTER_DESIGN)

@@ -1,0 +1,43 @@
+"""The project's entry points stay consistent with each other."""
+
+from __future__ import annotations
+
+import re
+import tomllib
+
+import yaml
+
+from rag_lab import paths
+
+
+def _pyproject_pins() -> list[str]:
+    project = tomllib.loads((paths.ROOT / "pyproject.toml").read_text())["project"]
+    extras = project["optional-dependencies"]
+    return project["dependencies"] + [
+        d for name in ("test", "compare", "dev") for d in extras[name]
+    ]
+
+
+def test_every_dependency_is_pinned_exactly():
+    for requirement in _pyproject_pins():
+        assert re.fullmatch(r"[A-Za-z0-9_.-]+==[0-9][0-9A-Za-z.]*", requirement), requirement
+
+
+def test_environment_yml_installs_the_same_set():
+    env = yaml.safe_load((paths.ROOT / "environment.yml").read_text())
+    pip = next(d["pip"] for d in env["dependencies"] if isinstance(d, dict))
+    assert [p for p in pip if not p.startswith("-e")] == _pyproject_pins()
+    assert "python=3.11" in env["dependencies"]
+
+
+def test_ci_runs_exactly_the_readme_test_command():
+    readme = (paths.ROOT / "README.md").read_text()
+    ci = (paths.ROOT / ".ci" / "run").read_text()
+    commands = [ln for ln in ci.splitlines() if ln and not ln.startswith(("#", "set ", "cd "))]
+    assert commands == ["make test"]
+    assert "\nmake test\n" in readme
+
+
+def test_the_lock_pins_torch_to_the_cpu_release():
+    lock = (paths.ROOT / "requirements.lock").read_text().splitlines()
+    assert "torch==2.13.0" in lock
