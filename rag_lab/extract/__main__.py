@@ -31,9 +31,15 @@ def main(argv: list[str] | None = None) -> int:
             f"if present), else are downloaded (base URL ${UPSTREAM_URL_ENV}) into the cache."
         ),
     )
-    parser.add_argument("--mirror", type=Path, help="folder holding the raw upstream files")
     parser.add_argument(
-        "--out", type=Path, default=BUILT_CORPUS, help=f"output folder (default {BUILT_CORPUS})"
+        "--mirror", type=Path, metavar="DIR", help="folder holding the raw upstream files"
+    )
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=BUILT_CORPUS,
+        metavar="DIR",
+        help=f"output folder (default {BUILT_CORPUS})",
     )
     parser.add_argument(
         "--force",
