@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-from tqdm.auto import tqdm
+from tqdm import tqdm
 
 from rag_lab import paths
 from rag_lab.models import Fingerprint, minilm_fingerprint, minilm_path
@@ -113,6 +113,9 @@ class Encoder:
         """The SentenceTransformer, loaded on first use from the packaged folder."""
         if self._model is None:
             from sentence_transformers import SentenceTransformer
+            from transformers.utils import logging as hf_logging
+
+            hf_logging.disable_progress_bar()  # the weights load from disk in a blink
 
             self._model = SentenceTransformer(str(minilm_path()), device="cpu")
             self._model.max_seq_length = self.fingerprint.max_seq_length
