@@ -16,6 +16,7 @@ import numpy as np
 from rag_lab import dense, fusion
 from rag_lab.bm25 import BM25
 from rag_lab.chunking import Chunk
+from rag_lab.citations import Hit
 from rag_lab.embed import Encoder, Timing
 from rag_lab.metrics import first_hit_ranks
 from rag_lab.questions import Query
@@ -38,6 +39,22 @@ class Index:
     def build(cls, chunks: Sequence[Chunk], encoder: Encoder) -> Index:
         texts = [c.text for c in chunks]
         return cls(list(chunks), encoder.encode(texts), BM25(texts))
+
+
+@dataclass(frozen=True)
+class DenseRetriever:
+    """An :class:`Index` searched by cosine distance: the retriever behind the gate."""
+
+    index: Index
+    encoder: Encoder
+    titles: dict[str, str]
+    """Document id → document name, for citations."""
+
+    def nearest(self, question: str, k: int) -> list[Hit]:
+        distances = dense.cosine_distances(self.encoder.encode([question])[0], self.index.vectors)
+        top = order(distances, descending=False)[:k]
+        chunks = self.index.chunks
+        return [Hit(chunks[i], self.titles[chunks[i].doc_id], float(distances[i])) for i in top]
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,144 @@
+"""Citations the server builds from exact offsets; the model only ever writes ``[n]``.
+
+The generator sees numbered sources and is asked to cite them as ``[1]``, ``[2]``. It is
+never asked for a link, a page or an identifier, so it has nothing to invent: the server,
+which knows which document and which character range each number stands for, attaches
+the document, a human label and a locator fragment afterwards.
+
+Locators follow the standards a browser already understands:
+
+- ``#char=start,end`` — a character range in the document's canonical text
+  (RFC 5147 text/plain fragment identifiers);
+- ``#page=N`` — PDF Open Parameters;
+- ``#t=start,end`` — W3C Media Fragments, in seconds, for audio and video.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from rag_lab.chunking import Chunk
+
+
+@dataclass(frozen=True)
+class CharRange:
+    """Characters ``[start, end)`` of a plain-text document."""
+
+    start: int
+    end: int
+
+    def __post_init__(self) -> None:
+        if not 0 <= self.start <= self.end:
+            raise ValueError(f"need 0 <= start <= end, got {self.start}, {self.end}")
+
+    @property
+    def fragment(self) -> str:
+        return f"#char={self.start},{self.end}"
+
+
+@dataclass(frozen=True)
+class Page:
+    """Page ``number`` (1-based) of a PDF."""
+
+    number: int
+
+    def __post_init__(self) -> None:
+        if self.number < 1:
+            raise ValueError(f"PDF pages are numbered from 1, got {self.number}")
+
+    @property
+    def fragment(self) -> str:
+        return f"#page={self.number}"
+
+
+@dataclass(frozen=True)
+class TimeRange:
+    """Seconds ``[start, end)`` of an audio or video recording."""
+
+    start: float
+    end: float
+
+    def __post_init__(self) -> None:
+        if not 0 <= self.start <= self.end:
+            raise ValueError(f"need 0 <= start <= end seconds, got {self.start}, {self.end}")
+
+    @property
+    def fragment(self) -> str:
+        return f"#t={_seconds(self.start)},{_seconds(self.end)}"
+
+
+Locator = CharRange | Page | TimeRange
+
+
+@dataclass(frozen=True)
+class Hit:
+    """A retrieved chunk with the document it came from and its distance to the query."""
+
+    chunk: Chunk
+    document_name: str
+    distance: float
+
+    @property
+    def locator(self) -> Locator:
+        return CharRange(self.chunk.start, self.chunk.end)
+
+
+@dataclass(frozen=True)
+class Citation:
+    """What the server attaches to ``[index]`` in an answer; the model never sees it."""
+
+    index: int
+    document_id: str
+    document_name: str
+    locator_label: str
+    fragment: str
+    quote: str
+    """The chunk's own ``content`` — never its embedded ``text`` (header, overlap)."""
+    distance: float
+
+    @property
+    def href(self) -> str:
+        return f"{self.document_id}{self.fragment}"
+
+
+INSTRUCTIONS = (
+    "Answer the question using only the numbered sources below. Cite every claim with "
+    "the number of its source in brackets, like [1] or [2]; write no links, titles or "
+    "other references. If the sources do not contain the answer, say that they do not "
+    "and stop."
+)
+
+
+def citation(index: int, hit: Hit) -> Citation:
+    """The citation numbered ``index`` for one hit, built from its offsets."""
+    chunk = hit.chunk
+    return Citation(
+        index=index,
+        document_id=chunk.doc_id,
+        document_name=hit.document_name,
+        locator_label=chunk.section or "(introduction)",
+        fragment=hit.locator.fragment,
+        quote=chunk.content,
+        distance=hit.distance,
+    )
+
+
+def build_context(question: str, hits: Sequence[Hit]) -> tuple[str, list[Citation]]:
+    """The prompt the generator sees and the citations only the server keeps.
+
+    Sources are numbered from 1 in the order given; each shows the document name, the
+    section and the quoted content, and nothing the model could copy as a link.
+    """
+    citations = [citation(i, hit) for i, hit in enumerate(hits, start=1)]
+    sources = "\n\n".join(
+        f"[{c.index}] {c.document_name} — {c.locator_label}\n{c.quote}" for c in citations
+    )
+    prompt = f"{INSTRUCTIONS}\n\nSOURCES\n\n{sources}\n\nQUESTION\n{question}\n"
+    return prompt, citations
+
+
+def _seconds(value: float) -> str:
+    """Seconds as Media Fragments write them: no trailing zeros, at most 3 decimals."""
+    text = f"{value:.3f}".rstrip("0").rstrip(".")
+    return text or "0"

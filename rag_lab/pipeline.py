@@ -1,0 +1,69 @@
+"""Question in, cited answer or refusal out: retrieve, gate, build the context, generate.
+
+When nothing passes the cutoff the pipeline stops before the generator: a refusal is
+the comparison of two numbers, cheaper and more reliable than any instruction asking a
+model to abstain.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from rag_lab.citations import Citation, Hit, build_context
+from rag_lab.gate import MAX_KEPT
+
+
+class Retriever(Protocol):
+    """Anything that returns the ``k`` nearest chunks to a question, nearest first."""
+
+    def nearest(self, question: str, k: int) -> Sequence[Hit]: ...
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """Nothing was close enough; the generator was not called."""
+
+    question: str
+    cutoff: float
+    nearest: float | None
+    """Distance of the nearest chunk, to show how far the question is from the corpus."""
+
+    def __str__(self) -> str:
+        near = f" (nearest chunk at {self.nearest:.3f})" if self.nearest is not None else ""
+        return f'NO ANSWER: nothing under cosine distance {self.cutoff} for "{self.question}"{near}'
+
+
+@dataclass(frozen=True)
+class Answer:
+    """The prompt the generator saw, the citations the server keeps, and the text if any."""
+
+    question: str
+    prompt: str
+    citations: list[Citation]
+    text: str | None = None
+    """The generator's output; None when no generator was given."""
+
+
+def answer(
+    question: str,
+    retriever: Retriever,
+    cutoff: float | None,
+    *,
+    generate: Callable[[str], str] | None = None,
+    k: int = MAX_KEPT,
+) -> Answer | Refusal:
+    """Retrieve the ``k`` nearest chunks, keep those under ``cutoff``, then answer or refuse.
+
+    ``generate`` (prompt → text) is called only when at least one chunk passes.
+    ``cutoff=None`` disables the gate: every question is answered, which is how a
+    retriever without a threshold bluffs.
+    """
+    hits = list(retriever.nearest(question, k))
+    kept = [h for h in hits if cutoff is None or h.distance < cutoff]
+    if not kept:
+        assert cutoff is not None  # without a cutoff every hit is kept
+        return Refusal(question, cutoff, hits[0].distance if hits else None)
+    prompt, citations = build_context(question, kept)
+    return Answer(question, prompt, citations, generate(prompt) if generate else None)
