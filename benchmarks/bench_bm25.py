@@ -1,6 +1,6 @@
 """BM25 query latency: the sparse scorer against a per-document Python loop.
 
-Run as ``python benchmarks/bench_bm25.py``. The corpus is the prepared D2L corpus cut
+Run as ``python benchmarks/bench_bm25.py``. The corpus is the lab's corpus (``load_corpus()``) cut
 every 512 characters when it is present, else 1,000 synthetic chunk-sized texts. The
 baseline precomputes everything a query does not depend on (term counts per text,
 lengths, idf), so the comparison measures the scoring loop alone. Timings are the best
@@ -16,20 +16,20 @@ from collections import Counter
 import numpy as np
 
 from rag_lab.bm25 import BM25, tokenize
-from rag_lab.paths import MIRROR_CORPUS
+from rag_lab.corpus import CorpusError, load_corpus
 
 N_QUERIES = 200
 PASSES = 3
 
 
 def corpus(rng: np.random.Generator) -> tuple[str, list[str]]:
-    documents = sorted(MIRROR_CORPUS.glob("[0-9][0-9]-*.md"))
-    if documents:
-        texts = []
-        for path in documents:
-            text = path.read_text(encoding="utf-8")
-            texts += [text[i : i + 512] for i in range(0, len(text), 512)]
-        return f"{MIRROR_CORPUS.name}, 512-character slices", texts
+    try:
+        docs = load_corpus()
+    except CorpusError as err:
+        print(f"no corpus ({err}); using synthetic texts")
+    else:
+        texts = [d.text[i : i + 512] for d in docs for i in range(0, len(d.text), 512)]
+        return f"{len(docs)} corpus documents, 512-character slices", texts
     vocabulary = np.array([f"w{i}" for i in range(5000)])
     zipf = 1 / np.arange(1, len(vocabulary) + 1)
     texts = [" ".join(rng.choice(vocabulary, size=80, p=zipf / zipf.sum())) for _ in range(1000)]

@@ -192,7 +192,10 @@ def window_figure(chunks_by: Mapping[str, Sequence[Chunk]]):
         ax.axvline(window, color="k", lw=0.8, ls="--")
         ax.set_xlabel("word-pieces per embedded text, [CLS] and [SEP] included (clipped at 400)")
         ax.set_ylabel("chunks")
-        ax.set_title(f"What the encoder sees; past {window} it truncates silently")
+        n = len(chunks_by[names[0]])
+        ax.set_title(
+            f"What the encoder sees (n = {n} chunks each); past {window} it truncates silently"
+        )
         ax.legend(loc="upper right")
         fig.tight_layout()
     return fig

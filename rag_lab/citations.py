@@ -142,3 +142,43 @@ def _seconds(value: float) -> str:
     """Seconds as Media Fragments write them: no trailing zeros, at most 3 decimals."""
     text = f"{value:.3f}".rstrip("0").rstrip(".")
     return text or "0"
+
+
+def parse_fragment(fragment: str) -> Locator:
+    """The locator a fragment names: ``#char=s,e``, ``#page=N`` or ``#t=s,e``."""
+    kind, _, value = fragment.removeprefix("#").partition("=")
+    try:
+        if kind == "char":
+            start, end = (int(x) for x in value.split(","))
+            return CharRange(start, end)
+        if kind == "page":
+            return Page(int(value))
+        if kind == "t":
+            start, end = (float(x) for x in value.split(","))
+            return TimeRange(start, end)
+    except ValueError as err:
+        raise ValueError(f"malformed fragment {fragment!r}: {err}") from None
+    raise ValueError(f"unknown fragment {fragment!r}; expected #char=, #page= or #t=")
+
+
+def quote_matches(c: Citation, document_text: str) -> bool:
+    """True when the document, sliced at the citation's ``#char`` range, is its quote."""
+    loc = parse_fragment(c.fragment)
+    if not isinstance(loc, CharRange):
+        raise ValueError(f"{c.fragment} is not a character range")
+    return document_text[loc.start : loc.end] == c.quote
+
+
+def citation_table(citations: Sequence[Citation], width: int = 70) -> list[dict[str, object]]:
+    """Rows for display: what the server shows beside ``[n]`` (the model never sees this)."""
+    return [
+        {
+            "[n]": c.index,
+            "document": c.document_id,
+            "section": c.locator_label,
+            "locator": c.fragment,
+            "distance": round(c.distance, 3),
+            "quote": c.quote if len(c.quote) <= width else c.quote[: width - 1] + "…",
+        }
+        for c in citations
+    ]

@@ -13,17 +13,20 @@ import hashlib
 import json
 import sqlite3
 import time
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-from tqdm import tqdm
+from tqdm import TqdmWarning, tqdm
 
 from rag_lab import paths
 from rag_lab.models import Fingerprint, minilm_fingerprint, minilm_path
 
 BATCH_SIZE = 32
+PROGRESS_FROM = 256
+"""Texts to compute before a progress bar is worth showing (a few seconds of work)."""
 
 
 @dataclass(frozen=True)
@@ -112,19 +115,35 @@ class Encoder:
     def model(self):
         """The SentenceTransformer, loaded on first use from the packaged folder."""
         if self._model is None:
-            from sentence_transformers import SentenceTransformer
+            with warnings.catch_warnings():
+                # sentence-transformers imports tqdm.autonotebook, which warns in a kernel
+                # without ipywidgets; our bars are plain text on purpose.
+                warnings.filterwarnings("ignore", category=TqdmWarning)
+                from sentence_transformers import SentenceTransformer
             from transformers.utils import logging as hf_logging
 
             hf_logging.disable_progress_bar()  # the weights load from disk in a blink
-
             self._model = SentenceTransformer(str(minilm_path()), device="cpu")
             self._model.max_seq_length = self.fingerprint.max_seq_length
         return self._model
 
+    def encode_unnormalized(self, texts: Sequence[str]) -> np.ndarray:
+        """Mean-pooled vectors *before* the model's Normalize layer (never cached).
+
+        Only for showing what normalisation buys: these norms vary from text to text,
+        so a distance between them mixes direction with length.
+        """
+        from sentence_transformers import SentenceTransformer
+
+        transformer, pooling = self.model[0], self.model[1]
+        raw = SentenceTransformer(modules=[transformer, pooling], device="cpu")
+        return raw.encode(list(texts), batch_size=self.batch_size, convert_to_numpy=True)
+
     def encode(self, texts: Sequence[str], *, progress: bool | None = None) -> np.ndarray:
         """Vectors for ``texts``, shape ``(len(texts), 384)``; cached texts skip the model.
 
-        ``progress`` shows a bar when more than a batch is computed (None: automatic).
+        ``progress`` shows a bar on long work (None: when more than :data:`PROGRESS_FROM`
+        texts go through the model).
         """
         shas = [hashlib.sha256(t.encode("utf-8")).hexdigest() for t in texts]
         known = self.cache.get(shas) if self.cache is not None else {}
@@ -145,7 +164,7 @@ class Encoder:
         return np.stack([known[sha] for sha in shas]).astype(np.float32, copy=False)
 
     def _compute(self, texts: list[str], progress: bool | None) -> np.ndarray:
-        show = len(texts) > self.batch_size if progress is None else progress
+        show = len(texts) > PROGRESS_FROM if progress is None else progress
         out = []
         bar = tqdm(total=len(texts), desc="embedding", unit="text", disable=not show)
         for i in range(0, len(texts), self.batch_size):

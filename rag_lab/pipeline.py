@@ -42,6 +42,8 @@ class Answer:
     question: str
     prompt: str
     citations: list[Citation]
+    hits: list[Hit]
+    """The chunks behind the citations, in the same order (server side only)."""
     text: str | None = None
     """The generator's output; None when no generator was given."""
 
@@ -66,4 +68,4 @@ def answer(
         assert cutoff is not None  # without a cutoff every hit is kept
         return Refusal(question, cutoff, hits[0].distance if hits else None)
     prompt, citations = build_context(question, kept)
-    return Answer(question, prompt, citations, generate(prompt) if generate else None)
+    return Answer(question, prompt, citations, kept, generate(prompt) if generate else None)

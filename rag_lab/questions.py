@@ -21,7 +21,6 @@ hand is fixed in one pass. Any corpus and any file of this schema work.
 from __future__ import annotations
 
 import os
-import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -31,6 +30,7 @@ import yaml
 
 from rag_lab.corpus import Document
 from rag_lab.markdown import MarkdownDoc
+from rag_lab.text import longest_common_run, words
 
 PHRASINGS = ("course", "ticket")
 NEGATIVE_KINDS = ("uncovered", "offtopic")
@@ -243,7 +243,7 @@ def _check(
         out += [at(item, q.id, "needle", m) for m in _needle_problems(q, docs, by_id, structure)]
         for phrasing in PHRASINGS:
             text = getattr(q, phrasing)
-            shared = _longest_shared_run(q.needle, text)
+            shared = longest_common_run(words(q.needle), words(text))
             if len(shared) > MAX_SHARED_WORDS:
                 out.append(
                     at(
@@ -342,26 +342,6 @@ def _count_problems(qset: QuestionSet, expected: Expected) -> list[Violation]:
             )
         )
     return out
-
-
-def _words(text: str) -> list[str]:
-    return re.findall(r"[a-z0-9_]+", text.lower())
-
-
-def _longest_shared_run(a: str, b: str) -> list[str]:
-    """The longest run of consecutive words common to ``a`` and ``b`` (dynamic programming)."""
-    wa, wb = _words(a), _words(b)
-    best, best_end = 0, 0
-    prev = [0] * (len(wb) + 1)
-    for i in range(1, len(wa) + 1):
-        cur = [0] * (len(wb) + 1)
-        for j in range(1, len(wb) + 1):
-            if wa[i - 1] == wb[j - 1]:
-                cur[j] = prev[j - 1] + 1
-                if cur[j] > best:
-                    best, best_end = cur[j], i
-        prev = cur
-    return wa[best_end - best : best_end]
 
 
 def _norm(text: str) -> str:

@@ -1,0 +1,54 @@
+from __future__ import annotations
+
+import rag_lab
+from rag_lab.chunking import chunk_document
+from rag_lab.citations import Hit
+from rag_lab.corpus import Document
+from rag_lab.pipeline import Answer, Refusal, answer
+
+DOC = Document("01-a", "Alpha", "# Alpha\n\nFirst fact.\n\n## Two\n\nSecond fact.\n")
+CHUNKS = chunk_document(DOC, "E")
+
+
+class FixedRetriever:
+    def __init__(self, distances: list[float]) -> None:
+        self.distances = distances
+
+    def nearest(self, question: str, k: int) -> list[Hit]:
+        pairs = sorted(zip(self.distances, CHUNKS, strict=True), key=lambda p: p[0])[:k]
+        return [Hit(c, DOC.title, d) for d, c in pairs]
+
+
+def forbidden_generator(prompt: str) -> str:
+    raise AssertionError("the generator must not be called on a refusal")
+
+
+def test_nothing_under_the_cutoff_is_refused_without_calling_the_model():
+    result = answer(
+        "what is paella", FixedRetriever([0.9, 0.8]), 0.675, generate=forbidden_generator
+    )
+    assert isinstance(result, Refusal)
+    assert str(result) == (
+        'NO ANSWER: nothing under cosine distance 0.675 for "what is paella" '
+        "(nearest chunk at 0.800)"
+    )
+
+
+def test_chunks_under_the_cutoff_reach_the_generator_once():
+    prompts = []
+    result = answer(
+        "first?", FixedRetriever([0.3, 0.7]), 0.675, generate=lambda p: prompts.append(p) or "[1]"
+    )
+    assert isinstance(result, Answer)
+    assert len(prompts) == 1 and prompts[0] == result.prompt
+    assert [c.quote for c in result.citations] == ["First fact."]  # 0.7 did not pass
+    assert result.hits[0].chunk is CHUNKS[0] and result.text == "[1]"
+
+
+def test_no_cutoff_answers_everything():
+    result = answer("anything", FixedRetriever([0.99, 0.98]), None)
+    assert isinstance(result, Answer) and len(result.citations) == 2 and result.text is None
+
+
+def test_the_package_exposes_answer_lazily():
+    assert rag_lab.answer is answer
