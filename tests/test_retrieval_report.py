@@ -44,3 +44,17 @@ def test_the_hybrid_reading_follows_the_numbers():
     text = rr.reading_hybrid(ranks)
     assert "does not reproduce here" in text
     assert "BM25 does not lose by rank 8 here" in text
+
+
+def test_the_dense_reading_separates_rescue_from_ranking():
+    # 20 queries. A destroys 8 needles (None); B rescues them all and ranks like A elsewhere.
+    a = [1] * 12 + [None] * 8
+    b = [1] * 12 + [3] * 8
+    ranks = {"A": a, "B": b, "C": b, "E": [1] * 20, "F": [1] * 20}
+    phrasing = {"course": [1] * 10, "ticket": [1] * 10}
+    text = rr.reading_dense(ranks, phrasing)
+    assert "B vs A: +8/−0, p = 0.0078 at R@8" in text
+    assert "only because B rescues needles that A destroys" in text
+    assert "on the 12 queries whose needle survives in both: +0/−0, p = 1.0 at R@8" in text
+    assert "Overlap does not significantly help ranking" in text
+    assert "E vs A at R@20: +8/−0, p = 0.0078" in text and "survives the paired sign test" in text
