@@ -159,7 +159,8 @@ def reading_dense(ranks_by: Mapping[str, Ranks], phrasing: Mapping[str, Ranks]) 
     )
     cmp = [paired(hits_at(phrasing["course"], k), hits_at(phrasing["ticket"], k)) for k in (8, 20)]
     lines.append(
-        f"- **Ticket wording (E, 32 questions, course vs ticket).** R@8 {cmp[0]}; R@20 {cmp[1]}. "
+        f"- **Ticket wording (E, {len(phrasing['course'])} questions, course vs ticket).** "
+        f"R@8 {cmp[0]}; R@20 {cmp[1]}. "
         + (
             "Support-ticket wording costs recall significantly."
             if any(r.wins > r.losses and r.p < ALPHA for r in cmp)

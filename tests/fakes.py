@@ -1,0 +1,48 @@
+"""Test doubles shared by the index, ingestion, CLI and evaluation tests."""
+
+from __future__ import annotations
+
+import re
+import zlib
+from pathlib import Path
+
+import numpy as np
+
+from rag_lab.models import Fingerprint
+
+
+class HashEncoder:
+    """Stands in for the model: hashed bag of words, so texts sharing words are near."""
+
+    def __init__(self, name: str = "test/hash-bow", dims: int = 64) -> None:
+        self.fingerprint = Fingerprint(name, "0" * 64, "bow", True, 10**6, dims)
+        self.calls = 0
+        self.texts = 0
+
+    def encode(self, texts, *, progress=None):
+        self.calls += 1
+        self.texts += len(texts)
+        out = np.zeros((len(texts), self.fingerprint.dimensions), dtype=np.float32)
+        out[:, 0] = 0.1  # no zero vector, whatever the text
+        for i, text in enumerate(texts):
+            for word in re.findall(r"[a-z0-9]+", text.lower()):
+                out[i, zlib.crc32(word.encode()) % self.fingerprint.dimensions] += 1
+        return out / np.linalg.norm(out, axis=1, keepdims=True)
+
+
+GOOD = {
+    "a.md": "# Alpha\n\nTensors hold numbers.\n\n## Shapes\n\nA shape lists the axis lengths.\n",
+    "b.md": "# Beta\n\nGradients flow backwards through the graph.\n",
+    "sub/c.txt": "Plain notes about broadcasting.\n",
+}
+
+
+def write(folder: Path, files: dict[str, str | bytes]) -> Path:
+    for name, content in files.items():
+        path = folder / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(content, bytes):
+            path.write_bytes(content)
+        else:
+            path.write_text(content, encoding="utf-8")
+    return folder
