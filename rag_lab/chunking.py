@@ -168,35 +168,27 @@ def _packed(text: str, parts: list[Section]) -> Iterator[tuple[int, int]]:
 
 
 def _pack_section(text: str, lo: int, hi: int) -> Iterator[tuple[int, int]]:
-    """Greedy packing of paragraphs into spans of at most TARGET characters."""
-    open_span: tuple[int, int] | None = None
+    """Paragraphs packed greedily; a paragraph over TARGET is packed by its sentences alone."""
+    group: list[tuple[int, int]] = []
     for m in _PARAGRAPH.finditer(text, lo, hi):
-        p_start, p_end = m.span()
-        if p_end - p_start > TARGET:
-            if open_span:
-                yield from _stripped(text, *open_span)
-                open_span = None
-            yield from _pack_sentences(text, p_start, p_end)
-            continue
-        if open_span and p_end - open_span[0] > TARGET:
-            yield from _stripped(text, *open_span)
-            open_span = None
-        open_span = (open_span[0] if open_span else p_start, p_end)
-    if open_span:
-        yield from _stripped(text, *open_span)
+        if m.end() - m.start() > TARGET:
+            yield from _greedy(text, group)
+            group = []
+            sentences = _SENTENCE.finditer(text, m.start(), m.end())
+            yield from _greedy(text, [s.span() for s in sentences if s.end() > s.start()])
+        else:
+            group.append(m.span())
+    yield from _greedy(text, group)
 
 
-def _pack_sentences(text: str, lo: int, hi: int) -> Iterator[tuple[int, int]]:
-    """Same greedy packing one level down; a single sentence over TARGET stays whole."""
+def _greedy(text: str, units: list[tuple[int, int]]) -> Iterator[tuple[int, int]]:
+    """Merge consecutive units while the merged span fits TARGET; a lone unit may exceed it."""
     current: tuple[int, int] | None = None
-    for m in _SENTENCE.finditer(text, lo, hi):
-        s_start, s_end = m.span()
-        if s_start == s_end:
-            continue
-        if current and s_end - current[0] > TARGET:
+    for start, end in units:
+        if current and end - current[0] > TARGET:
             yield from _stripped(text, *current)
             current = None
-        current = (current[0] if current else s_start, s_end)
+        current = (current[0] if current else start, end)
     if current:
         yield from _stripped(text, *current)
 

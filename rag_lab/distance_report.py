@@ -164,28 +164,31 @@ def bluff_figure(table: pd.DataFrame, n_answerable: int, n_negatives: int, marks
     t = table[table["cutoff"].notna()]
     with plots.style():
         fig, ax = plt.subplots(figsize=(7.5, 3.8))
-        ax.plot(
-            t["cutoff"],
-            t["bluffs"] / n_negatives,
-            color="#e65100",
-            lw=1.8,
-            label=f"negatives answered (bluffs, of {n_negatives})",
+        lines = (
+            (
+                "bluffs",
+                n_negatives,
+                "#e65100",
+                "-",
+                f"negatives answered (bluffs, of {n_negatives})",
+            ),
+            (
+                "refused",
+                n_answerable,
+                "#1565c0",
+                "-",
+                f"answerable queries refused (of {n_answerable})",
+            ),
+            (
+                "answered without needle",
+                n_answerable,
+                "#6a1b9a",
+                "--",
+                f"answered without the needle (of {n_answerable})",
+            ),
         )
-        ax.plot(
-            t["cutoff"],
-            t["refused"] / n_answerable,
-            color="#1565c0",
-            lw=1.8,
-            label=f"answerable queries refused (of {n_answerable})",
-        )
-        ax.plot(
-            t["cutoff"],
-            t["answered without needle"] / n_answerable,
-            color="#6a1b9a",
-            lw=1.2,
-            ls="--",
-            label=f"answered without the needle (of {n_answerable})",
-        )
+        for column, total, color, style, label in lines:
+            ax.plot(t["cutoff"], t[column] / total, color=color, ls=style, lw=1.6, label=label)
         for m in marks:
             ax.axvline(m, color="k", lw=0.6, ls=":")
             ax.text(m, 1.02, f"{m}", ha="center", fontsize=7)
