@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from rag_lab import paths
-from rag_lab.models import ModelError
+from rag_lab.models import ModelError, sha256_file
 
 DEFAULT_MODEL = "qwen2.5-coder-0.5b"
 MAX_NEW_TOKENS = 120
@@ -107,7 +107,7 @@ def weights(model: str = DEFAULT_MODEL) -> Path:
         _verify(path, spec)
         return path
     path = paths.cache_dir() / "models" / spec.cache_name
-    if path.exists() and path.stat().st_size == spec.size and _sha256(path) == spec.sha256:
+    if path.exists() and path.stat().st_size == spec.size and sha256_file(path) == spec.sha256:
         return path
     _join(parts, path, spec)
     return path
@@ -258,7 +258,7 @@ def _join(parts: list[Path], out: Path, spec: _Weights) -> None:
 
 
 def _verify(path: Path, spec: _Weights) -> None:
-    _check(path.stat().st_size, _sha256(path), spec, str(path))
+    _check(path.stat().st_size, sha256_file(path), spec, str(path))
 
 
 def _check(size: int, sha256: str, spec: _Weights, what: str) -> None:
@@ -267,11 +267,3 @@ def _check(size: int, sha256: str, spec: _Weights, what: str) -> None:
             f"{what}: {size:,} bytes with sha256 {sha256}, expected {spec.size:,} bytes with "
             f"sha256 {spec.sha256}: these are not the {spec.name} weights ({_INSTALL} again)."
         )
-
-
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with path.open("rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()

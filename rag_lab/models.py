@@ -61,7 +61,7 @@ def minilm_path() -> Path:
 def minilm_fingerprint() -> Fingerprint:
     """Read and verify the packaged model's identity (hashes 90 MB once per process)."""
     folder = minilm_path()
-    digest = _sha256(folder / "model.safetensors")
+    digest = sha256_file(folder / "model.safetensors")
     if digest != MINILM_SHA256:
         raise ModelError(
             f"{folder / 'model.safetensors'} has sha256 {digest}, expected {MINILM_SHA256}: "
@@ -99,7 +99,8 @@ def count_word_pieces(texts: Sequence[str]) -> np.ndarray:
     return np.array([len(e.ids) for e in encodings], dtype=np.int64)
 
 
-def _sha256(path: Path) -> str:
+def sha256_file(path: Path) -> str:
+    """Hex sha256 of a file, read in 1 MiB blocks (model weights are hundreds of MB)."""
     h = hashlib.sha256()
     with path.open("rb") as f:
         for block in iter(lambda: f.read(1 << 20), b""):

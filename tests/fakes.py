@@ -8,6 +8,9 @@ from pathlib import Path
 
 import numpy as np
 
+from rag_lab.chunking import chunk_document
+from rag_lab.citations import Hit
+from rag_lab.corpus import Document
 from rag_lab.models import Fingerprint
 
 
@@ -46,3 +49,19 @@ def write(folder: Path, files: dict[str, str | bytes]) -> Path:
         else:
             path.write_text(content, encoding="utf-8")
     return folder
+
+
+# A two-chunk document and a retriever that returns its chunks at fixed distances.
+DOC = Document("01-a", "Alpha", "# Alpha\n\nFirst fact.\n\n## Two\n\nSecond fact.\n")
+CHUNKS = chunk_document(DOC, "E")
+
+
+class FixedRetriever:
+    """Returns the document's chunks nearest first, at the distances given."""
+
+    def __init__(self, distances: list[float]) -> None:
+        self.distances = distances
+
+    def nearest(self, question: str, k: int) -> list[Hit]:
+        pairs = sorted(zip(self.distances, CHUNKS, strict=True), key=lambda p: p[0])[:k]
+        return [Hit(c, DOC.title, d) for d, c in pairs]

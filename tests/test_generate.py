@@ -5,28 +5,15 @@ import importlib.util
 from importlib import metadata
 
 import pytest
+from fakes import DOC, FixedRetriever
 
 from rag_lab import generate
 from rag_lab import generation_report as report
-from rag_lab.chunking import chunk_document
 from rag_lab.citations import Hit
-from rag_lab.corpus import Document
 from rag_lab.generate import Generator, weights
 from rag_lab.models import ModelError
 from rag_lab.pipeline import Answer, Refusal, answer
 from rag_lab.questions import Negative, Query, Question
-
-DOC = Document("01-a", "Alpha", "# Alpha\n\nFirst fact.\n\n## Two\n\nSecond fact.\n")
-CHUNKS = chunk_document(DOC, "E")
-
-
-class FixedRetriever:
-    def __init__(self, distances: list[float]) -> None:
-        self.distances = distances
-
-    def nearest(self, question: str, k: int) -> list[Hit]:
-        pairs = sorted(zip(self.distances, CHUNKS, strict=True), key=lambda p: p[0])[:k]
-        return [Hit(c, DOC.title, d) for d, c in pairs]
 
 
 class LoadAttempted(Exception):

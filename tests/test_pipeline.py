@@ -1,22 +1,9 @@
 from __future__ import annotations
 
+from fakes import CHUNKS, FixedRetriever
+
 import rag_lab
-from rag_lab.chunking import chunk_document
-from rag_lab.citations import Hit
-from rag_lab.corpus import Document
 from rag_lab.pipeline import Answer, Refusal, answer
-
-DOC = Document("01-a", "Alpha", "# Alpha\n\nFirst fact.\n\n## Two\n\nSecond fact.\n")
-CHUNKS = chunk_document(DOC, "E")
-
-
-class FixedRetriever:
-    def __init__(self, distances: list[float]) -> None:
-        self.distances = distances
-
-    def nearest(self, question: str, k: int) -> list[Hit]:
-        pairs = sorted(zip(self.distances, CHUNKS, strict=True), key=lambda p: p[0])[:k]
-        return [Hit(c, DOC.title, d) for d, c in pairs]
 
 
 def forbidden_generator(prompt: str) -> str:
