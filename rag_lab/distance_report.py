@@ -196,7 +196,7 @@ def bluff_figure(table: pd.DataFrame, n_answerable: int, n_negatives: int, marks
         ax.set_ylabel("share of queries")
         ax.set_ylim(0, 1.08)
         ax.set_title("The bluff curve: every cutoff trades bluffs for refusals")
-        ax.legend(loc="center right", fontsize=8)
+        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.16), ncols=3, fontsize=8)
         fig.tight_layout()
     return fig
 
