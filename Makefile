@@ -34,10 +34,10 @@ $(STAMP): pyproject.toml requirements.lock
 	@touch $(STAMP)
 
 data: setup ## Build the corpus from the upstream book sources into data/corpus/
-	$(PY) -m rag_lab.extract
+	$(PY) -m rag_lab.sources.d2l.extract
 
 corpus: setup
-	@$(PY) -m rag_lab.corpus || { echo "No verified corpus found: building it with 'make data'."; $(MAKE) data; }
+	@$(PY) -m rag_lab.sources.d2l || { echo "No verified corpus found: building it with 'make data'."; $(MAKE) data; }
 
 reproduce: setup corpus ## Run every notebook in order; regenerates figures/ and all tables
 	@for nb in $(NOTEBOOKS); do \

@@ -11,12 +11,11 @@ from __future__ import annotations
 
 import math
 import time
-from collections import Counter
 
 import numpy as np
 
-from rag_lab.bm25 import BM25, tokenize
-from rag_lab.corpus import CorpusError, load_corpus
+from rag_lab.bm25 import BM25, LoopBM25, tokenize
+from rag_lab.sources.d2l import CorpusError, load_corpus
 
 N_QUERIES = 200
 PASSES = 3
@@ -44,32 +43,6 @@ def queries(texts: list[str], rng: np.random.Generator) -> list[str]:
         start = rng.integers(max(1, len(tokens) - 3))
         out.append(" ".join(tokens[start : start + rng.integers(3, 9)]))
     return out
-
-
-class LoopBM25:
-    """The same formula, one document at a time (the usual pure-Python implementation)."""
-
-    def __init__(self, texts: list[str], k1: float = 1.2, b: float = 0.75) -> None:
-        docs = [tokenize(t) for t in texts]
-        self.counts = [Counter(d) for d in docs]
-        avgdl = sum(len(d) for d in docs) / len(docs)
-        self.norms = [k1 * (1 - b + b * len(d) / avgdl) for d in docs]
-        df = Counter(t for c in self.counts for t in c)
-        n = len(docs)
-        self.idf = {t: math.log(1 + (n - n_t + 0.5) / (n_t + 0.5)) for t, n_t in df.items()}
-        self.k1 = k1
-
-    def scores(self, query: str) -> np.ndarray:
-        terms = [t for t in tokenize(query) if t in self.idf]
-        out = np.zeros(len(self.counts))
-        for i, (counts, norm) in enumerate(zip(self.counts, self.norms, strict=True)):
-            total = 0.0
-            for t in terms:
-                f = counts.get(t, 0)
-                if f:
-                    total += self.idf[t] * f * (self.k1 + 1) / (f + norm)
-            out[i] = total
-        return out
 
 
 def ms_per_query(score, qs: list[str]) -> float:

@@ -15,8 +15,8 @@ from pathlib import Path
 import numpy as np
 
 from rag_lab.chunking import chunk_corpus
-from rag_lab.corpus import load_corpus
-from rag_lab.embed import Encoder
+from rag_lab.models.encoder import Encoder
+from rag_lab.sources.d2l import load_corpus
 
 SAMPLE = 96
 

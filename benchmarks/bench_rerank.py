@@ -16,11 +16,16 @@ import math
 import os
 import time
 
-from rag_lab import chapter, paths, rerank, retrieval
+from rag_lab import paths
 from rag_lab.chunking import chunk_corpus
-from rag_lab.corpus import load_corpus
-from rag_lab.embed import Encoder
+from rag_lab.experiments import chapter
+from rag_lab.experiments.runs import rank_all
+from rag_lab.models import cross_encoder as rerank
+from rag_lab.models.encoder import Encoder
 from rag_lab.questions import CHAPTER_DESIGN, load_questions
+from rag_lab.rerank import TOP_N
+from rag_lab.search import ChunkIndex
+from rag_lab.sources.d2l import load_corpus
 
 N_QUERIES = 8
 PASSES = 2
@@ -31,10 +36,10 @@ def candidates() -> list[tuple[str, list[str]]]:
     docs = load_corpus()
     queries = load_questions(paths.QUESTIONS, docs, CHAPTER_DESIGN).queries()[:N_QUERIES]
     encoder = Encoder()
-    index = retrieval.Index.build(chunk_corpus(docs, "E"), encoder)
-    rankings = retrieval.rank_all(index, queries, encoder).by_system["hybrid"]
+    index = ChunkIndex.build(chunk_corpus(docs, "E"), encoder)
+    rankings = rank_all(index, queries, encoder).by_system["hybrid"]
     return [
-        (q.text, [index.chunks[i].text for i in r[: rerank.TOP_N]])
+        (q.text, [index.chunks[i].text for i in r[:TOP_N]])
         for q, r in zip(queries, rankings, strict=True)
     ]
 
@@ -58,7 +63,7 @@ def main() -> None:
         return [reranker.score(query, [t]) for t in texts]
 
     variants = {
-        f"one batch of {rerank.TOP_N}": lambda q, texts: reranker.score(q, texts, rerank.TOP_N),
+        f"one batch of {TOP_N}": lambda q, texts: reranker.score(q, texts, TOP_N),
         f"batches of {rerank.BATCH_SIZE}": reranker.score,
         "one pair per call": one_by_one,
     }
@@ -67,8 +72,7 @@ def main() -> None:
     threads = os.environ.get("OMP_NUM_THREADS", "unset")
     print(f"model: {reranker.label} ({reranker.source})")
     print(
-        f"{len(work)} queries × {rerank.TOP_N} pairs; best of {PASSES} passes; "
-        f"OMP_NUM_THREADS={threads}"
+        f"{len(work)} queries × {TOP_N} pairs; best of {PASSES} passes; OMP_NUM_THREADS={threads}"
     )
     for name, value in ms.items():
         print(f"{name:<20}: {value:8.1f} ms/query  (one by one / this: {single / value:.2f}x)")

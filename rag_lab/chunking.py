@@ -27,7 +27,7 @@ in the document, never accumulated from lengths, so they cannot drift.
 
 Example::
 
-    >>> from rag_lab.corpus import Document
+    >>> from rag_lab.documents import Document
     >>> doc = Document("01-x", "X", "# X\\n\\nIntro.\\n\\n## Part\\n\\nBody text.\\n")
     >>> [(c.section, c.content, c.start) for c in chunk_document(doc, "C")]
     [('', 'Intro.', 5), ('Part', 'Body text.', 22)]
@@ -37,11 +37,12 @@ Example::
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
-from rag_lab.corpus import Document
+from rag_lab.documents import Document
 from rag_lab.markdown import MarkdownDoc
 
 TARGET = 512
@@ -53,6 +54,8 @@ OVERLAP = 64
 _PARAGRAPH = re.compile(r"[^\n](?:[^\n]|\n(?!\n))*")
 # A sentence: anything up to terminal punctuation, the punctuation, trailing space.
 _SENTENCE = re.compile(r"[^.!?]*[.!?]*\s*")
+# Where the chunker would see a Markdown heading; plain text has none.
+_LINE_START_HASH = re.compile(r"^#", re.MULTILINE)
 
 
 @dataclass(frozen=True)
@@ -111,9 +114,25 @@ def chunk_corpus(docs: Iterable[Document], strategy: str | Strategy) -> list[Chu
     return [chunk for doc in docs for chunk in chunk_document(doc, strategy)]
 
 
+def chunk_all(docs: Sequence[Document]) -> dict[str, list[Chunk]]:
+    """All six strategies over the same documents, keyed ``"A"``–``"F"``."""
+    return {name: chunk_corpus(docs, name) for name in STRATEGIES}
+
+
 def chunk_document(doc: Document, strategy: str | Strategy) -> list[Chunk]:
-    """Chunk one document with one of the six strategies (a name ``"A"``–``"F"`` or a Strategy)."""
+    """Chunk one document with one of the six strategies (a name ``"A"``–``"F"`` or a Strategy).
+
+    A ``"plain"`` document is one section whatever its lines look like: the chunker reads
+    Markdown headings, and a plain-text line may start with ``#``. So its text is chunked
+    with those characters masked (same length, so offsets, paragraphs and sentences are
+    unchanged) and every chunk is cut again from the real text.
+    """
     s = _strategy(strategy)
+    if doc.format == "plain":
+        masked = dataclasses.replace(
+            doc, text=_LINE_START_HASH.sub("x", doc.text), format="markdown"
+        )
+        return [_unmasked(c, doc.text, s) for c in chunk_document(masked, s)]
     parts = sections(doc.text)
     spans = list(_blind(doc.text) if s.cuts == "blind" else _packed(doc.text, parts))
     chunks = []
@@ -127,6 +146,14 @@ def chunk_document(doc: Document, strategy: str | Strategy) -> list[Chunk]:
         chunks.append(Chunk(doc.id, index, text, content, section, start, end))
         prev = (start, end)
     return chunks
+
+
+def _unmasked(chunk: Chunk, text: str, s: Strategy) -> Chunk:
+    header = chunk.text.partition("\n")[0] + "\n" if s.header else ""
+    body_start = chunk.end - (len(chunk.text) - len(header))
+    return dataclasses.replace(
+        chunk, text=header + text[body_start : chunk.end], content=text[chunk.start : chunk.end]
+    )
 
 
 def containing(chunks: Sequence[Chunk], needle: str) -> list[int]:

@@ -16,7 +16,9 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from rag_lab.stats import wilson
+from rag_lab.chunking import Chunk
+from rag_lab.questions import Query
+from rag_lab.stats import Paired, paired, wilson
 
 Ranks = Sequence[int | None]
 """Per query, the 1-based rank of the first hit, or ``None`` if there is none."""
@@ -34,6 +36,15 @@ def first_hit_ranks(
     if len(rankings) != len(relevant_sets):
         raise ValueError(f"{len(rankings)} rankings but {len(relevant_sets)} relevant sets")
     return [first_hit_rank(r, rel) for r, rel in zip(rankings, relevant_sets, strict=True)]
+
+
+def relevant_chunks(chunks: Sequence[Chunk], queries: Sequence[Query]) -> list[set[int]]:
+    """For each query, the positions of the chunks whose ``text`` contains its needle whole."""
+    by_needle: dict[str, set[int]] = {}
+    for q in queries:
+        if q.needle not in by_needle:
+            by_needle[q.needle] = {i for i, c in enumerate(chunks) if q.needle in c.text}
+    return [by_needle[q.needle] for q in queries]
 
 
 def hits_at(ranks: Ranks, k: int) -> np.ndarray:
@@ -108,6 +119,27 @@ def summary_table(
             row |= {f"R@{k}": rec.value, f"R@{k} lo": rec.lo, f"R@{k} hi": rec.hi}
         rows[name] = row | {"MRR": s.mrr, "no hit": s.no_hit}
     return pd.DataFrame.from_dict(rows, orient="index")
+
+
+def paired_at(a: Ranks, b: Ranks, k: int) -> Paired:
+    """System ``a`` against ``b`` on the same queries: wins, losses and ties at ``k``."""
+    return paired(hits_at(a, k), hits_at(b, k))
+
+
+def paired_table(
+    systems: Mapping[str, Ranks], pairs: Sequence[tuple[str, str]], ks: Sequence[int]
+) -> pd.DataFrame:
+    """One row per (pair, k): ``a``, ``b``, ``k``, ``wins``, ``losses``, ``p``.
+
+    ``systems`` maps a name to its first-hit ranks (one per query, same query order for
+    every system); a query is a hit at k when its rank is <= k.
+    """
+    rows = []
+    for a, b in pairs:
+        for k in ks:
+            r = paired_at(systems[a], systems[b], k)
+            rows.append({"a": a, "b": b, "k": k, "wins": r.wins, "losses": r.losses, "p": r.p})
+    return pd.DataFrame(rows, columns=["a", "b", "k", "wins", "losses", "p"])
 
 
 def _check_ranks(ranks: Ranks) -> None:

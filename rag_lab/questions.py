@@ -28,7 +28,7 @@ from pathlib import Path
 
 import yaml
 
-from rag_lab.corpus import Document
+from rag_lab.documents import Document
 from rag_lab.markdown import MarkdownDoc
 from rag_lab.text import longest_common_run, words
 

@@ -9,13 +9,15 @@ tested exactly). Both functions are exact or closed-form; nothing is simulated.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from statistics import NormalDist
 
 import numpy as np
-import pandas as pd
+
+ALPHA = 0.05
+"""The significance level every reading in the lab uses."""
 
 
 def wilson(k: int, n: int, level: float = 0.95) -> tuple[float, float]:
@@ -79,6 +81,11 @@ class Paired:
     def p(self) -> float:
         return sign_test(self.wins, self.losses)
 
+    @property
+    def significant_win(self) -> bool:
+        """A wins more often than it loses, and the sign test says so at :data:`ALPHA`."""
+        return self.wins > self.losses and self.p < ALPHA
+
     def __str__(self) -> str:
         return f"+{self.wins}/\N{MINUS SIGN}{self.losses}, p = {self.p:#.2g}"
 
@@ -92,35 +99,3 @@ def paired(hits_a: Sequence[bool], hits_b: Sequence[bool]) -> Paired:
     wins = int((a & ~b).sum())
     losses = int((~a & b).sum())
     return Paired(wins=wins, losses=losses, ties=len(a) - wins - losses)
-
-
-def paired_table(
-    systems: Mapping[str, Sequence[int | None]],
-    pairs: Sequence[tuple[str, str]],
-    ks: Sequence[int],
-) -> pd.DataFrame:
-    """One row per (pair, k): ``a``, ``b``, ``k``, ``wins``, ``losses``, ``p``.
-
-    ``systems`` maps a name to its first-hit ranks (``rag_lab.metrics.Ranks``,
-    one per query, same query order for every system); a query is a hit at k
-    when its rank is <= k.
-    """
-    rows = []
-    for a, b in pairs:
-        for k in ks:
-            # Hits are spelt out here rather than taken from metrics, which imports this module.
-            result = paired(
-                [r is not None and r <= k for r in systems[a]],
-                [r is not None and r <= k for r in systems[b]],
-            )
-            rows.append(
-                {
-                    "a": a,
-                    "b": b,
-                    "k": k,
-                    "wins": result.wins,
-                    "losses": result.losses,
-                    "p": result.p,
-                }
-            )
-    return pd.DataFrame(rows, columns=["a", "b", "k", "wins", "losses", "p"])

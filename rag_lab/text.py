@@ -34,3 +34,13 @@ def longest_common_run(a: list[str], b: list[str]) -> list[str]:
 def counted(n: int, noun: str, plural: str | None = None) -> str:
     """``n`` and the noun in the right number: ``counted(1, "bluff") == "1 bluff"``."""
     return f"{n} {noun if n == 1 else plural or noun + 's'}"
+
+
+def shorten(text: str, width: int) -> str:
+    """Whitespace collapsed, then cut to ``width`` characters with ``…`` when longer.
+
+    >>> shorten("a  tensor\n is an array", 12)
+    'a tensor is…'
+    """
+    flat = " ".join(text.split())
+    return flat if len(flat) <= width else flat[: width - 1] + "…"

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from rag_lab import paths
-from rag_lab.corpus import CorpusError, load_corpus
 from rag_lab.questions import CHAPTER_DESIGN, load_questions
+from rag_lab.sources.d2l import CorpusError, load_corpus
 
 
 @pytest.fixture(scope="session")

@@ -10,8 +10,8 @@ import numpy as np
 
 from rag_lab.chunking import chunk_document
 from rag_lab.citations import Hit
-from rag_lab.corpus import Document
-from rag_lab.models import Fingerprint
+from rag_lab.documents import Document
+from rag_lab.models.minilm import Fingerprint
 
 
 class HashEncoder:

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from rag_lab.bm25 import BM25, tokenize
+from rag_lab.bm25 import BM25, LoopBM25, tokenize, tokenize_unicode
 
 # N = 3, token counts 3, 6, 3, so avgdl = 12 / 3 = 4.
 TOY = ["The cat sat.", "The dog sat on the mat.", "cat, cat, dog"]
@@ -104,25 +104,6 @@ def test_bad_arguments():
         BM25(TOY, k1=-1)
 
 
-def naive_bm25(texts: list[str], query: str, k1: float, b: float) -> list[float]:
-    """The formula read off Robertson & Zaragoza, one document and one query token at a time."""
-    docs = [tokenize(t) for t in texts]
-    n = len(docs)
-    avgdl = sum(len(d) for d in docs) / n
-    scores = []
-    for doc in docs:
-        total = 0.0
-        for term in tokenize(query):
-            f = doc.count(term)
-            if f == 0:
-                continue
-            n_t = sum(term in d for d in docs)
-            idf = math.log(1 + (n - n_t + 0.5) / (n_t + 0.5))
-            total += idf * f * (k1 + 1) / (f + k1 * (1 - b + b * len(doc) / avgdl))
-        scores.append(total)
-    return scores
-
-
 words = st.sampled_from(["cat", "dog", "Sat", "mat", "on", "the", "a1", "zz"])
 texts = st.lists(words, max_size=12).map(" ".join)
 
@@ -133,11 +114,24 @@ texts = st.lists(words, max_size=12).map(" ".join)
     st.floats(0, 3),
     st.floats(0, 1),
 )
-def test_sparse_scores_equal_the_naive_loop(corpus, query_words, k1, b):
+def test_sparse_scores_equal_the_per_document_loop(corpus, query_words, k1, b):
     query = " ".join(query_words)
     np.testing.assert_allclose(
         BM25(corpus, k1=k1, b=b).scores(query),
-        naive_bm25(corpus, query, k1, b),
+        LoopBM25(corpus, k1=k1, b=b).scores(query),
         rtol=1e-12,
         atol=1e-12,
     )
+
+
+def test_the_unicode_tokenizer_keeps_non_ascii_words_whole():
+    assert tokenize("Café Straße") == ["caf", "stra", "e"]  # the chapter's, on purpose
+    assert tokenize_unicode("Café Straße x_1") == ["café", "strasse", "x", "1"]
+    texts = ["the café opens at nine", "a cafeteria menu", "caf"]
+    ascii_scores = BM25(texts).scores("café")
+    unicode_scores = BM25(texts, tokenizer="unicode").scores("café")
+    # ASCII reads "café" as "caf", so it cannot tell the café from the word "caf".
+    assert ascii_scores[0] > 0 and ascii_scores[2] > 0
+    assert unicode_scores[0] > 0 and unicode_scores[1] == unicode_scores[2] == 0
+    with pytest.raises(ValueError, match="tokenizer"):
+        BM25(texts, tokenizer="latin")

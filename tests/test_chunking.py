@@ -17,7 +17,7 @@ from rag_lab.chunking import (
     containing,
     offset_errors,
 )
-from rag_lab.corpus import Document
+from rag_lab.documents import Document
 from rag_lab.markdown import MarkdownDoc
 
 

@@ -14,7 +14,7 @@ from rag_lab.citations import (
     parse_fragment,
     quote_matches,
 )
-from rag_lab.corpus import Document
+from rag_lab.documents import Document
 
 DOC = Document(
     "03-la",

@@ -11,6 +11,7 @@ from rag_lab.metrics import (
     first_hit_ranks,
     hits_at,
     mrr,
+    paired_table,
     recall_at,
     summary,
     summary_table,
@@ -77,6 +78,17 @@ def test_summary_table():
     assert (row["n"], row["R@1"], row["R@4"], row["no hit"]) == (4, 0.5, 0.75, 1)
     assert (row["R@4 lo"], row["R@4 hi"]) == wilson(3, 4)
     assert row["MRR"] == pytest.approx((1 + 1 + 0 + 0.5) / 4)
+
+
+def test_paired_table():
+    systems = {"E": [1, 2, None, 8, 1], "A": [3, None, None, 1, 2]}
+    table = paired_table(systems, [("E", "A")], ks=[1, 4])
+    assert list(table.columns) == ["a", "b", "k", "wins", "losses", "p"]
+    # k = 1: E hits queries 0, 4 and A hits 3.  k = 4: E hits 0, 1, 4 and A hits 0, 3, 4.
+    assert table.to_dict("records") == [
+        {"a": "E", "b": "A", "k": 1, "wins": 2, "losses": 1, "p": 1.0},
+        {"a": "E", "b": "A", "k": 4, "wins": 1, "losses": 1, "p": 1.0},
+    ]
 
 
 def test_bad_inputs():

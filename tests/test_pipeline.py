@@ -2,7 +2,6 @@ from __future__ import annotations
 
 from fakes import CHUNKS, FixedRetriever
 
-import rag_lab
 from rag_lab.pipeline import Answer, Refusal, answer
 
 
@@ -35,7 +34,3 @@ def test_chunks_under_the_cutoff_reach_the_generator_once():
 def test_no_cutoff_answers_everything():
     result = answer("anything", FixedRetriever([0.99, 0.98]), None)
     assert isinstance(result, Answer) and len(result.citations) == 2 and result.text is None
-
-
-def test_the_package_exposes_answer_lazily():
-    assert rag_lab.answer is answer

@@ -4,13 +4,8 @@ import textwrap
 
 import pytest
 
-from rag_lab.corpus import Document
-from rag_lab.questions import (
-    CHAPTER_DESIGN,
-    Expected,
-    QuestionsError,
-    load_questions,
-)
+from rag_lab.documents import Document
+from rag_lab.questions import CHAPTER_DESIGN, Expected, QuestionsError, load_questions
 
 DOCS = [
     Document(

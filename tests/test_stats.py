@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from rag_lab.stats import Paired, paired, paired_table, sign_test, wilson
+from rag_lab.stats import Paired, paired, sign_test, wilson
 
 Z95 = NormalDist().inv_cdf(0.975)  # 1.959964...
 
@@ -86,17 +86,6 @@ def test_paired_str_matches_the_chapter():
 def test_paired_length_mismatch():
     with pytest.raises(ValueError, match="equal length"):
         paired([True], [True, False])
-
-
-def test_paired_table():
-    systems = {"E": [1, 2, None, 8, 1], "A": [3, None, None, 1, 2]}
-    table = paired_table(systems, [("E", "A")], ks=[1, 4])
-    assert list(table.columns) == ["a", "b", "k", "wins", "losses", "p"]
-    # k = 1: E hits queries 0, 4 and A hits 3.  k = 4: E hits 0, 1, 4 and A hits 0, 3, 4.
-    assert table.to_dict("records") == [
-        {"a": "E", "b": "A", "k": 1, "wins": 2, "losses": 1, "p": 1.0},
-        {"a": "E", "b": "A", "k": 4, "wins": 1, "losses": 1, "p": 1.0},
-    ]
 
 
 counts = st.integers(0, 200)

@@ -1,0 +1,180 @@
+"""A persistent index stamped by what built it, and the one way to search it.
+
+Vectors from two models, or from two chunkings, are not comparable: a distance between
+them is a number with no meaning, and a half-migrated index returns confident nonsense.
+So every document records the :class:`~rag_lab.app.store.Stamp` of its vectors (model name,
+fingerprint, dimensions, :data:`PIPELINE_VERSION`, the file reader's version), and
+:func:`retriever` refuses to search when any document's stamp differs from the stamp
+the query would be embedded with: it names the stale documents and says how to rebuild.
+
+Failed documents hold no vectors and never block a search; they are listed by
+:func:`status` with their reasons. Storage is behind :class:`~rag_lab.app.store.Store`;
+:func:`open_index` gives the SQLite one.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from rag_lab.app.store import DocumentRecord, SQLiteStore, Stamp, Status, Store
+from rag_lab.chunking import OVERLAP, TARGET
+from rag_lab.models.minilm import Fingerprint
+from rag_lab.search import ChunkIndex, DenseRetriever, TextEncoder
+from rag_lab.sources.folder import READER_VERSION
+
+STRATEGY = "E"
+"""Chunking of the persistent index: boundaries + header, the chapter's best."""
+PIPELINE_VERSION = f"chunk={STRATEGY}/{TARGET}/{OVERLAP};embed=minilm;v1"
+"""Bump the trailing ``v1`` whenever chunking or embedding changes what a text's vector is."""
+DEFAULT_PATH = Path(".rag_lab") / "index.sqlite"
+INDEX_ENV = "RAG_LAB_INDEX"
+LISTED = 10
+"""Stale documents named in a refusal before "… and N more"."""
+
+
+class IndexNotReady(RuntimeError):
+    """The index cannot answer a query yet; the message says what to run."""
+
+
+class EmptyIndexError(IndexNotReady):
+    """No document is indexed."""
+
+
+class StaleIndexError(IndexNotReady):
+    """Some documents were embedded with another stamp than the query would be."""
+
+    def __init__(
+        self, stale: Sequence[DocumentRecord], current: Stamp, total: int, folder: str | None
+    ) -> None:
+        self.stale = list(stale)
+        self.current = current
+        names = ", ".join(r.id for r in self.stale[:LISTED])
+        if len(self.stale) > LISTED:
+            names += f" … and {len(self.stale) - LISTED} more (rag-lab status lists them)"
+        changes = sorted({d for r in self.stale if r.stamp for d in r.stamp.differences(current)})
+        verb = "is" if len(self.stale) == 1 else "are"
+        super().__init__(
+            f"refusing to search: {len(self.stale)} of {total} documents {verb} stale, embedded "
+            f"with another stamp than this query ({'; '.join(changes)}), and vectors of "
+            f"different stamps are not comparable. Stale: {names}. "
+            f"Rebuild them: rag-lab index {folder or 'DIR'} --rebuild"
+        )
+
+
+def default_path() -> Path:
+    """``$RAG_LAB_INDEX``, else ``.rag_lab/index.sqlite`` under the current directory."""
+    return Path(os.environ.get(INDEX_ENV) or DEFAULT_PATH)
+
+
+def open_index(path: str | os.PathLike | None = None) -> SQLiteStore:
+    """The SQLite index at ``path`` (default :func:`default_path`), created if missing."""
+    return SQLiteStore(Path(path) if path is not None else default_path())
+
+
+def current_stamp(fingerprint: Fingerprint, pipeline_version: str = PIPELINE_VERSION) -> Stamp:
+    """The stamp that vectors made now, by this model and pipeline, carry."""
+    return Stamp(
+        model_name=fingerprint.name,
+        model_key=fingerprint.key,
+        dimensions=fingerprint.dimensions,
+        pipeline_version=pipeline_version,
+        reader_version=READER_VERSION,
+    )
+
+
+def is_stale(record: DocumentRecord, current: Stamp) -> bool:
+    """Does ``record`` hold vectors that were not made with ``current``?
+
+    The stamp decides, not the stored status: that is the view of whoever indexed last,
+    and the code asking may run another model or pipeline version.
+    """
+    return record.status is not Status.FAILED and record.stamp != current
+
+
+def retriever(
+    store: Store, encoder: TextEncoder, pipeline_version: str = PIPELINE_VERSION
+) -> DenseRetriever:
+    """Dense retrieval over every indexed document; refuses a stale or empty index.
+
+    Raises :class:`StaleIndexError` if any document's stamp differs from the encoder's
+    and ``pipeline_version``; :class:`EmptyIndexError` if nothing is indexed.
+    """
+    current = current_stamp(encoder.fingerprint, pipeline_version)
+    records = store.documents()
+    stale = [r for r in records if is_stale(r, current)]
+    if stale:
+        raise StaleIndexError(stale, current, len(records), store.meta("folder"))
+    ids = [r.id for r in records if r.status is Status.INDEXED]
+    if not ids:
+        raise EmptyIndexError("nothing is indexed yet: run rag-lab index DIR first")
+    chunks, vectors = store.chunks(ids)
+    return DenseRetriever(ChunkIndex(chunks, vectors), encoder, {r.id: r.title for r in records})
+
+
+@dataclass(frozen=True)
+class IndexStatus:
+    """What the index holds, seen with the stamp of the code asking."""
+
+    counts: dict[str, int]
+    """Documents per status (``indexed``, ``failed``, ``stale``), all three present."""
+    chunks: int
+    """Chunks of the indexed (searchable) documents, as the indexer recorded them."""
+    failed: list[DocumentRecord]
+    stale: list[DocumentRecord]
+    stamps: dict[Stamp, int]
+    """Documents per stamp, failed documents (which have none) left out."""
+    current: Stamp
+    folder: str | None
+
+
+def status(store: Store, current: Stamp) -> IndexStatus:
+    """Counts by status, failures, stale documents and stamps; a stamp mismatch counts as stale."""
+    records = store.documents()
+    stale = [r for r in records if is_stale(r, current)]
+    failed = [r for r in records if r.status is Status.FAILED]
+    indexed = [r for r in records if r.status is not Status.FAILED and not is_stale(r, current)]
+    counts = {
+        Status.INDEXED.value: len(indexed),
+        Status.FAILED.value: len(failed),
+        Status.STALE.value: len(stale),
+    }
+    stamps = Counter(r.stamp for r in records if r.stamp is not None)
+    return IndexStatus(
+        counts=counts,
+        chunks=sum(r.chunk_count or 0 for r in indexed),
+        failed=failed,
+        stale=stale,
+        stamps=dict(sorted(stamps.items(), key=lambda kv: (-kv[1], str(kv[0])))),
+        current=current,
+        folder=store.meta("folder"),
+    )
+
+
+def describe(st: IndexStatus) -> str:
+    """:func:`status` as lines of text: counts, each failure with its reason, the stamps."""
+    total = sum(st.counts.values())
+    lines = [
+        f"{total} documents: "
+        + ", ".join(f"{n} {name}" for name, n in st.counts.items())
+        + f"; {st.chunks} chunks searchable"
+    ]
+    if st.failed:
+        lines.append("failed (rag-lab retry re-attempts them):")
+        lines += [f"  {r.path}: {r.reason}" for r in st.failed]
+    if st.stale:
+        lines.append(
+            f"stale: {len(st.stale)} documents embedded with another stamp; queries are refused "
+            f"until they are rebuilt (rag-lab index {st.folder or 'DIR'} --rebuild)"
+        )
+        lines += [f"  {r.path}" for r in st.stale]
+    lines.append("stamps:")
+    for stamp, n in st.stamps.items():
+        mark = " (current)" if stamp == st.current else ""
+        lines.append(f"  {n} × {stamp}{mark}")
+    if st.current not in st.stamps:
+        lines.append(f"  current: {st.current}")
+    return "\n".join(lines)

@@ -1,0 +1,156 @@
+"""Bring a stamped index up to date with a folder, one document at a time.
+
+Files are found and read by :mod:`rag_lab.sources.folder`. A file that cannot become a
+document ends ``failed`` with its reason while the others are indexed: one broken file
+never breaks a folder. Unchanged files are skipped by the sha256 of their bytes. A
+document whose vectors carry another stamp (a new model or pipeline version) is marked
+``stale`` and kept as it is until ``rebuild=True`` re-embeds it, so an upgrade is a
+deliberate step that :func:`rag_lab.app.index.retriever` insists on.
+
+Each document is written in its own transaction (:meth:`rag_lab.app.store.Store.replacing`):
+chunks go in batch by batch as they are embedded and the chunk count is recorded when the
+last one is in; an exception or a killed process in between leaves the previous state.
+Errors that are not the file's fault (the encoder, the database) are not turned into a
+``failed`` state: they stop the run, and running it again resumes.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from tqdm import tqdm
+
+from rag_lab.app.index import PIPELINE_VERSION, STRATEGY, current_stamp
+from rag_lab.app.store import Status, Store
+from rag_lab.chunking import chunk_document
+from rag_lab.search import TextEncoder
+from rag_lab.sources.folder import IngestError, Source, Unreadable, discover, read
+
+WRITE_BATCH = 64
+"""Chunks embedded and written per step within a document's transaction."""
+
+
+@dataclass(frozen=True)
+class IngestReport:
+    """What one run did, by document id."""
+
+    indexed: list[str] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+    """Unchanged since the last run, stamp current."""
+    failed: dict[str, str] = field(default_factory=dict)
+    """Document id → reason."""
+    stale: list[str] = field(default_factory=list)
+    """Unchanged, but embedded with another stamp; left as they are (``rebuild=True``)."""
+    removed: list[str] = field(default_factory=list)
+    """In the index but no longer in the folder."""
+
+    def summary(self) -> str:
+        parts = [(len(self.indexed), "indexed"), (len(self.skipped), "unchanged")]
+        parts += [(len(self.failed), "failed"), (len(self.stale), "stale")]
+        parts += [(len(self.removed), "removed")]
+        return ", ".join(f"{n} {what}" for n, what in parts)
+
+
+def index_folder(
+    folder: str | os.PathLike,
+    store: Store,
+    encoder: TextEncoder,
+    *,
+    pipeline_version: str = PIPELINE_VERSION,
+    rebuild: bool = False,
+    progress: bool | None = None,
+) -> IngestReport:
+    """Bring ``store`` up to date with ``folder``; one failed file never stops the others.
+
+    New, changed and previously failed files are (re-)indexed; unchanged ones are skipped;
+    unchanged ones embedded with another stamp are marked ``stale`` (re-embedded when
+    ``rebuild``); documents whose file is gone are removed. ``progress``: a bar per file
+    (None: only on a terminal). An index holds one folder; another raises
+    :class:`IngestError`.
+    """
+    root = Path(folder).resolve()
+    if not root.is_dir():
+        raise IngestError([f"{root}: not a folder"])
+    held = store.meta("folder")
+    if held is not None and held != str(root):
+        raise IngestError(
+            [f"this index holds {held}, not {root}; index another folder with --index PATH"]
+        )
+    store.set_meta("folder", str(root))
+    sources = discover(root)
+    report = _ingest(sources, store, encoder, pipeline_version, rebuild, progress)
+    found = {s.id for s in sources}
+    gone = [r.id for r in store.documents() if r.id not in found]
+    store.remove(gone)
+    return dataclasses.replace(report, removed=gone)
+
+
+def retry(
+    store: Store,
+    encoder: TextEncoder,
+    *,
+    pipeline_version: str = PIPELINE_VERSION,
+    progress: bool | None = None,
+) -> IngestReport:
+    """Re-attempt every ``failed`` document of the index's folder, and only those."""
+    held = store.meta("folder")
+    failed = {r.id for r in store.documents() if r.status is Status.FAILED}
+    if held is None or not failed:
+        return IngestReport()
+    sources = [s for s in discover(held) if s.id in failed]
+    report = _ingest(sources, store, encoder, pipeline_version, False, progress)
+    gone = sorted(failed - {s.id for s in sources})
+    store.remove(gone)
+    return dataclasses.replace(report, removed=gone)
+
+
+def _ingest(
+    sources: Sequence[Source],
+    store: Store,
+    encoder: TextEncoder,
+    pipeline_version: str,
+    rebuild: bool,
+    progress: bool | None,
+) -> IngestReport:
+    current = current_stamp(encoder.fingerprint, pipeline_version)
+    previous = {r.id: r for r in store.documents()}
+    indexed, skipped, stale, failed = [], [], [], {}
+    for source in tqdm(sources, desc="indexing", unit="file", disable=_disable(progress)):
+        prev = previous.get(source.id)
+        try:
+            doc, digest = read(source)
+            unchanged = prev is not None and prev.sha256 == digest
+            if unchanged and prev.status is not Status.FAILED:
+                if prev.stamp == current:
+                    if prev.status is Status.STALE:  # the stamp is current again
+                        store.set_status([source.id], Status.INDEXED)
+                    skipped.append(source.id)
+                    continue
+                if not rebuild:
+                    if prev.status is not Status.STALE:
+                        store.set_status([source.id], Status.STALE)
+                    stale.append(source.id)
+                    continue
+            chunks = chunk_document(doc, STRATEGY)
+            if not chunks:
+                raise Unreadable("nothing to index: no text outside headings", digest)
+        except Unreadable as err:
+            store.fail(source.id, source.path, err.sha256, err.reason)
+            failed[source.id] = err.reason
+            continue
+        with store.replacing(source.id) as writer:
+            for at in range(0, len(chunks), WRITE_BATCH):
+                batch = chunks[at : at + WRITE_BATCH]
+                writer.add(batch, encoder.encode([c.text for c in batch], progress=False))
+            writer.finish(source.path, digest, doc.title, current)
+        indexed.append(source.id)
+    return IngestReport(indexed, skipped, failed, stale)
+
+
+def _disable(progress: bool | None) -> bool | None:
+    """tqdm's ``disable``: None lets tqdm show the bar only on a terminal."""
+    return None if progress is None else not progress

@@ -1,0 +1,325 @@
+"""Where a persistent index keeps its documents, chunks and vectors: a small interface, and SQLite.
+
+:class:`Store` is everything the indexer and the retriever ask of storage, so a server-grade
+database can replace :class:`SQLiteStore` without touching them. Its one promise beyond
+reading and writing: a document is replaced whole or not at all. :meth:`Store.replacing`
+opens a transaction in which the old chunks are dropped, the new ones written batch by
+batch, and the document's record set last; anything that stops it before
+:meth:`DocumentWriter.finish` (an exception, Ctrl-C, a killed process) leaves the previous
+state, never half a document.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager
+from dataclasses import dataclass, fields
+from datetime import UTC, datetime
+from enum import StrEnum
+from pathlib import Path
+from typing import Protocol
+
+import numpy as np
+
+from rag_lab.chunking import Chunk
+
+SCHEMA_VERSION = "2"
+"""2: stamps carry the version of the file reader (was: the book extractor's)."""
+
+
+class Status(StrEnum):
+    """Where a document stands in the index."""
+
+    INDEXED = "indexed"
+    """Its chunks are searchable and were embedded by the current pipeline."""
+    FAILED = "failed"
+    """It could not be read or chunked; ``reason`` says why. It has no chunks."""
+    STALE = "stale"
+    """Its chunks were embedded by another model or pipeline version: not comparable."""
+
+
+@dataclass(frozen=True)
+class Stamp:
+    """What made a document's vectors; vectors with different stamps are not comparable."""
+
+    model_name: str
+    model_key: str
+    """The model's :attr:`~rag_lab.models.minilm.Fingerprint.key` (weights, pooling, window…)."""
+    dimensions: int
+    pipeline_version: str
+    reader_version: str
+
+    def differences(self, other: Stamp) -> list[str]:
+        """``"field: ours → theirs"`` for every field where ``other`` differs."""
+        return [
+            f"{f.name}: {getattr(self, f.name)} → {getattr(other, f.name)}"
+            for f in fields(self)
+            if getattr(self, f.name) != getattr(other, f.name)
+        ]
+
+    def __str__(self) -> str:
+        return (
+            f"{self.model_name} (fingerprint {self.model_key}, {self.dimensions} dims), "
+            f"pipeline {self.pipeline_version}, reader {self.reader_version}"
+        )
+
+
+@dataclass(frozen=True)
+class DocumentRecord:
+    """One document's row: what it is, how it stands, and what embedded it."""
+
+    id: str
+    path: str
+    """Relative to the indexed folder, with ``/`` separators."""
+    sha256: str | None
+    """Of the file's bytes; None when they could not be read."""
+    status: Status
+    reason: str | None
+    """Why it failed; None unless ``status`` is ``failed``."""
+    title: str
+    stamp: Stamp | None
+    """None for a failed document: nothing of it was embedded."""
+    chunk_count: int | None
+    """Written by the store when the document's last chunk is in; None if it failed."""
+    updated_at: str
+    """UTC time of the last change, ISO 8601 to the second."""
+
+
+class DocumentWriter(Protocol):
+    """Adds one document's chunks inside its transaction, then seals it with its record."""
+
+    def add(self, chunks: Sequence[Chunk], vectors: np.ndarray) -> None: ...
+
+    def finish(self, path: str, sha256: str, title: str, stamp: Stamp) -> DocumentRecord: ...
+
+
+class Store(Protocol):
+    """The storage a persistent index needs (see the module docstring for the guarantee)."""
+
+    def meta(self, key: str) -> str | None: ...
+
+    def set_meta(self, key: str, value: str) -> None: ...
+
+    def documents(self) -> list[DocumentRecord]: ...
+
+    def document(self, doc_id: str) -> DocumentRecord | None: ...
+
+    def replacing(self, doc_id: str) -> AbstractContextManager[DocumentWriter]: ...
+
+    def fail(self, doc_id: str, path: str, sha256: str | None, reason: str) -> DocumentRecord: ...
+
+    def set_status(self, doc_ids: Sequence[str], status: Status) -> None: ...
+
+    def remove(self, doc_ids: Sequence[str]) -> None: ...
+
+    def chunks(self, doc_ids: Sequence[str]) -> tuple[list[Chunk], np.ndarray]: ...
+
+    def close(self) -> None: ...
+
+
+class StoreError(RuntimeError):
+    """The index file is not an index, or not one this version can read."""
+
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS documents (
+    id TEXT PRIMARY KEY,
+    path TEXT NOT NULL,
+    sha256 TEXT,
+    status TEXT NOT NULL CHECK (status IN ('indexed', 'failed', 'stale')),
+    reason TEXT,
+    title TEXT NOT NULL,
+    model_name TEXT,
+    model_key TEXT,
+    dimensions INTEGER,
+    pipeline_version TEXT,
+    reader_version TEXT,
+    chunk_count INTEGER,
+    updated_at TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS chunks (
+    doc_id TEXT NOT NULL,
+    idx INTEGER NOT NULL,
+    section TEXT NOT NULL,
+    start INTEGER NOT NULL,
+    "end" INTEGER NOT NULL,
+    text TEXT NOT NULL,
+    content TEXT NOT NULL,
+    vector BLOB NOT NULL,
+    PRIMARY KEY (doc_id, idx)
+);
+"""
+
+_COLUMNS = (
+    "id, path, sha256, status, reason, title, model_name, model_key, dimensions, "
+    "pipeline_version, reader_version, chunk_count, updated_at"
+)
+
+
+class SQLiteStore:
+    """A :class:`Store` in one SQLite file (standard library, no server)."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        # Autocommit mode: every transaction below is opened and closed explicitly.
+        self._db = sqlite3.connect(self.path, isolation_level=None)
+        try:
+            self._db.executescript(_SCHEMA)
+        except sqlite3.DatabaseError as err:
+            self._db.close()
+            raise StoreError(f"{self.path}: not a rag-lab index ({err})") from None
+        found = self.meta("schema")
+        if found is None:
+            self.set_meta("schema", SCHEMA_VERSION)
+        elif found != SCHEMA_VERSION:
+            raise StoreError(
+                f"{self.path} has index schema {found}; this rag_lab reads {SCHEMA_VERSION}. "
+                "Index the folder again into a new file (--index PATH)."
+            )
+
+    def meta(self, key: str) -> str | None:
+        row = self._db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return row[0] if row else None
+
+    def set_meta(self, key: str, value: str) -> None:
+        self._db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, value))
+
+    def documents(self) -> list[DocumentRecord]:
+        rows = self._db.execute(f"SELECT {_COLUMNS} FROM documents ORDER BY id")
+        return [_record(row) for row in rows]
+
+    def document(self, doc_id: str) -> DocumentRecord | None:
+        row = self._db.execute(
+            f"SELECT {_COLUMNS} FROM documents WHERE id = ?", (doc_id,)
+        ).fetchone()
+        return _record(row) if row else None
+
+    @contextmanager
+    def replacing(self, doc_id: str) -> Iterator[_SQLiteWriter]:
+        """A transaction that replaces ``doc_id`` whole; rolled back unless finished."""
+        self._db.execute("BEGIN IMMEDIATE")
+        try:
+            self._db.execute("DELETE FROM chunks WHERE doc_id = ?", (doc_id,))
+            writer = _SQLiteWriter(self, doc_id)
+            yield writer
+            if writer.record is None:
+                raise RuntimeError(f"{doc_id}: the writer closed without finish()")
+        except BaseException:
+            self._db.execute("ROLLBACK")
+            raise
+        self._db.execute("COMMIT")
+
+    def fail(self, doc_id: str, path: str, sha256: str | None, reason: str) -> DocumentRecord:
+        """Mark ``doc_id`` failed with ``reason`` and drop its chunks, in one transaction."""
+        record = DocumentRecord(doc_id, path, sha256, Status.FAILED, reason, "", None, None, _now())
+        with self._transaction():
+            self._db.execute("DELETE FROM chunks WHERE doc_id = ?", (doc_id,))
+            self._put(record)
+        return record
+
+    def set_status(self, doc_ids: Sequence[str], status: Status) -> None:
+        with self._transaction():
+            self._db.executemany(
+                "UPDATE documents SET status = ?, updated_at = ? WHERE id = ?",
+                [(str(status), _now(), i) for i in doc_ids],
+            )
+
+    def remove(self, doc_ids: Sequence[str]) -> None:
+        with self._transaction():
+            for doc_id in doc_ids:
+                self._db.execute("DELETE FROM chunks WHERE doc_id = ?", (doc_id,))
+                self._db.execute("DELETE FROM documents WHERE id = ?", (doc_id,))
+
+    def chunks(self, doc_ids: Sequence[str]) -> tuple[list[Chunk], np.ndarray]:
+        """The chunks of ``doc_ids`` (document id, then position order) and their vectors."""
+        wanted = set(doc_ids)
+        out: list[Chunk] = []
+        vectors: list[np.ndarray] = []
+        rows = self._db.execute(
+            'SELECT doc_id, idx, text, content, section, start, "end", vector '
+            "FROM chunks ORDER BY doc_id, idx"
+        )
+        for doc_id, idx, text, content, section, start, end, blob in rows:
+            if doc_id in wanted:
+                out.append(Chunk(doc_id, idx, text, content, section, start, end))
+                vectors.append(np.frombuffer(blob, dtype=np.float32))
+        return out, np.stack(vectors) if vectors else np.zeros((0, 0), dtype=np.float32)
+
+    def close(self) -> None:
+        self._db.close()
+
+    def __enter__(self) -> SQLiteStore:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    @contextmanager
+    def _transaction(self) -> Iterator[None]:
+        self._db.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+        except BaseException:
+            self._db.execute("ROLLBACK")
+            raise
+        self._db.execute("COMMIT")
+
+    def _put(self, r: DocumentRecord) -> None:
+        stamp = [getattr(r.stamp, f.name) if r.stamp else None for f in fields(Stamp)]
+        values = [r.id, r.path, r.sha256, str(r.status), r.reason, r.title, *stamp]
+        self._db.execute(
+            f"INSERT OR REPLACE INTO documents ({_COLUMNS}) VALUES ({', '.join('?' * 13)})",
+            [*values, r.chunk_count, r.updated_at],
+        )
+
+
+class _SQLiteWriter:
+    """The :class:`DocumentWriter` of :meth:`SQLiteStore.replacing`."""
+
+    def __init__(self, store: SQLiteStore, doc_id: str) -> None:
+        self._store = store
+        self._doc_id = doc_id
+        self._count = 0
+        self.record: DocumentRecord | None = None
+
+    def add(self, chunks: Sequence[Chunk], vectors: np.ndarray) -> None:
+        if len(chunks) != len(vectors):
+            raise ValueError(f"{len(chunks)} chunks but {len(vectors)} vectors")
+        rows = []
+        for c, v in zip(chunks, vectors, strict=True):
+            if c.doc_id != self._doc_id:
+                raise ValueError(f"chunk {c.id} does not belong to {self._doc_id}")
+            blob = np.ascontiguousarray(v, dtype=np.float32).tobytes()
+            rows.append((c.doc_id, c.index, c.section, c.start, c.end, c.text, c.content, blob))
+        self._store._db.executemany("INSERT INTO chunks VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows)
+        self._count += len(rows)
+
+    def finish(self, path: str, sha256: str, title: str, stamp: Stamp) -> DocumentRecord:
+        """Seal the document as indexed; its chunk count is what this writer stored."""
+        self.record = DocumentRecord(
+            self._doc_id, path, sha256, Status.INDEXED, None, title, stamp, self._count, _now()
+        )
+        self._store._put(self.record)
+        return self.record
+
+
+def _record(row: tuple) -> DocumentRecord:
+    doc_id, path, sha, status, reason, title, *stamp, count, updated = row
+    return DocumentRecord(
+        doc_id,
+        path,
+        sha,
+        Status(status),
+        reason,
+        title,
+        Stamp(*stamp) if stamp[0] is not None else None,
+        count,
+        updated,
+    )
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")

@@ -1,0 +1,92 @@
+"""sha256 digests, ``sha256sum`` manifests, and the checks of files against them.
+
+The one place the lab hashes bytes: corpora, model weights and user files are all checked
+with these functions, and every manifest is parsed by :func:`read_manifest`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from pathlib import Path
+
+BLOCK = 1 << 20
+"""Bytes read per step when hashing a file (model weights are hundreds of MB)."""
+
+
+class VerificationError(Exception):
+    """Files failed a check (missing, undownloadable, wrong sha256); the message names each."""
+
+    def __init__(self, problems: list[str]) -> None:
+        super().__init__("\n".join(problems))
+        self.problems = problems
+
+
+class ManifestError(ValueError):
+    """A manifest line is not ``<sha256>  <name>``; the message gives the file and line."""
+
+
+def sha256_bytes(data: bytes) -> str:
+    """The hex sha256 of ``data``.
+
+    >>> sha256_bytes(b"")[:12]
+    'e3b0c44298fc'
+    """
+    return hashlib.sha256(data).hexdigest()
+
+
+def sha256_text(text: str) -> str:
+    """The hex sha256 of ``text`` encoded as UTF-8 (the key of every cached vector)."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def sha256_file(path: Path) -> str:
+    """The hex sha256 of a file, read in :data:`BLOCK`-sized steps."""
+    h = hashlib.sha256()
+    with Path(path).open("rb") as f:
+        for block in iter(lambda: f.read(BLOCK), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def read_manifest(path: Path) -> dict[str, str]:
+    """Map each name listed in a ``sha256sum`` file to its hex digest.
+
+    Lines are ``<64 hex digits> <space> <space or *> <name>``; blank lines are skipped.
+    Raises :class:`ManifestError` naming the file and line of anything else.
+    """
+    manifest: dict[str, str] = {}
+    for lineno, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        digest, _, name = line.partition(" ")
+        name = name.lstrip(" *").strip()
+        if len(digest) != 64 or not name or any(c not in "0123456789abcdefABCDEF" for c in digest):
+            raise ManifestError(f"{path}:{lineno}: not a '<sha256>  <name>' line: {line!r}")
+        manifest[name] = digest.lower()
+    return manifest
+
+
+def mismatch(name: str, expected: str, actual: str) -> str:
+    """The report line for a file whose sha256 differs from the manifest."""
+    return f"{name}: sha256 mismatch (expected {expected}, got {actual})"
+
+
+def verify_files(root: Path, manifest: Mapping[str, str]) -> int:
+    """Check every file of ``manifest`` under ``root``; return how many were checked.
+
+    Raises :class:`VerificationError` listing every missing file and every sha256
+    mismatch, with the expected and the actual digest.
+    """
+    problems = []
+    for name, expected in manifest.items():
+        path = root / name
+        if not path.is_file():
+            problems.append(f"{name}: missing from {root}")
+            continue
+        actual = sha256_file(path)
+        if actual != expected:
+            problems.append(mismatch(name, expected, actual))
+    if problems:
+        raise VerificationError(problems)
+    return len(manifest)

@@ -1,0 +1,57 @@
+"""What the chapter reports, kept apart so every comparison names its reference.
+
+These are the chapter's published figures for *its* corpus (13 chapters of a course,
+359,067 characters, 940 chunks per boundary strategy). They are never used in a
+computation: notebooks show them beside the numbers measured here.
+"""
+
+from __future__ import annotations
+
+CORPUS = {"documents": 13, "characters": 359_067, "sections": 127, "questions": 32, "queries": 64}
+
+CHUNKS_PER_BOUNDARY_STRATEGY = 940
+
+DESTROYED_BY_BLIND = 4
+"""Needles cut by the 512-character blind cuts, out of 32."""
+DESTROYED_WITH_OVERLAP = 0
+
+HEADER_TOKENS = 24_213
+EMBEDDED_TOKENS = 114_275
+"""Word-pieces embedded by strategy E, header included (the share is 21.2 %)."""
+OVER_WINDOW = {"E": 17, "F": 28}
+"""Chunks over the encoder's 256 word-piece window."""
+
+INDEX_MS_PER_CHUNK = 22.0
+QUERY_EMBED_MS = 13.0
+BM25_MS_PER_QUERY = 1.14
+VECTOR_SCAN_MS_PER_QUERY = 0.3
+CROSS_ENCODER_MS_PER_QUERY = 569.0
+
+WILSON_R20 = {"A": (0.471, 0.705), "E": (0.718, 0.901)}
+PAIRED = {
+    ("B", "A", 8): (8, 6, "0.79"),
+    ("B", "A", 20): (9, 7, "0.80"),
+    ("E", "A", 20): (18, 3, "0.0015"),
+    ("E", "C", 20): (12, 2, "0.0129"),
+    ("F", "E", 20): (2, 6, None),
+    ("hybrid", "BM25", 4): (10, 3, "0.09"),
+    ("hybrid", "dense", 4): (10, 6, "0.45"),
+}
+"""(system a, system b, k) -> (wins of a, losses of a, the sign-test p as printed, if printed)."""
+
+RERANK_TOP_N = 25
+"""The chapter reranks its first stage's top 25."""
+RERANK_R1 = {"dense": 0.094, "cross-encoder": 0.312}
+RERANK_MRR = {"dense": 0.280, "cross-encoder": 0.447}
+
+IDENTITY_MAX_DIFF = 8.3e-07
+WORST_IN_DOMAIN = 0.721
+BEST_OUT_OF_DOMAIN = 0.497
+CUTOFF = 0.675
+"""The cutoff the chapter settles on (cosine distance, strictly under it is kept)."""
+STRICT_CUTOFF = 0.525
+"""The stricter cutoff the chapter also reports."""
+NEGATIVES = 30
+BLUFFS = {None: 30, CUTOFF: 10, STRICT_CUTOFF: 2}
+"""Negatives answered (out of 30) at no cutoff and two cutoffs."""
+REFUSED_ANSWERABLE = {STRICT_CUTOFF: 12}

@@ -1,0 +1,346 @@
+"""Notebook 05: a second stage on the hybrid's top 25, its quality, its cost, its reading.
+
+As in :mod:`rag_lab.experiments.tables`, every verdict is derived from the numbers passed
+in. Whatever is measured with the stand-in cross-encoder is named for what it is, and a
+stand-in's quality numbers are never read as evidence about the chapter's claim.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from rag_lab.experiments import chapter, plots
+from rag_lab.experiments.runs import Rankings
+from rag_lab.experiments.timing import Latency, time_per_call
+from rag_lab.late_interaction import maxsim
+from rag_lab.metrics import Ranks, first_hit_ranks, hits_at, mrr, paired_at, relevant_chunks
+from rag_lab.models.cross_encoder import ENV_VAR, HUB_ID, Reranker
+from rag_lab.models.token_vectors import LateInteraction
+from rag_lab.questions import Query
+from rag_lab.rerank import TOP_N, Scorer, rerank_all
+from rag_lab.search import ChunkIndex
+from rag_lab.stats import ALPHA
+
+HYBRID = "hybrid"
+LATE = "hybrid + late interaction"
+LATE_STAGE = "late interaction (query tokens + MaxSim)"
+
+_CHAPTER_MS = {
+    "embed query": chapter.QUERY_EMBED_MS,
+    "BM25": chapter.BM25_MS_PER_QUERY,
+    "vector scan": chapter.VECTOR_SCAN_MS_PER_QUERY,
+    "cross-encoder": chapter.CROSS_ENCODER_MS_PER_QUERY,
+}
+"""The chapter's figure for each stage, matched on the start of our stage names."""
+
+
+def second_stage(
+    index: ChunkIndex,
+    rankings: Rankings,
+    scorers: Mapping[str, Scorer],
+    n: int = TOP_N,
+    base: str = "hybrid",
+) -> dict[str, list[int | None]]:
+    """First-hit ranks of the ``base`` system and of its top ``n`` reranked by each scorer.
+
+    The keys are ``base`` and then the names of ``scorers``; chunks are scored on ``text``.
+    """
+    texts = [c.text for c in index.chunks]
+    relevant = relevant_chunks(index.chunks, rankings.queries)
+    first = rankings.by_system[base]
+    out = {base: first_hit_ranks(first, relevant)}
+    for name, score in scorers.items():
+        reranked = rerank_all(first, rankings.queries, texts, score, n)
+        out[name] = first_hit_ranks(reranked, relevant)
+    return out
+
+
+def cross_encoder_latency(
+    reranker: Reranker,
+    queries: Sequence[Query],
+    candidates: Sequence[Sequence[str]],
+    repeats: int = 3,
+) -> Latency:
+    """Per query: one :meth:`Reranker.score` call on its candidates, in ms (best of ``repeats``)."""
+    n = max(len(c) for c in candidates)
+    return time_per_call(
+        f"cross-encoder × {n} pairs, {reranker.label}",
+        lambda i: reranker.score(queries[i].text, candidates[i]),
+        range(len(queries)),
+        repeats=repeats,
+    )
+
+
+def late_interaction_latency(
+    li: LateInteraction, queries: Sequence[Query], candidates: Sequence[Sequence[str]]
+) -> Latency:
+    """Per query: its token vectors through the model (cache bypassed), then MaxSim, in ms.
+
+    The candidates' token matrices are read before timing, as an index would hold them.
+    """
+    docs = [li.tokens(texts) for texts in candidates]
+
+    def run(i: int) -> list[float]:
+        (query_tokens,) = li._compute([queries[i].text])
+        return [maxsim(query_tokens, d) for d in docs[i]]
+
+    n = max(len(c) for c in candidates)
+    return time_per_call(f"{LATE_STAGE} × {n}", run, range(len(queries)))
+
+
+def system_name(reranker: Reranker) -> str:
+    """The row name of the hybrid reranked by ``reranker``, its label included."""
+    return f"{HYBRID} + {reranker.label}"
+
+
+def chapter_quality() -> str:
+    """The chapter's reranking figures, on its own corpus, in one line."""
+    r1, m = chapter.RERANK_R1, chapter.RERANK_MRR
+    return (
+        f"The chapter, on its corpus: R@1 {r1['dense']:.3f} → {r1['cross-encoder']:.3f}, "
+        f"MRR {m['dense']:.3f} → {m['cross-encoder']:.3f} after cross-encoder reranking "
+        f"of its top {chapter.RERANK_TOP_N}"
+    )
+
+
+def availability(reranker: Reranker | None) -> str:
+    """One plain sentence: which cross-encoder this run has, and what that means for its numbers."""
+    name = HUB_ID.split("/")[-1]
+    if reranker is None:
+        return (
+            f"The cross-encoder {name} is not available here (neither ${ENV_VAR} nor the "
+            "Hugging Face cache holds it), so this notebook shows no quality numbers for it; "
+            "a stand-in of the same architecture only measures its cost."
+        )
+    if reranker.standin:
+        return (
+            f"The cross-encoder loaded is rag_lab's stand-in, not {name}: its quality numbers "
+            "below are meaningless and are labelled so."
+        )
+    where = f"${ENV_VAR}" if reranker.source != HUB_ID else "the Hugging Face cache"
+    return f"The cross-encoder {name} is loaded from {where}; its quality numbers are below."
+
+
+def movement(systems: Mapping[str, Ranks], base: str = HYBRID, n: int = TOP_N) -> pd.DataFrame:
+    """Per reranked system, queries whose first hit moved up, down or not, against ``base``.
+
+    ``beyond n`` counts the queries whose first hit is below rank n (or absent) in ``base``:
+    reranking the top n cannot reach them, and their rank is unchanged by construction.
+    """
+    rows = {}
+    for name, ranks in systems.items():
+        if name == base:
+            continue
+        up = down = same = beyond = 0
+        for before, after in zip(systems[base], ranks, strict=True):
+            if before is None or before > n:
+                beyond += 1
+            elif after < before:
+                up += 1
+            elif after > before:
+                down += 1
+            else:
+                same += 1
+        rows[name] = {"up": up, "down": down, "same": same, f"beyond {n}": beyond}
+    return pd.DataFrame.from_dict(rows, orient="index")
+
+
+def chapter_reference(latencies: Sequence[Latency]) -> dict[str, float]:
+    """The chapter's ms per query for each of our stages that it reports."""
+    out = {}
+    for lat in latencies:
+        for prefix, ms in _CHAPTER_MS.items():
+            if lat.stage.startswith(prefix):
+                out[lat.stage] = ms
+    return out
+
+
+def cost_table(latencies: Sequence[Latency]) -> pd.DataFrame:
+    """Median and p90 ms per query per stage, the ratio to the cheapest, and the chapter's.
+
+    ``× cheapest`` divides each median by the smallest median here; ``chapter ×`` does the
+    same with the chapter's figures (over the stages it reports).
+    """
+    reference = chapter_reference(latencies)
+    cheapest = min(lat.median for lat in latencies)
+    chapter_cheapest = min(reference.values(), default=float("nan"))
+    rows = []
+    for lat in latencies:
+        ref = reference.get(lat.stage, float("nan"))
+        rows.append(
+            {
+                "stage": lat.stage,
+                "n": len(lat.ms),
+                "median ms": round(lat.median, 3),
+                "p90 ms": round(lat.p90, 3),
+                "× cheapest": round(lat.median / cheapest, 1),
+                "chapter ms": ref,
+                "chapter ×": round(ref / chapter_cheapest, 1),
+            }
+        )
+    return pd.DataFrame(rows).set_index("stage")
+
+
+def latency_figure(latencies: Sequence[Latency]):
+    """Median ms per query per stage on a log scale, with the chapter's figure where it has one."""
+    import matplotlib.pyplot as plt
+
+    reference = chapter_reference(latencies)
+    y = np.arange(len(latencies))[::-1]
+    with plots.style():
+        fig, ax = plt.subplots(figsize=(9, 0.45 * len(latencies) + 1.2))
+        ax.barh(y, [lat.median for lat in latencies], color="#1565c0", label="here, median")
+        ax.scatter(
+            [lat.p90 for lat in latencies],
+            y,
+            marker="|",
+            s=120,
+            color="#0d47a1",
+            label="here, p90",
+        )
+        ref = [
+            (yi, reference[lat.stage])
+            for yi, lat in zip(y, latencies, strict=True)
+            if lat.stage in reference
+        ]
+        ax.scatter(
+            [ms for _, ms in ref],
+            [yi for yi, _ in ref],
+            marker="D",
+            color="#e65100",
+            zorder=3,
+            label="chapter",
+        )
+        ax.set_yticks(y, [f"{lat.stage} (n = {len(lat.ms)})" for lat in latencies])
+        ax.set_xscale("log")
+        ax.set_xlabel("wall time per query (ms, log scale)")
+        ax.set_title("What each stage costs per query (n = queries timed)")
+        ax.legend(loc="upper right")
+        fig.tight_layout()
+    return fig
+
+
+# --- the reading -------------------------------------------------------------------
+
+
+def reading(
+    ranks: Mapping[str, Ranks],
+    latencies: Sequence[Latency],
+    reranker: Reranker | None,
+    n: int = TOP_N,
+) -> str:
+    """The chapter's reranking claims, judged on our numbers, as Markdown bullets.
+
+    ``ranks`` holds :data:`HYBRID`, :data:`LATE` and, when ``reranker`` is given, its
+    :func:`system_name`. ``latencies`` holds the BM25, vector-scan, late-interaction and
+    cross-encoder stages (names as produced by the package).
+    """
+    cost = {_kind(lat.stage): lat.median for lat in latencies}
+    lines = [_cross_quality(ranks, reranker), _cost(cost, reranker, n), _late(ranks, cost)]
+    base = ranks[HYBRID]
+    out_of_reach = sum(r is None or r > n for r in base)
+    lines.append(
+        f"- **Ceiling.** Reranking the top {n} cannot reach the {out_of_reach} of {len(base)} "
+        f"queries whose needle the hybrid ranks below {n}; their ranks, and Recall@k for k > "
+        f"{n}, are unchanged. No second stage here can lift R@1 above the hybrid's "
+        f"R@{n} = {float(hits_at(base, n).mean()):.3f}."
+    )
+    return "\n".join(lines)
+
+
+def _cross_quality(ranks: Mapping[str, Ranks], reranker: Reranker | None) -> str:
+    claim = (
+        f"the chapter's gain from reranking its top {chapter.RERANK_TOP_N} (R@1 "
+        f"{chapter.RERANK_R1['dense']:.3f} → {chapter.RERANK_R1['cross-encoder']:.3f}, MRR "
+        f"{chapter.RERANK_MRR['dense']:.3f} → {chapter.RERANK_MRR['cross-encoder']:.3f})"
+    )
+    if reranker is None:
+        return (
+            f"- **Cross-encoder quality: not measured.** The weights of {HUB_ID} are not "
+            f"available here, so {claim} is neither confirmed nor refuted by this run. Put them "
+            f"at ${ENV_VAR} and re-run: the same notebook then measures it."
+        )
+    name = system_name(reranker)
+    r1, m = _r1(ranks[name]), mrr(ranks[name])
+    at1 = paired_at(ranks[name], ranks[HYBRID], 1)
+    numbers = (
+        f"R@1 {_r1(ranks[HYBRID]):.3f} → {r1:.3f}, MRR {mrr(ranks[HYBRID]):.3f} → {m:.3f} "
+        f"(vs hybrid at R@1: {at1})"
+    )
+    if reranker.standin:
+        return (
+            f"- **Cross-encoder quality: stand-in only.** The reranker is the stand-in, whose "
+            f"scores are meaningless: {numbers} is noise and says nothing about {claim}."
+        )
+    verdict = (
+        "reproduces: the lift at R@1 survives the paired sign test."
+        if at1.significant_win
+        else "does not reproduce here: the lift at R@1 is not significant."
+    )
+    return f"- **Cross-encoder quality.** {numbers}. Against {claim}, the claim {verdict}"
+
+
+def _cost(cost: Mapping[str, float], reranker: Reranker | None, n: int) -> str:
+    cross = cost["cross-encoder"]
+    first = max(cost["BM25"], cost["vector scan"])
+    which = (
+        "the stand-in (same architecture, so the same cost)"
+        if (reranker is None or reranker.standin)
+        else "the real model"
+    )
+    c = chapter
+    ratio_ok = cross >= 100 * first
+    return (
+        f"- **Cost.** Scoring {n} pairs with {which} takes {cross:.0f} ms per query "
+        f"(the chapter: {c.CROSS_ENCODER_MS_PER_QUERY:.0f} ms), {cross / cost['BM25']:,.0f}× "
+        f"BM25 and {cross / cost['vector scan']:,.0f}× the vector scan (the chapter: "
+        f"{c.CROSS_ENCODER_MS_PER_QUERY / c.BM25_MS_PER_QUERY:.0f}× and "
+        f"{c.CROSS_ENCODER_MS_PER_QUERY / c.VECTOR_SCAN_MS_PER_QUERY:.0f}×). "
+        + (
+            "A cheap wide first stage and a scorer two or more orders of magnitude dearer on a "
+            "short list: the chapter's trade reproduces."
+            if ratio_ok
+            else "The gap is under two orders of magnitude here, narrower than the chapter's."
+        )
+    )
+
+
+def _late(ranks: Mapping[str, Ranks], cost: Mapping[str, float]) -> str:
+    at = {k: paired_at(ranks[LATE], ranks[HYBRID], k) for k in (1, 4)}
+    significant = [k for k, r in at.items() if r.p < ALPHA]
+    if not significant:
+        effect = "leaves the hybrid's quality where it was: no difference is significant."
+    elif all(at[k].wins > at[k].losses for k in significant):
+        effect = "improves on the hybrid significantly."
+    else:
+        effect = "hurts the hybrid significantly."
+    late, first, cross = cost["late interaction"], cost["vector scan"], cost["cross-encoder"]
+    between = first < late < cross
+    return (
+        f"- **Late interaction, on weights not trained for it.** MaxSim over all-MiniLM-L6-v2's "
+        f"token vectors (trained to be mean-pooled, not matched token by token as ColBERT's "
+        f"are) gives R@1 {_r1(ranks[LATE]):.3f} and MRR {mrr(ranks[LATE]):.3f} against the "
+        f"hybrid's {_r1(ranks[HYBRID]):.3f} and {mrr(ranks[HYBRID]):.3f} (at R@1: {at[1]}; at "
+        f"R@4: {at[4]}); it {effect} It costs {late:.1f} ms per query, "
+        + (
+            "between the vector scan and the cross-encoder, as the chapter places it."
+            if between
+            else "outside the span between the vector scan and the cross-encoder."
+        )
+        + " A ColBERT checkpoint would be the fair test of the method; this is a test of the "
+        "packaged weights."
+    )
+
+
+def _kind(stage: str) -> str:
+    for prefix in ("BM25", "vector scan", "late interaction", "cross-encoder", "embed query"):
+        if stage.startswith(prefix):
+            return prefix
+    return stage
+
+
+def _r1(ranks: Ranks) -> float:
+    return float(hits_at(ranks, 1).mean())

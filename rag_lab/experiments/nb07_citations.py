@@ -1,0 +1,68 @@
+"""Notebook 07: a question through the pipeline, and every quote checked at its offsets."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from rag_lab import citations
+from rag_lab.pipeline import Answer, Refusal, Retriever, answer
+from rag_lab.questions import Negative, Query
+
+LOCATOR_EXAMPLES = (
+    citations.CharRange(25873, 26272),
+    citations.Page(12),
+    citations.TimeRange(132.4, 158.9),
+)
+"""One locator of each kind the server can build, to show their fragments."""
+
+
+def needle_sources(result: Answer | Refusal, query: Query) -> list[int]:
+    """The numbers of the sources whose quote holds the query's needle whole."""
+    if isinstance(result, Refusal):
+        return []
+    return [c.index for c in result.citations if query.needle in c.quote]
+
+
+@dataclass(frozen=True)
+class QuoteAudit:
+    """Every citation of every answered query, checked against its document at its offsets."""
+
+    queries: int
+    answered: int
+    citations: int
+    mismatched: list[citations.Citation]
+
+    @property
+    def refused(self) -> int:
+        return self.queries - self.answered
+
+    def __str__(self) -> str:
+        good = self.citations - len(self.mismatched)
+        return (
+            f"{self.citations} citations over {self.answered} answered queries: {good} quotes "
+            f"match the document at their offsets, {len(self.mismatched)} do not"
+        )
+
+
+def quote_audit(
+    queries: Sequence[Query],
+    retriever: Retriever,
+    cutoff: float,
+    texts: Mapping[str, str],
+) -> QuoteAudit:
+    """Run every query through :func:`rag_lab.pipeline.answer` and check each quote."""
+    results = [answer(q.text, retriever, cutoff) for q in queries]
+    cited = [c for r in results if isinstance(r, Answer) for c in r.citations]
+    bad = [c for c in cited if not citations.quote_matches(c, texts[c.document_id])]
+    answered = sum(isinstance(r, Answer) for r in results)
+    return QuoteAudit(len(queries), answered, len(cited), bad)
+
+
+def negative_refusals(
+    negatives: Sequence[Negative], retriever: Retriever, cutoff: float
+) -> tuple[list[Refusal], int]:
+    """The negatives refused at ``cutoff``, nearest-to-passing first, and how many were asked."""
+    outcomes = [answer(n.query, retriever, cutoff) for n in negatives]
+    refusals = [r for r in outcomes if isinstance(r, Refusal)]
+    return sorted(refusals, key=lambda r: -(r.nearest or 0.0)), len(outcomes)

@@ -1,0 +1,344 @@
+"""Notebook 09: every query through retrieve → gate → generate, and what the answers cite.
+
+The measurements are counts over the question set with Wilson intervals. Counts that the
+gate alone decides (refusals, which sources reach the model, how often the generator is
+called) are exact and repeatable; counts about the generated text hold for one model, one
+prompt and one thread count, and are shown but never compared across machines.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+import pandas as pd
+
+from rag_lab.answers import CitedAnswer, declines, map_citations, render
+from rag_lab.models.generator import Generation, Generator
+from rag_lab.pipeline import Answer, Refusal, Retriever, answer
+from rag_lab.questions import Negative, Query
+from rag_lab.stats import wilson
+from rag_lab.text import counted, longest_common_run, shorten, words
+
+COPY_RUN = 20
+"""An answer that repeats this many consecutive words of a source is copying it."""
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """One query through the full pipeline at one cutoff."""
+
+    id: str
+    question: str
+    negative: bool
+    result: Answer | Refusal
+    needle_sources: tuple[int, ...]
+    """Numbers of the sources whose quote holds the query's needle (empty for negatives)."""
+    cited: CitedAnswer | None
+    """The generated text with its markers resolved; None when the gate refused."""
+    generation: Generation | None
+
+    @property
+    def refused(self) -> bool:
+        return isinstance(self.result, Refusal)
+
+    @property
+    def cites_needle(self) -> bool:
+        """At least one cited source holds the needle."""
+        return self.cited is not None and any(
+            c.index in self.needle_sources for c in self.cited.cited
+        )
+
+    @property
+    def declined(self) -> bool:
+        return self.cited is not None and declines(self.cited.text)
+
+    @property
+    def copies_source(self) -> bool:
+        """The answer repeats :data:`COPY_RUN` or more consecutive words of a source."""
+        if self.cited is None:
+            return False
+        said = words(self.cited.text)
+        return any(
+            len(longest_common_run(said, words(c.quote))) >= COPY_RUN for c in self.cited.sources
+        )
+
+
+Row = Callable[[Outcome], bool]
+
+GATE_ROWS: dict[str, Row] = {
+    "refused by the gate": lambda o: o.refused,
+    "answered, needle among the sources": lambda o: bool(o.needle_sources),
+    "answered, needle not among the sources": lambda o: not o.refused and not o.needle_sources,
+}
+"""Answerable queries: decided by retrieval and the cutoff alone, before any model runs."""
+
+ANSWER_ROWS: dict[str, Row] = {
+    "cites a source holding the needle": lambda o: o.cites_needle,
+    "  … with nothing but markers": lambda o: o.cites_needle and o.cited.only_markers,
+    "  … with words beside the markers": lambda o: o.cites_needle and not o.cited.only_markers,
+    "needle among the sources, not cited": lambda o: bool(o.needle_sources) and not o.cites_needle,
+    "cites nothing": lambda o: o.cited is not None and o.cited.cites_nothing,
+    "cites an invalid number": lambda o: o.cited is not None and o.cited.has_invalid,
+    "copies a source (≥ 20 consecutive words)": lambda o: o.copies_source,
+    "says the sources do not answer": lambda o: o.declined,
+    "stopped by the token budget": lambda o: o.generation is not None and o.generation.hit_budget,
+}
+"""Answerable queries: what the generated answers cite."""
+
+NEGATIVE_GATE_ROWS: dict[str, Row] = {
+    "refused by the gate": lambda o: o.refused,
+    "slipped through the gate": lambda o: not o.refused,
+}
+
+NEGATIVE_ANSWER_ROWS: dict[str, Row] = {
+    "says the sources do not answer": lambda o: o.declined,
+    "answers anyway": lambda o: not o.declined,
+    "answers anyway, citing a source": lambda o: not o.declined and bool(o.cited.cited),
+}
+"""Negatives that slipped through: does the model decline on its own?"""
+
+
+def run(
+    queries: Sequence[Query],
+    negatives: Sequence[Negative],
+    retriever: Retriever,
+    cutoff: float | None,
+    generator: Generator,
+) -> list[Outcome]:
+    """Every answerable query, then every negative, through :func:`rag_lab.pipeline.answer`.
+
+    ``generator`` is called only for queries that pass the gate; its ``calls`` grow by one
+    per answer, which is how each :class:`Outcome` gets its :class:`Generation`.
+    """
+    items = [(q.id, q.text, q.needle) for q in queries]
+    items += [(n.id, n.query, None) for n in negatives]
+    outcomes = []
+    for id_, text, needle in items:
+        before = len(generator.calls)
+        result = answer(text, retriever, cutoff, generate=generator)
+        generation = generator.calls[-1] if len(generator.calls) > before else None
+        if isinstance(result, Refusal):
+            outcomes.append(Outcome(id_, text, needle is None, result, (), None, None))
+            continue
+        holding = tuple(c.index for c in result.citations if needle and needle in c.quote)
+        cited = map_citations(result.text or "", result.citations)
+        outcomes.append(Outcome(id_, text, needle is None, result, holding, cited, generation))
+    return outcomes
+
+
+@dataclass(frozen=True)
+class Split:
+    """Outcomes by kind: answerable queries, negatives, and the negatives the gate let by."""
+
+    answerable: list[Outcome]
+    negatives: list[Outcome]
+
+    @property
+    def slipped(self) -> list[Outcome]:
+        return [o for o in self.negatives if not o.refused]
+
+    @classmethod
+    def of(cls, outcomes: Sequence[Outcome]) -> Split:
+        return cls([o for o in outcomes if not o.negative], [o for o in outcomes if o.negative])
+
+    def calls(self) -> str:
+        """How many times the generator ran, and that it never ran for a refusal."""
+        outcomes = self.answerable + self.negatives
+        calls = sum(o.generation is not None for o in outcomes)
+        refused = [o for o in outcomes if o.refused]
+        return (
+            f"generator calls: {calls} = {sum(not o.refused for o in self.answerable)} answerable "
+            f"+ {len(self.slipped)} negatives that passed; "
+            f"{sum(o.generation is not None for o in refused)} for the {len(refused)} refusals"
+        )
+
+
+def rate_table(outcomes: Sequence[Outcome], rows: Mapping[str, Row]) -> pd.DataFrame:
+    """One row per named count: ``k/n``, the rate and its Wilson 95 % interval."""
+    n = len(outcomes)
+    table = []
+    for name, row in rows.items():
+        k = sum(row(o) for o in outcomes)
+        lo, hi = wilson(k, n)
+        table.append(
+            {"outcome": name, "count": f"{k}/{n}", "rate": f"{k / n:.2f}", "95% CI": _ci(lo, hi)}
+        )
+    return pd.DataFrame(table).set_index("outcome")
+
+
+def examples(outcomes: Sequence[Outcome], row: Row, n: int = 3) -> str:
+    """Markdown for the first ``n`` outcomes (question-file order) that ``row`` selects."""
+    picked = [o for o in outcomes if row(o)][:n]
+    if not picked:
+        return "*None occurred.*"
+    blocks = []
+    for o in picked:
+        where = (
+            f"needle in source(s) {', '.join(f'[{i}]' for i in o.needle_sources)}"
+            if o.needle_sources
+            else "needle not among the sources"
+            if not o.negative
+            else "a negative: the corpus does not answer it"
+        )
+        shown = render(o.cited) if o.cited else str(o.result)
+        quoted = "\n".join(f"> {line}" if line else ">" for line in shown.splitlines())
+        blocks.append(f"**{o.id}** — {o.question} *({where})*\n\n{quoted}")
+    return "\n\n---\n\n".join(blocks)
+
+
+# --- the identifier probe -----------------------------------------------------------------
+
+PROBE_PAPERS = (
+    "SimCSE, simple contrastive learning of sentence embeddings",
+    "Sentence-BERT (SBERT), sentence embeddings from siamese BERT networks",
+    "contrastive predictive coding and the InfoNCE loss",
+    "SimCLR, a simple framework for contrastive learning of visual representations",
+    "dense passage retrieval (DPR) for open-domain question answering",
+    "MoCo, momentum contrast for unsupervised visual representation learning",
+    "Contriever, unsupervised dense information retrieval with contrastive learning",
+    "E5, text embeddings by weakly-supervised contrastive pre-training",
+)
+"""Papers on contrastive embeddings; no source is given, so the model can only recall."""
+PROBE_PROMPT = (
+    "What is the arXiv identifier of the paper that introduced {}? Answer with the identifier only."
+)
+ARXIV_ID = re.compile(r"(?<![\d.])(\d{4})\.(\d{4,5})(?:v\d+)?(?!\d)")
+"""A well-formed new-style arXiv identifier, ``YYMM.NNNNN`` with an optional version."""
+
+
+@dataclass(frozen=True)
+class ProbeAnswer:
+    """What the model gave when asked for one paper's arXiv identifier."""
+
+    paper: str
+    text: str
+    identifier: str | None
+    """The first well-formed identifier in the text (:data:`ARXIV_ID`), if any."""
+
+    @property
+    def plausible(self) -> bool:
+        """Well-formed and consistent with arXiv's scheme (:func:`plausible_arxiv_id`)."""
+        return self.identifier is not None and plausible_arxiv_id(self.identifier)
+
+
+def plausible_arxiv_id(identifier: str) -> bool:
+    """True when ``YYMM.N…`` could exist: month 01–12, from 0704 (when the scheme began),
+    four digits after the dot up to 1412 and five from 1501 on.
+
+    >>> [plausible_arxiv_id(i) for i in ("1908.10084", "1909.1234", "1913.00001")]
+    [True, False, False]
+    """
+    match = ARXIV_ID.fullmatch(identifier)
+    if not match:
+        return False
+    yymm, number = match.group(1), match.group(2)
+    month = int(yymm[2:])
+    return 1 <= month <= 12 and yymm >= "0704" and len(number) == (4 if yymm <= "1412" else 5)
+
+
+def identifier_probe(generate: Callable[[str], str]) -> list[ProbeAnswer]:
+    """Ask, without sources, for the arXiv identifier of each of :data:`PROBE_PAPERS`."""
+    out = []
+    for paper in PROBE_PAPERS:
+        text = generate(PROBE_PROMPT.format(paper))
+        match = ARXIV_ID.search(text)
+        out.append(ProbeAnswer(paper, text, match.group(0) if match else None))
+    return out
+
+
+def probe_table(answers: Sequence[ProbeAnswer], width: int = 60) -> pd.DataFrame:
+    """One row per paper asked about: the answer (shortened), its identifier, plausibility."""
+    return pd.DataFrame(
+        [
+            {
+                "paper asked for": a.paper.split(",")[0],
+                "answer": shorten(a.text, width),
+                "well-formed id": a.identifier or "",
+                "plausible": a.plausible,
+            }
+            for a in answers
+        ]
+    )
+
+
+# --- reading ------------------------------------------------------------------------------
+
+
+def reading(outcomes: Sequence[Outcome], probe: Sequence[ProbeAnswer], cutoff: float) -> str:
+    """A plain-language verdict, every number computed from ``outcomes`` and ``probe``."""
+    split = Split.of(outcomes)
+    answerable, negatives, slipped = split.answerable, split.negatives, split.slipped
+    generations = [o.generation for o in outcomes if o.generation is not None]
+    m, p = len(answerable), len(negatives)
+
+    def share(k: int, n: int) -> str:
+        lo, hi = wilson(k, n) if n else (0.0, 1.0)
+        return f"{k} of {n} ({k / n:.0%}, 95% CI {_ci(lo, hi)})" if n else "0 of 0"
+
+    def count(rows: Mapping[str, Row], name: str, among: Sequence[Outcome]) -> int:
+        return sum(rows[name](o) for o in among)
+
+    model = generations[0].model if generations else "no model (nothing passed the gate)"
+    seconds = sum(g.seconds for g in generations)
+    cites = count(ANSWER_ROWS, "cites a source holding the needle", answerable)
+    bare = count(ANSWER_ROWS, "  … with nothing but markers", answerable)
+    declined = sum(o.declined for o in slipped)
+    ids = [a.identifier for a in probe if a.identifier]
+    lines = [
+        f"- **Model.** {model}, greedy, run locally: "
+        f"{counted(len(generations), 'generator call')} in {seconds:.0f} s "
+        f"({seconds / max(len(generations), 1):.1f} s per answer).",
+        f"- **The gate first.** At cutoff {cutoff}, "
+        f"{count(GATE_ROWS, 'refused by the gate', answerable)} of {m} answerable queries and "
+        f"{sum(o.refused for o in negatives)} of {p} negatives were refused without calling "
+        f"the generator; {count(GATE_ROWS, 'answered, needle among the sources', answerable)} "
+        "answerable queries reached it with the needle among their sources.",
+        f"- **Citing the right source.** Answers cite a source holding the needle for "
+        f"{share(cites, m)} answerable queries"
+        + (
+            f", but {bare} of those answers are nothing but a marker such as `[1]`: "
+            "a valid citation attached to no claim. "
+            if bare
+            else ". "
+        )
+        + "The needle was among the sources and not cited in "
+        f"{share(count(ANSWER_ROWS, 'needle among the sources, not cited', answerable), m)}; "
+        f"answers cite nothing in {share(count(ANSWER_ROWS, 'cites nothing', answerable), m)} "
+        "and cite a number that names no source in "
+        f"{share(count(ANSWER_ROWS, 'cites an invalid number', answerable), m)}. Only the "
+        "server's table turns a number into a link, so an invalid number is caught, not "
+        "followed. "
+        f"{share(count(ANSWER_ROWS, 'copies a source (≥ 20 consecutive words)', answerable), m)} "
+        f"answers copy {COPY_RUN} or more consecutive words of a source.",
+        f"- **Negatives that slip through.** {share(len(slipped), p)} negatives passed the "
+        "gate"
+        + (
+            f"; the model said the sources do not answer for {share(declined, len(slipped))} "
+            f"of them and answered {'the other' if declined else 'all'} "
+            f"{len(slipped) - declined} anyway. "
+            + (
+                "Retrieved text in the prompt did not make the model refuse when it did not "
+                "fit: the gate is what refuses."
+                if declined < len(slipped)
+                else "Here the model declined every one the gate let through."
+            )
+            if slipped
+            else ", so the model was never asked to answer one."
+        ),
+        f"- **Identifiers.** Asked without sources for the arXiv identifiers of "
+        f"{len(probe)} papers, the model gave a well-formed identifier for {len(ids)} of them "
+        f"({counted(len(set(ids)), 'distinct identifier')}"
+        + ("; the same one for different papers" if len(set(ids)) < len(ids) else "")
+        + f"), of which {sum(a.plausible for a in probe)} fit arXiv's numbering for their "
+        "month. Whether any of them points to the paper asked for "
+        "cannot be checked here: that needs a network this environment does not have. A "
+        "well-formed identifier is no evidence of a right one, which is why the model here "
+        "writes only `[n]` and the server supplies the link.",
+    ]
+    return "\n".join(lines)
+
+
+def _ci(lo: float, hi: float) -> str:
+    return f"[{lo:.2f}, {hi:.2f}]"

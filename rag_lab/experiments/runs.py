@@ -1,0 +1,69 @@
+"""Runs: every query of a question set through one or more first-stage systems, as ranks.
+
+A run is the full ranking (chunk positions, best first) of each query for each system;
+its first-hit ranks (:func:`rag_lab.metrics.first_hit_ranks`) are what every table of
+notebooks 03–06 is computed from. The systems are the chapter's: ``dense`` (cosine over
+all-MiniLM-L6-v2 vectors), ``BM25`` and ``hybrid`` (reciprocal rank fusion of the two).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from rag_lab import dense, fusion
+from rag_lab.metrics import Ranks, first_hit_ranks, relevant_chunks
+from rag_lab.questions import Query
+from rag_lab.ranking import order
+from rag_lab.search import ChunkIndex, TextEncoder
+
+RRF_K = 60
+"""Reciprocal rank fusion's damping constant (the paper's and the chapter's)."""
+
+
+@dataclass(frozen=True)
+class Rankings:
+    """Full rankings (chunk positions, best first) of each system for a list of queries."""
+
+    queries: list[Query]
+    by_system: dict[str, list[np.ndarray]]
+    distances: np.ndarray
+    """Cosine distances, queries × chunks."""
+
+    def ranks(self, index: ChunkIndex) -> dict[str, list[int | None]]:
+        """First-hit rank per query for each system (a hit holds the needle whole)."""
+        relevant = relevant_chunks(index.chunks, self.queries)
+        return {name: first_hit_ranks(r, relevant) for name, r in self.by_system.items()}
+
+
+def rank_all(index: ChunkIndex, queries: Sequence[Query], encoder: TextEncoder) -> Rankings:
+    """Dense, BM25 and hybrid (RRF of the two full rankings) for every query."""
+    query_vectors = encoder.encode([q.text for q in queries])
+    distances = dense.cosine_distance_matrix(query_vectors, index.vectors)
+    dense_r = [order(row, descending=False) for row in distances]
+    bm25_r = [index.bm25.rank(q.text) for q in queries]
+    hybrid_r = [np.array(fusion.rrf([d, b], k=RRF_K)) for d, b in zip(dense_r, bm25_r, strict=True)]
+    return Rankings(
+        list(queries), {"dense": dense_r, "BM25": bm25_r, "hybrid": hybrid_r}, distances
+    )
+
+
+def dense_ranks(
+    index: ChunkIndex, queries: Sequence[Query], encoder: TextEncoder
+) -> list[int | None]:
+    """First-hit ranks under dense retrieval alone (cheaper than :func:`rank_all`)."""
+    distances = dense.cosine_distance_matrix(
+        encoder.encode([q.text for q in queries]), index.vectors
+    )
+    rankings = [order(row, descending=False) for row in distances]
+    return first_hit_ranks(rankings, relevant_chunks(index.chunks, queries))
+
+
+def split_by_phrasing(ranks: Ranks, queries: Sequence[Query]) -> dict[str, list[int | None]]:
+    """Regroup per-query ranks by phrasing (``course``, ``ticket``), question order kept."""
+    out: dict[str, list[int | None]] = {}
+    for r, q in zip(ranks, queries, strict=True):
+        out.setdefault(q.phrasing, []).append(r)
+    return out

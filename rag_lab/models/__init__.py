@@ -1,0 +1,11 @@
+"""The models, each verified before use and loaded offline, with their on-disk caches.
+
+- ``minilm``: the packaged all-MiniLM-L6-v2: its folder, its fingerprint, its tokenizer.
+- ``vector_cache``: vectors by model fingerprint and text sha256, in SQLite.
+- ``encoder``: text to unit vectors (the bi-encoder of every notebook and of ``rag-lab``).
+- ``token_vectors``: one vector per word-piece, for late interaction.
+- ``cross_encoder``: ms-marco-MiniLM-L-6-v2 when the user has it; a labelled stand-in for cost.
+- ``generator``: the local instruct model of notebook 09 (llama.cpp, the ``generate`` extra).
+
+May import the core (``rag_lab.*``); never ``sources``, ``app`` or ``experiments``.
+"""

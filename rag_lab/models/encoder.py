@@ -1,0 +1,123 @@
+"""Text to unit vectors with the packaged all-MiniLM-L6-v2, cached on disk by model and text.
+
+The cache (:mod:`rag_lab.models.vector_cache`) is keyed by the model's
+:class:`~rag_lab.models.minilm.Fingerprint` (weights sha256, pooling, normalisation,
+window, dimensions) and by the sha256 of each text, so a re-run costs nothing and vectors
+from one model can never be served for another.
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+from tqdm import TqdmWarning, tqdm
+
+from rag_lab.models.minilm import minilm_fingerprint, minilm_path
+from rag_lab.models.vector_cache import EmbeddingCache, through_cache
+
+BATCH_SIZE = 32
+PROGRESS_FROM = 256
+"""Texts to compute before a progress bar is worth showing (a few seconds of work)."""
+
+
+@dataclass(frozen=True)
+class Timing:
+    """How long the last :meth:`Encoder.encode` call spent in the model."""
+
+    texts: int
+    computed: int
+    """Texts that were not in the cache and went through the model."""
+    seconds: float
+
+    @property
+    def ms_per_text(self) -> float:
+        """Model time per computed text, in milliseconds (NaN if all came from the cache)."""
+        return 1000 * self.seconds / self.computed if self.computed else float("nan")
+
+
+class Encoder:
+    """all-MiniLM-L6-v2, offline, returning L2-normalised float32 vectors.
+
+    >>> enc = Encoder()                                   # doctest: +SKIP
+    >>> enc.encode(["a tensor", "a matrix"]).shape        # doctest: +SKIP
+    (2, 384)
+    """
+
+    def __init__(
+        self,
+        *,
+        cache: bool = True,
+        cache_root: Path | None = None,
+        batch_size: int = BATCH_SIZE,
+    ) -> None:
+        self.fingerprint = minilm_fingerprint()
+        self.batch_size = batch_size
+        self.cache = EmbeddingCache(self.fingerprint, cache_root) if cache else None
+        self.last = Timing(0, 0, 0.0)
+        self._model = None
+
+    @property
+    def model(self):
+        """The SentenceTransformer, loaded on first use from the packaged folder."""
+        if self._model is None:
+            with warnings.catch_warnings():
+                # sentence-transformers imports tqdm.autonotebook, which warns in a kernel
+                # without ipywidgets; our bars are plain text on purpose.
+                warnings.filterwarnings("ignore", category=TqdmWarning)
+                from sentence_transformers import SentenceTransformer
+            from transformers.utils import logging as hf_logging
+
+            hf_logging.disable_progress_bar()  # the weights load from disk in a blink
+            self._model = SentenceTransformer(str(minilm_path()), device="cpu")
+            self._model.max_seq_length = self.fingerprint.max_seq_length
+        return self._model
+
+    def encode_unnormalized(self, texts: Sequence[str]) -> np.ndarray:
+        """Mean-pooled vectors *before* the model's Normalize layer (never cached).
+
+        Only for showing what normalisation buys: these norms vary from text to text,
+        so a distance between them mixes direction with length.
+        """
+        from sentence_transformers import SentenceTransformer
+
+        transformer, pooling = self.model[0], self.model[1]
+        raw = SentenceTransformer(modules=[transformer, pooling], device="cpu")
+        return raw.encode(list(texts), batch_size=self.batch_size, convert_to_numpy=True)
+
+    def encode(self, texts: Sequence[str], *, progress: bool | None = None) -> np.ndarray:
+        """Vectors for ``texts``, shape ``(len(texts), 384)``; cached texts skip the model.
+
+        ``progress`` shows a bar on long work (None: when more than :data:`PROGRESS_FROM`
+        texts go through the model).
+        """
+        started = time.perf_counter()
+        vectors, computed = through_cache(
+            texts, self.cache, lambda todo: self._compute(todo, progress)
+        )
+        self.last = Timing(len(texts), computed, time.perf_counter() - started)
+        if not texts:
+            return np.zeros((0, self.fingerprint.dimensions), dtype=np.float32)
+        return np.stack(vectors).astype(np.float32, copy=False)
+
+    def _compute(self, texts: list[str], progress: bool | None) -> np.ndarray:
+        show = len(texts) > PROGRESS_FROM if progress is None else progress
+        out = []
+        bar = tqdm(total=len(texts), desc="embedding", unit="text", disable=not show)
+        for i in range(0, len(texts), self.batch_size):
+            batch = texts[i : i + self.batch_size]
+            vecs = self.model.encode(
+                batch,
+                batch_size=self.batch_size,
+                normalize_embeddings=True,
+                convert_to_numpy=True,
+                show_progress_bar=False,
+            )
+            out.append(vecs.astype(np.float32))
+            bar.update(len(batch))
+        bar.close()
+        return np.concatenate(out)

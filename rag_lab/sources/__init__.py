@@ -1,0 +1,8 @@
+"""Where documents come from, each turned into :class:`rag_lab.documents.Document` records.
+
+- ``d2l``: the lab's corpus, *Dive into Deep Learning* chapters 2–4, verified by checksum;
+  ``d2l.extract`` rebuilds it from the book's upstream sources.
+- ``folder``: a user's folder of Markdown and plain-text files.
+
+May import the core (``rag_lab.*``); never ``models``, ``app`` or ``experiments``.
+"""

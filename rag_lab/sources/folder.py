@@ -1,0 +1,157 @@
+"""Read a folder of Markdown and plain-text files into documents, one reason per failure.
+
+Which files: every ``.md``, ``.markdown`` and ``.txt`` file under the folder, hidden
+folders skipped; when the folder holds a ``SHA256SUMS`` manifest, only the files it lists
+(as in the lab's corpus, whose folder also holds notes and licences). A document's id is
+its path relative to the folder without the suffix, e.g. ``guides/setup``.
+
+A file that cannot become a document (unreadable, empty, binary, not UTF-8, too large)
+raises :class:`Unreadable` with the reason an index records. :func:`load_folder` is the
+all-or-nothing reading an evaluation needs; :mod:`rag_lab.app.ingest` reads file by file.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from rag_lab.checksums import ManifestError, read_manifest, sha256_bytes
+from rag_lab.documents import Document, title_of
+
+READER_VERSION = "1"
+"""Bump whenever :func:`read` could turn the same bytes into another document."""
+
+MAX_BYTES = 5 * 1024 * 1024
+"""Larger files fail as ``too large``: 5 MB of text is a book, likely not meant for one index."""
+MARKDOWN_SUFFIXES = (".md", ".markdown")
+TEXT_SUFFIXES = (".txt",)
+SUFFIXES = MARKDOWN_SUFFIXES + TEXT_SUFFIXES
+MANIFEST = "SHA256SUMS"
+
+
+class Unreadable(Exception):
+    """A file that cannot become a document; ``reason`` is what the index records."""
+
+    def __init__(self, reason: str, sha256: str | None = None) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.sha256 = sha256
+
+
+class IngestError(ValueError):
+    """The folder cannot be indexed or loaded at all; ``problems`` lists why, one per line."""
+
+    def __init__(self, problems: Sequence[str]) -> None:
+        self.problems = list(problems)
+        super().__init__("\n".join(self.problems))
+
+
+@dataclass(frozen=True)
+class Source:
+    """A file found in the folder, with the document id it gets."""
+
+    id: str
+    path: str
+    """Relative to the folder, ``/``-separated."""
+    file: Path
+    clash: str | None = None
+    """The path of an earlier file with the same id, if any: then this one cannot be indexed."""
+
+
+def discover(folder: str | os.PathLike) -> list[Source]:
+    """The files to index under ``folder``, sorted by path (see the module docstring)."""
+    root = Path(folder)
+    manifest = root / MANIFEST
+    if manifest.is_file():
+        names = [n for n in _manifest(manifest) if Path(n).suffix.lower() in SUFFIXES]
+        files = [root / n for n in names if (root / n).is_file()]
+    else:
+        files = [
+            p
+            for p in root.rglob("*")
+            if p.suffix.lower() in SUFFIXES
+            and p.is_file()
+            and not any(part.startswith(".") for part in p.relative_to(root).parts)
+        ]
+    sources: list[Source] = []
+    first: dict[str, str] = {}
+    for file in sorted(files, key=lambda p: p.relative_to(root).as_posix()):
+        path = file.relative_to(root).as_posix()
+        doc_id = path.rsplit(".", 1)[0]
+        if doc_id in first:
+            # The later file keeps its full path as id, so its failure has a row of its own.
+            sources.append(Source(path, path, file, clash=first[doc_id]))
+        else:
+            first[doc_id] = path
+            sources.append(Source(doc_id, path, file))
+    return sources
+
+
+def read(source: Source) -> tuple[Document, str]:
+    """The document in ``source`` and the sha256 of its bytes; raise :class:`Unreadable`.
+
+    Markdown gets its title from the first ``# `` line (as the corpus loader does); plain
+    text is titled by its file name.
+    """
+    if source.clash:
+        raise Unreadable(f"same document id as {source.clash}; rename one of them")
+    try:
+        size = source.file.stat().st_size
+        if size > MAX_BYTES:
+            raise Unreadable(f"too large: {size:,} bytes, over the {MAX_BYTES:,}-byte limit")
+        data = source.file.read_bytes()
+    except OSError as err:
+        raise Unreadable(f"unreadable: {err.strerror or err}") from None
+    digest = sha256_bytes(data)
+    if not data:
+        raise Unreadable("empty file", digest)
+    if b"\0" in data:
+        raise Unreadable(f"binary: a NUL byte at byte {data.index(0)}", digest)
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise Unreadable(f"not UTF-8: {err.reason} at byte {err.start}", digest) from None
+    stem = Path(source.path).stem
+    if source.file.suffix.lower() in TEXT_SUFFIXES:
+        return Document(source.id, stem, text, source.file, format="plain"), digest
+    return Document(source.id, title_of(text, stem), text, source.file), digest
+
+
+def load_folder(folder: str | os.PathLike) -> list[Document]:
+    """Every document of ``folder``, or :class:`IngestError` listing each file that fails.
+
+    For evaluation, where a corpus is all or nothing: a file that cannot be read is an
+    error, and a ``SHA256SUMS`` manifest, if present, must match every file it lists.
+    """
+    root = Path(folder)
+    if not root.is_dir():
+        raise IngestError([f"{root}: not a folder"])
+    docs, problems, sums = [], [], {}
+    for source in discover(root):
+        try:
+            doc, sums[source.path] = read(source)
+            docs.append(doc)
+        except Unreadable as err:
+            problems.append(f"{source.file}: {err.reason}")
+    if (root / MANIFEST).is_file():
+        for name, expected in _manifest(root / MANIFEST).items():
+            if Path(name).suffix.lower() not in SUFFIXES:
+                continue
+            if not (root / name).is_file():
+                problems.append(f"{root / name}: listed in {MANIFEST} but missing")
+            elif name in sums and sums[name] != expected:
+                problems.append(f"{root / name}: sha256 {sums[name]}, {MANIFEST} says {expected}")
+    if not docs and not problems:
+        problems.append(f"{root}: no .md, .markdown or .txt files")
+    if problems:
+        raise IngestError(problems)
+    return docs
+
+
+def _manifest(path: Path) -> dict[str, str]:
+    try:
+        return read_manifest(path)
+    except ManifestError as err:
+        raise IngestError([str(err)]) from None

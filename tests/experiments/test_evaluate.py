@@ -1,0 +1,130 @@
+from __future__ import annotations
+
+import json
+
+import pytest
+from fakes import HashEncoder, write
+
+from rag_lab.chunking import TARGET
+from rag_lab.experiments import evaluate
+
+# --- a tiny corpus of our schema, built so that blind cuts destroy exactly one needle ------
+
+NEEDLE_1 = "Tensors can live on a GPU, which makes large matrix products much faster than on a CPU."
+NEEDLE_2 = "Gradients accumulate in the grad field until you reset them."
+PAD = "Arrays of numbers are the basic data structure of this library, used everywhere. "
+
+
+def tiny_corpus(folder):
+    intro = "# Tensors\n\n" + PAD * 5 + "\n\n## Devices\n\n"
+    # The needle starts 30 characters before the first blind cut at TARGET and ends after it.
+    filler = "x" * (TARGET - 30 - len(intro) - 1)
+    alpha = f"{intro}{filler} {NEEDLE_1}\n"
+    assert alpha.index(NEEDLE_1) == TARGET - 30
+    beta = (
+        "# Gradients\n\nAutomatic differentiation records every operation on a graph.\n\n"
+        f"## Backward\n\nCalling backward applies the chain rule. {NEEDLE_2}\n"
+    )
+    gamma = "Plain notes about data loading.\n\nA data loader yields shuffled minibatches.\n"
+    return write(folder, {"alpha.md": alpha, "beta.md": beta, "gamma.txt": gamma})
+
+
+QUESTIONS = f"""\
+questions:
+  - id: t1
+    doc: alpha
+    needle: "{NEEDLE_1}"
+    course: "What hardware speeds up big multiplications of arrays?"
+    ticket: "is my graphics card useful for matmuls"
+  - id: t2
+    doc: beta
+    needle: "{NEEDLE_2}"
+    course: "Why do derivative values keep growing over repeated backward passes?"
+    ticket: "grad keeps getting bigger each step??"
+negatives:
+  - id: n1
+    kind: offtopic
+    query: "What is the best recipe for sourdough bread?"
+  - id: n2
+    kind: uncovered
+    query: "How do convolutional layers share weights?"
+"""
+
+
+def test_a_tiny_corpus_end_to_end(tmp_path):
+    corpus = tiny_corpus(tmp_path / "docs")
+    questions = tmp_path / "questions.yaml"
+    questions.write_text(QUESTIONS)
+    ev, written = evaluate.run(
+        corpus, questions, tmp_path / "out", encoder=HashEncoder(), progress=False
+    )
+
+    assert [p.name for p in written[:2]] == ["report.md", "report.json"]
+    assert sorted(p.name for p in written[2:]) == [
+        "bluff_curve.png",
+        "chunk_sizes.png",
+        "chunk_word_pieces.png",
+        "dense_bm25_hybrid_recall.png",
+        "dense_recall_by_strategy.png",
+        "distance_histograms.png",
+    ]
+    assert all(p.stat().st_size > 0 for p in written)
+
+    # Blind cuts: alpha is 1 + 1 chunks (cut at 512), beta and gamma one each. Boundaries:
+    # alpha intro + Devices, beta intro + Backward, gamma one section of two short paragraphs.
+    assert ev.tables["chunk sizes"]["chunks"].to_dict() == dict(
+        zip("ABCDEF", [4, 4, 5, 5, 5, 5], strict=True)
+    )
+    destroyed = ev.tables["destroyed answers"]
+    assert destroyed["destroyed"].to_dict() == dict(zip("ABCDEF", [1, 0, 0, 0, 0, 0], strict=True))
+    assert destroyed.loc["A", "questions"] == "t1"  # B's 64-character overlap rescues it
+
+    data = json.loads((tmp_path / "out" / "report.json").read_text())
+    assert data["corpus"] == {
+        "documents": 3,
+        "characters": sum(len(p.read_text()) for p in corpus.iterdir()),
+        "questions": 2,
+        "queries": 4,
+        "negatives": 2,
+        "uncovered negatives": 1,
+        "offtopic negatives": 1,
+    }
+    assert data["queries"] == ["t1/course", "t2/course", "t1/ticket", "t2/ticket"]
+    assert data["bm25 tokenizer"] == "unicode"  # a user's folder: Unicode words, case-folded
+    ranks_a = data["dense by strategy"]["ranks"]["A"]
+    assert (ranks_a[0], ranks_a[2]) == (None, None)  # t1 is in no chunk of A
+    assert data["dense by strategy"]["summary"]["A"]["no hit"] == 2
+    # Without a cutoff every negative is answered and no answerable query is refused.
+    assert data["gate"]["sweep"][0] == {
+        "cutoff": None,
+        "bluffs": 2,
+        "refused": 0,
+        **{k: v for k, v in data["gate"]["sweep"][0].items() if k.startswith("answered")},
+    }
+    assert ev.tables["gate"].loc["none", "bluffs"] == "2/2"
+
+    report = (tmp_path / "out" / "report.md").read_text()
+    for heading in (
+        "## 1 · Chunking (notebook 02)",
+        "## 2 · Dense retrieval over six chunkings (notebook 03)",
+        "## 3 · Dense, BM25 and hybrid on strategy E (notebook 04)",
+        "## 4 · Distances and the refusal gate on strategy E (notebook 06)",
+    ):
+        assert heading in report
+    assert "| A        | blind                         |      4 |" in report
+    assert "| A        |         1 |   2 | t1        |" in report
+    assert "![bluff_curve](figures/bluff_curve.png)" in report
+
+
+# --- the lab's corpus, read as a user's folder ------------------------------------------
+
+
+@pytest.mark.model
+def test_the_lab_corpus_read_as_a_folder_gives_the_same_documents():
+    from rag_lab.sources.d2l import corpus_dir, load_corpus
+    from rag_lab.sources.folder import load_folder
+
+    folder = corpus_dir()
+    if not (folder / "SHA256SUMS").is_file():
+        pytest.skip(f"{folder} has no SHA256SUMS manifest to pick the 20 documents")
+    assert load_folder(folder) == load_corpus()

@@ -1,0 +1,44 @@
+from __future__ import annotations
+
+from rag_lab.chunking import chunk_corpus
+from rag_lab.documents import Document
+from rag_lab.experiments import nb02_chunking as chunk_report
+from rag_lab.models.minilm import count_word_pieces
+from rag_lab.questions import Question
+
+NEEDLE = "The answer is forty-two."
+DOC = Document("01-t", "Title", "# Title\n\nIntro words.\n\n## Part\n\n" + "f" * 470 + " " + NEEDLE)
+QUESTIONS = [
+    Question("q1", "01-t", NEEDLE, "what is the answer", "answer?"),
+    Question("q2", "01-t", "Intro words.", "what is the intro", "intro?"),
+]
+
+
+def test_destroyed_answers_and_where_the_cut_falls():
+    by = {name: chunk_corpus([DOC], name) for name in ("A", "B", "C")}
+    assert [q.id for q in chunk_report.destroyed(by["A"], QUESTIONS)] == ["q1"]
+    assert chunk_report.destroyed(by["B"], QUESTIONS) == []  # starts 7 characters before 512
+    table = chunk_report.destroyed_table(by, QUESTIONS)
+    assert table["destroyed"].tolist() == [1, 0, 0] and table.loc["A", "questions"] == "q1"
+    (view,) = chunk_report.cut_views([DOC], by["A"], QUESTIONS).to_dict("records")
+    start = DOC.text.index(NEEDLE)
+    assert view["needle at"] == f"{start}–{start + len(NEEDLE)}"
+    assert view["cut at"] == "512" and view["needle chars before the cut"] == 512 - start
+    assert f"⟦{DOC.text[start:512]}‖{DOC.text[512 : start + len(NEEDLE)]}⟧" in view["view"]
+
+
+def test_the_preamble_is_kept_and_counted():
+    loss = chunk_report.preamble_loss([DOC], chunk_corpus([DOC], "C"), QUESTIONS)
+    assert loss["intro chunks"] == 1 and loss["intro characters"] == len("Intro words.")
+    assert loss["needles in intros"] == ["q2"]
+
+
+def test_header_tokens_are_the_difference_with_and_without_the_header():
+    by = {name: chunk_corpus([DOC], name) for name in ("C", "E")}
+    table = chunk_report.token_table(by)
+    texts = [c.text for c in by["E"]]
+    header_pieces = count_word_pieces(["[Title]", "[Title > Part]"]) - 2  # minus CLS/SEP
+    assert table.loc["E", "header word-pieces"] == header_pieces.sum()
+    assert table.loc["E", "embedded word-pieces"] == count_word_pieces(texts).sum()
+    assert table.loc["C", "header word-pieces"] == 0
+    assert table.loc["E", "header share"] == header_pieces.sum() / count_word_pieces(texts).sum()

