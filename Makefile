@@ -18,7 +18,7 @@ export MKL_NUM_THREADS ?= 2
 export TOKENIZERS_PARALLELISM := false
 export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 
-.PHONY: help setup data corpus reproduce test bench lint clean
+.PHONY: help setup data corpus reproduce lab test bench lint clean
 
 help: ## Show this list
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  \033[1m%-10s\033[0m %s\n", $$1, $$2}'
@@ -45,6 +45,9 @@ reproduce: setup corpus ## Run every notebook in order; regenerates figures/ and
 	  $(PY) -m papermill "$$nb" "$$nb" --kernel python3 --cwd notebooks \
 	    --execution-timeout 3600 --no-progress-bar; \
 	done
+
+lab: setup corpus ## Open JupyterLab on notebooks/, its kernel the project's .venv
+	$(PY) -m jupyter lab --notebook-dir=notebooks
 
 test: setup corpus ## Unit, property and comparison tests, then every notebook under nbval
 	$(PY) -m pytest tests notebooks --nbval-lax --nbval-current-env --nbval-sanitize-with notebooks/nbval_sanitize.cfg \

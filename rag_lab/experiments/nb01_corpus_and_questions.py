@@ -3,14 +3,72 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from rag_lab.chunking import section_of, sections
 from rag_lab.documents import Document
-from rag_lab.experiments import plots
-from rag_lab.questions import QuestionSet
+from rag_lab.experiments import chapter, plots
+from rag_lab.markdown import structure
+from rag_lab.questions import QuestionsError, QuestionSet, load_questions
+
+BROKEN = """
+questions:
+  - id: b1
+    doc: 03-linear-algebra
+    needle: "Matrices are for the brave."
+    course: "What are matrices for?"
+    ticket: "matrices, who are they for"
+  - id: b2
+    doc: 04-calculus
+    needle: "Visualization Utilities"
+    course: "Which plotting helpers does the book define?"
+    ticket: "how do i plot stuff"
+  - id: b2
+    doc: 01-ndarray
+    needle: "tensor"
+    course: "What is a tensor?"
+    ticket: "tensor what"
+  - id: b4
+    doc: 01-ndarray
+    needle: "Getting Started"
+    course: "How do I start?"
+negatives:
+  - id: n1
+    kind: sideways
+    query: "how do i bake bread"
+"""
+"""A question file with one mistake of each kind the validator catches."""
+
+
+def per_document(docs: Sequence[Document]) -> pd.DataFrame:
+    """One row per document: its title and its Markdown structure (sections, code, tables…)."""
+    rows = [{"doc": d.id, "title": d.title, **structure(d.text)} for d in docs]
+    return pd.DataFrame(rows).set_index("doc")
+
+
+def beside_chapter(per_doc: pd.DataFrame) -> pd.DataFrame:
+    """The corpus's totals beside the chapter's corpus, where the chapter gives a figure."""
+    totals = per_doc.drop(columns="title").sum()
+    here = {"documents": len(per_doc), **totals.to_dict()}
+    return pd.DataFrame({"here": here, "chapter": {k: chapter.CORPUS.get(k, "–") for k in here}})
+
+
+def negatives_table(qset: QuestionSet) -> pd.DataFrame:
+    return pd.DataFrame([n.__dict__ for n in qset.negatives]).set_index("id")
+
+
+def validate_broken(docs: Sequence[Document], folder: Path, text: str = BROKEN) -> list[str]:
+    """Write ``text`` as ``broken.yaml`` in ``folder``, validate it, return every violation."""
+    path = folder / "broken.yaml"
+    path.write_text(text, encoding="utf-8")
+    try:
+        load_questions(path, docs)
+    except QuestionsError as err:
+        return [v.render(path.name) for v in err.violations]
+    return []
 
 
 def needle_table(docs: Sequence[Document], qset: QuestionSet) -> pd.DataFrame:

@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 
 from rag_lab.chunking import OVERLAP as OVERLAP_CHARS
-from rag_lab.chunking import STRATEGIES, Chunk, containing
+from rag_lab.chunking import STRATEGIES, Chunk, containing, offset_errors
 from rag_lab.documents import Document
 from rag_lab.experiments import chapter, plots
 from rag_lab.models.minilm import count_word_pieces, minilm_fingerprint
@@ -20,6 +20,13 @@ from rag_lab.questions import Question
 
 CUT = "‖"
 """Marks a chunk boundary inside a needle when a cut is shown."""
+
+
+def offset_check(chunks_by: Mapping[str, Sequence[Chunk]], docs: Sequence[Document]) -> str:
+    """Every chunk of every strategy sliced back from its document: the errors, counted."""
+    n_chunks = sum(len(c) for c in chunks_by.values())
+    errors = [e for chunks in chunks_by.values() for e in offset_errors(chunks, docs)]
+    return f"{len(errors)} offset errors in {n_chunks} chunks across {len(chunks_by)} strategies"
 
 
 def size_table(chunks_by: Mapping[str, Sequence[Chunk]]) -> pd.DataFrame:

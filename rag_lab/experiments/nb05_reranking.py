@@ -12,9 +12,9 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from rag_lab.experiments import chapter, plots
+from rag_lab.experiments import chapter, plots, tables
 from rag_lab.experiments.runs import Rankings
-from rag_lab.experiments.timing import Latency, time_per_call
+from rag_lab.experiments.timing import Latency, chapter_reference, time_per_call
 from rag_lab.late_interaction import maxsim
 from rag_lab.metrics import Ranks, first_hit_ranks, hits_at, mrr, paired_at, relevant_chunks
 from rag_lab.models.cross_encoder import ENV_VAR, HUB_ID, Reranker
@@ -27,14 +27,6 @@ from rag_lab.stats import ALPHA
 HYBRID = "hybrid"
 LATE = "hybrid + late interaction"
 LATE_STAGE = "late interaction (query tokens + MaxSim)"
-
-_CHAPTER_MS = {
-    "embed query": chapter.QUERY_EMBED_MS,
-    "BM25": chapter.BM25_MS_PER_QUERY,
-    "vector scan": chapter.VECTOR_SCAN_MS_PER_QUERY,
-    "cross-encoder": chapter.CROSS_ENCODER_MS_PER_QUERY,
-}
-"""The chapter's figure for each stage, matched on the start of our stage names."""
 
 
 def second_stage(
@@ -89,6 +81,12 @@ def late_interaction_latency(
 
     n = max(len(c) for c in candidates)
     return time_per_call(f"{LATE_STAGE} × {n}", run, range(len(queries)))
+
+
+def paired_view(ranks: Mapping[str, Ranks]) -> pd.DataFrame:
+    """Each second stage against the hybrid it reranks, at R@1 and R@4."""
+    pairs = [(name, HYBRID) for name in ranks if name != HYBRID]
+    return tables.paired_view(ranks, pairs, ks=(1, 4))[["a", "b", "k", "here"]]
 
 
 def system_name(reranker: Reranker) -> str:
@@ -146,42 +144,6 @@ def movement(systems: Mapping[str, Ranks], base: str = HYBRID, n: int = TOP_N) -
                 same += 1
         rows[name] = {"up": up, "down": down, "same": same, f"beyond {n}": beyond}
     return pd.DataFrame.from_dict(rows, orient="index")
-
-
-def chapter_reference(latencies: Sequence[Latency]) -> dict[str, float]:
-    """The chapter's ms per query for each of our stages that it reports."""
-    out = {}
-    for lat in latencies:
-        for prefix, ms in _CHAPTER_MS.items():
-            if lat.stage.startswith(prefix):
-                out[lat.stage] = ms
-    return out
-
-
-def cost_table(latencies: Sequence[Latency]) -> pd.DataFrame:
-    """Median and p90 ms per query per stage, the ratio to the cheapest, and the chapter's.
-
-    ``× cheapest`` divides each median by the smallest median here; ``chapter ×`` does the
-    same with the chapter's figures (over the stages it reports).
-    """
-    reference = chapter_reference(latencies)
-    cheapest = min(lat.median for lat in latencies)
-    chapter_cheapest = min(reference.values(), default=float("nan"))
-    rows = []
-    for lat in latencies:
-        ref = reference.get(lat.stage, float("nan"))
-        rows.append(
-            {
-                "stage": lat.stage,
-                "n": len(lat.ms),
-                "median ms": round(lat.median, 3),
-                "p90 ms": round(lat.p90, 3),
-                "× cheapest": round(lat.median / cheapest, 1),
-                "chapter ms": ref,
-                "chapter ×": round(ref / chapter_cheapest, 1),
-            }
-        )
-    return pd.DataFrame(rows).set_index("stage")
 
 
 def latency_figure(latencies: Sequence[Latency]):

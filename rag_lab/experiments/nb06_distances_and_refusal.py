@@ -114,6 +114,12 @@ def length_dependence(raw: np.ndarray, lengths: Sequence[int]) -> dict[str, floa
     }
 
 
+def unnormalized_sample(lab: Lab, chunks: Sequence[Chunk]) -> pd.Series:
+    """:func:`length_dependence` on ``chunks`` embedded without the final Normalize layer."""
+    raw = lab.encoder.encode_unnormalized([c.text for c in chunks])
+    return pd.Series(length_dependence(raw, [len(c.text) for c in chunks]))
+
+
 # --- the two distributions -----------------------------------------------------------
 
 

@@ -15,9 +15,18 @@ import numpy as np
 
 from rag_lab import dense
 from rag_lab.chunking import Chunk
+from rag_lab.experiments import chapter
 from rag_lab.models.encoder import Encoder, Timing
 from rag_lab.questions import Query
 from rag_lab.search import ChunkIndex, TextEncoder
+
+_CHAPTER_MS = {
+    "embed query": chapter.QUERY_EMBED_MS,
+    "BM25": chapter.BM25_MS_PER_QUERY,
+    "vector scan": chapter.VECTOR_SCAN_MS_PER_QUERY,
+    "cross-encoder": chapter.CROSS_ENCODER_MS_PER_QUERY,
+}
+"""The chapter's figure for each stage, matched on the start of our stage names."""
 
 
 @dataclass(frozen=True)
@@ -76,17 +85,39 @@ def stage_latencies(
     ]
 
 
-def latency_table(latencies: Sequence[Latency], reference: dict[str, float]):
-    """Median and p90 per stage beside the chapter's figure for the same stage, in ms."""
+def chapter_reference(latencies: Sequence[Latency]) -> dict[str, float]:
+    """The chapter's ms per query for each of our stages that it reports."""
+    out = {}
+    for lat in latencies:
+        for prefix, ms in _CHAPTER_MS.items():
+            if lat.stage.startswith(prefix):
+                out[lat.stage] = ms
+    return out
+
+
+def cost_table(latencies: Sequence[Latency]):
+    """Median and p90 ms per query per stage, the ratio to the cheapest, and the chapter's.
+
+    ``× cheapest`` divides each median by the smallest median here; ``chapter ×`` does the
+    same with the chapter's figures (over the stages it reports).
+    """
     import pandas as pd
 
-    rows = [
-        {
-            "stage": lat.stage,
-            "median ms": round(lat.median, 3),
-            "p90 ms": round(lat.p90, 3),
-            "chapter ms": reference.get(lat.stage, float("nan")),
-        }
-        for lat in latencies
-    ]
+    reference = chapter_reference(latencies)
+    cheapest = min(lat.median for lat in latencies)
+    chapter_cheapest = min(reference.values(), default=float("nan"))
+    rows = []
+    for lat in latencies:
+        ref = reference.get(lat.stage, float("nan"))
+        rows.append(
+            {
+                "stage": lat.stage,
+                "n": len(lat.ms),
+                "median ms": round(lat.median, 3),
+                "p90 ms": round(lat.p90, 3),
+                "× cheapest": round(lat.median / cheapest, 1),
+                "chapter ms": ref,
+                "chapter ×": round(ref / chapter_cheapest, 1),
+            }
+        )
     return pd.DataFrame(rows).set_index("stage")

@@ -10,6 +10,7 @@ import pytest
 
 from rag_lab import rerank
 from rag_lab.experiments import nb05_reranking as rerank_report
+from rag_lab.experiments import timing
 from rag_lab.experiments.timing import Latency
 from rag_lab.models import cross_encoder
 from rag_lab.models.cross_encoder import RerankerUnavailable
@@ -73,7 +74,7 @@ def test_cost_table_divides_by_the_cheapest_stage():
         Latency("BM25 (score + rank)", np.array([0.5, 0.5])),
         Latency("cross-encoder × 25 pairs, x", np.array([500.0, 500.0])),
     ]
-    table = rerank_report.cost_table(lat)
+    table = timing.cost_table(lat)
     assert table["× cheapest"].tolist() == [1.0, 1000.0]
     assert table["chapter ×"].tolist() == [1.0, round(569.0 / 1.14, 1)]
 
