@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
@@ -23,8 +23,10 @@ from rag_lab import dense
 from rag_lab.bm25 import BM25
 from rag_lab.chunking import Chunk
 from rag_lab.citations import Hit
-from rag_lab.models.minilm import Fingerprint
 from rag_lab.ranking import order
+
+if TYPE_CHECKING:  # a type only: the core never imports the models
+    from rag_lab.models.minilm import Fingerprint
 
 
 class TextEncoder(Protocol):
