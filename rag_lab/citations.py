@@ -10,13 +10,18 @@ Locators follow the standards a browser already understands:
 - ``#char=start,end`` — a character range in the document's canonical text
   (RFC 5147 text/plain fragment identifiers);
 - ``#page=N`` — PDF Open Parameters;
-- ``#t=start,end`` — W3C Media Fragments, in seconds, for audio and video.
+- ``#t=start,end`` — W3C Media Fragments, in seconds, for audio and video;
+- ``#sheet=Name&range=B2:D9`` — a sheet of a spreadsheet and an A1 range in it. No
+  standard names this one; it follows the shape of Google Sheets' ``#gid=…&range=…``,
+  with the sheet named (percent-encoded, RFC 3986) rather than numbered.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from urllib.parse import quote, unquote
 
 from rag_lab.chunking import Chunk
 
@@ -68,7 +73,51 @@ class TimeRange:
         return f"#t={_seconds(self.start)},{_seconds(self.end)}"
 
 
-Locator = CharRange | Page | TimeRange
+_CELL = re.compile(r"([A-Z]{1,3})([1-9][0-9]*)")
+MAX_COLUMN = 16_384
+"""Columns A … XFD, as in current spreadsheet formats; rows are only bounded below."""
+
+
+def column_number(letters: str) -> int:
+    """A1-notation column letters to a 1-based number: ``A`` 1, ``Z`` 26, ``AA`` 27."""
+    n = 0
+    for ch in letters:
+        n = 26 * n + ord(ch) - ord("A") + 1
+    return n
+
+
+@dataclass(frozen=True)
+class CellRange:
+    """Cells ``first:last`` (A1 notation, inclusive) of the sheet ``sheet`` of a spreadsheet.
+
+    >>> CellRange("Q3 budget", "B2", "D9").fragment
+    '#sheet=Q3%20budget&range=B2:D9'
+    """
+
+    sheet: str
+    first: str
+    last: str
+
+    def __post_init__(self) -> None:
+        if not self.sheet:
+            raise ValueError("a cell range needs a sheet name")
+        (c1, r1), (c2, r2) = (self._cell(self.first), self._cell(self.last))
+        if not (c1 <= c2 and r1 <= r2):
+            raise ValueError(f"{self.first}:{self.last} is not top-left to bottom-right")
+
+    @staticmethod
+    def _cell(cell: str) -> tuple[int, int]:
+        m = _CELL.fullmatch(cell)
+        if m is None or column_number(m[1]) > MAX_COLUMN:
+            raise ValueError(f"{cell!r} is not an A1 cell (column A-XFD, row from 1)")
+        return column_number(m[1]), int(m[2])
+
+    @property
+    def fragment(self) -> str:
+        return f"#sheet={quote(self.sheet, safe='')}&range={self.first}:{self.last}"
+
+
+Locator = CharRange | Page | TimeRange | CellRange
 
 
 @dataclass(frozen=True)
@@ -145,9 +194,16 @@ def _seconds(value: float) -> str:
 
 
 def parse_fragment(fragment: str) -> Locator:
-    """The locator a fragment names: ``#char=s,e``, ``#page=N`` or ``#t=s,e``."""
+    """The locator a fragment names: ``#char=s,e``, ``#page=N``, ``#t=s,e`` or
+    ``#sheet=Name&range=A1:B2``."""
     kind, _, value = fragment.removeprefix("#").partition("=")
     try:
+        if kind == "sheet":
+            sheet, sep, cells = value.partition("&range=")
+            first, colon, last = cells.partition(":")
+            if not sep or not colon:
+                raise ValueError("expected #sheet=NAME&range=A1:B2")
+            return CellRange(unquote(sheet), first, last)
         if kind == "char":
             start, end = (int(x) for x in value.split(","))
             return CharRange(start, end)
@@ -158,7 +214,7 @@ def parse_fragment(fragment: str) -> Locator:
             return TimeRange(start, end)
     except ValueError as err:
         raise ValueError(f"malformed fragment {fragment!r}: {err}") from None
-    raise ValueError(f"unknown fragment {fragment!r}; expected #char=, #page= or #t=")
+    raise ValueError(f"unknown fragment {fragment!r}; expected #char=, #page=, #t= or #sheet=")
 
 
 def quote_matches(c: Citation, document_text: str) -> bool:

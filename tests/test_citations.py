@@ -6,11 +6,13 @@ from hypothesis import strategies as st
 
 from rag_lab.chunking import STRATEGIES, chunk_document
 from rag_lab.citations import (
+    CellRange,
     CharRange,
     Hit,
     Page,
     TimeRange,
     build_context,
+    column_number,
     parse_fragment,
     quote_matches,
 )
@@ -44,18 +46,42 @@ def test_build_context_numbers_sources_and_quotes_content_not_text():
     assert "#char" not in prompt  # the model never sees a locator
 
 
-def test_the_three_locator_kinds_render_standard_fragments():
+def test_the_four_locator_kinds_render_their_fragments():
     assert CharRange(25873, 26272).fragment == "#char=25873,26272"
     assert Page(12).fragment == "#page=12"
     assert TimeRange(132.4, 158.9).fragment == "#t=132.4,158.9"
     assert TimeRange(0, 60).fragment == "#t=0,60"
-    for loc in (CharRange(1, 2), Page(3), TimeRange(1.5, 2.25)):
+    assert CellRange("Q3 budget", "B2", "D9").fragment == "#sheet=Q3%20budget&range=B2:D9"
+    assert CellRange("Sheet1", "A1", "A1").fragment == "#sheet=Sheet1&range=A1:A1"
+    for loc in (
+        CharRange(1, 2),
+        Page(3),
+        TimeRange(1.5, 2.25),
+        CellRange("Ventes & coûts/2024", "AA10", "XFD1048576"),
+    ):
         assert parse_fragment(loc.fragment) == loc
+
+
+def test_a1_columns_count_in_base_26_without_zero():
+    assert [column_number(c) for c in ("A", "Z", "AA", "AZ", "BA", "XFD")] == [
+        1, 26, 27, 52, 53, 16_384,
+    ]  # fmt: skip
 
 
 @pytest.mark.parametrize(
     ("make", "args"),
-    [(CharRange, (5, 2)), (CharRange, (-1, 2)), (Page, (0,)), (TimeRange, (3.0, 1.0))],
+    [
+        (CharRange, (5, 2)),
+        (CharRange, (-1, 2)),
+        (Page, (0,)),
+        (TimeRange, (3.0, 1.0)),
+        (CellRange, ("S", "B2", "A9")),  # right to left
+        (CellRange, ("S", "A9", "B2")),  # bottom to top
+        (CellRange, ("S", "A0", "B2")),  # rows start at 1
+        (CellRange, ("S", "XFE1", "XFE2")),  # past the last column
+        (CellRange, ("S", "a1", "b2")),  # A1 notation is upper case
+        (CellRange, ("", "A1", "B2")),
+    ],
 )
 def test_impossible_locators_are_refused(make, args):
     with pytest.raises(ValueError):
@@ -67,6 +93,8 @@ def test_unknown_fragments_are_refused():
         parse_fragment("#line=3")
     with pytest.raises(ValueError, match="malformed"):
         parse_fragment("#char=3")
+    with pytest.raises(ValueError, match="malformed"):
+        parse_fragment("#sheet=S&cells=A1:B2")
 
 
 _text = st.lists(

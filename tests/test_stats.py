@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from rag_lab.stats import Paired, paired, sign_test, wilson
+from rag_lab.stats import Paired, cluster_bootstrap, cluster_paired, holm, paired, sign_test, wilson
 
 Z95 = NormalDist().inv_cdf(0.975)  # 1.959964...
 
@@ -113,3 +113,32 @@ def test_wilson_contains_the_estimate_inside_unit_interval(kn, level):
     lo, hi = wilson(k, n, level)
     assert 0 <= lo <= k / n <= hi <= 1
     assert lo < hi
+
+
+def test_cluster_paired_counts_questions_not_queries():
+    # q1: a 2 hits, b 0 (a win); q2: 1 and 1 (a tie, though the phrasings differ); q3: 0 and 1.
+    clusters = ["q1", "q2", "q3", "q1", "q2", "q3"]
+    a = [True, True, False, True, False, False]
+    b = [False, False, True, False, True, False]
+    r = cluster_paired(a, b, clusters)
+    assert (r.wins, r.losses, r.ties) == (1, 1, 1)
+    assert r.p == 1.0
+
+
+def test_cluster_bootstrap_is_fixed_by_its_seed_and_brackets_the_rate():
+    hits = [True] * 10 + [False] * 10
+    clusters = [f"q{i % 10}" for i in range(20)]  # each question hit in one phrasing
+    first = cluster_bootstrap(hits, clusters)
+    assert first == cluster_bootstrap(hits, clusters)
+    # Every question has exactly one hit in two: every resample has rate 1/2.
+    assert first == (0.5, 0.5)
+    lo, hi = cluster_bootstrap([True] * 6 + [False] * 14, [f"q{i}" for i in range(20)])
+    assert lo < 0.3 < hi
+
+
+def test_holm_by_hand():
+    # Sorted 0.01, 0.03, 0.04 times 3, 2, 1 = 0.03, 0.06, 0.04 -> monotone 0.03, 0.06, 0.06.
+    assert holm([0.01, 0.04, 0.03]) == [0.03, 0.06, 0.06]
+    assert holm([0.5, 0.9]) == [1.0, 1.0]
+    with pytest.raises(ValueError):
+        holm([1.5])

@@ -47,6 +47,9 @@ RERANK_MRR = {"dense": 0.280, "cross-encoder": 0.447}
 IDENTITY_MAX_DIFF = 8.3e-07
 WORST_IN_DOMAIN = 0.721
 BEST_OUT_OF_DOMAIN = 0.497
+PROMPT_TOKENS = 591
+"""Tokens of the prompt the chapter's first question becomes (its generator's tokenizer)."""
+
 CUTOFF = 0.675
 """The cutoff the chapter settles on (cosine distance, strictly under it is kept)."""
 STRICT_CUTOFF = 0.525

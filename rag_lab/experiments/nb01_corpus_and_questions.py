@@ -133,3 +133,33 @@ def needle_map_figure(docs: Sequence[Document], qset: QuestionSet):
         ax.grid(axis="y", visible=False)
         fig.tight_layout()
     return fig
+
+
+def reading(per_doc: pd.DataFrame, qset: QuestionSet, docs: Sequence[Document]) -> str:
+    """What the corpus and the ground truth are beside the chapter's, computed."""
+    here = beside_chapter(per_doc)["here"]
+    ref = chapter.CORPUS
+    s = spread(docs, qset)
+    same_design = s["questions"] == ref["questions"] and s["queries"] == ref["queries"]
+    return "\n".join(
+        [
+            f"- **The corpus.** {here['documents']} documents, {here['characters']:,} characters, "
+            f"{here['sections']} sections (the chapter's: {ref['documents']}, "
+            f"{ref['characters']:,}, {ref['sections']}): of the same order, so sizes and counts "
+            "can be compared, but it is another text, so only directions carry over.",
+            f"- **The ground truth.** {s['questions']} questions in two phrasings, "
+            f"{s['queries']} queries (the chapter: {ref['questions']} and {ref['queries']}): "
+            + (
+                "the chapter's design, kept so that its statistics apply."
+                if same_design
+                else "not the chapter's design."
+            )
+            + f" The needles come from {s['documents']} documents and {s['sections']} "
+            f"sections, {s['intro needles']} of them from intros.",
+            f"- **What the design implies.** The {s['queries']} queries are {s['questions']} "
+            "questions asked twice, not independent trials: every later notebook shows the "
+            "chapter's per-query statistics beside question-level ones (intervals from a cluster "
+            "bootstrap, sign tests over questions), and calls a claim reproduced only when the "
+            "question-level test agrees.",
+        ]
+    )

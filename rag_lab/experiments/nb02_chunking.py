@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 
 from rag_lab.chunking import OVERLAP as OVERLAP_CHARS
-from rag_lab.chunking import STRATEGIES, Chunk, containing, offset_errors
+from rag_lab.chunking import STRATEGIES, TARGET, Chunk, containing, offset_errors
 from rag_lab.documents import Document
 from rag_lab.experiments import chapter, plots
 from rag_lab.models.minilm import count_word_pieces, minilm_fingerprint
@@ -172,18 +172,18 @@ def size_figure(chunks_by: Mapping[str, Sequence[Chunk]]):
     import matplotlib.pyplot as plt
 
     with plots.style():
-        fig, axes = plt.subplots(2, 3, figsize=(9, 4.8), sharex=True, sharey=True)
+        fig, axes = plt.subplots(2, 3, figsize=(10, 5.4), sharex=True, sharey=True)
         bins = np.arange(0, 801, 25)
         for ax, (name, chunks) in zip(axes.flat, chunks_by.items(), strict=False):
             sizes = [len(c.text) for c in chunks]
             ax.hist(np.clip(sizes, 0, 800), bins=bins, color=plots.COLORS[name])
-            ax.axvline(512, color="k", lw=0.8, ls="--")
-            ax.set_title(f"{name}: {STRATEGIES[name].label} (n = {len(chunks)})")
+            ax.axvline(TARGET, color="k", lw=0.8, ls="--")
+            ax.set_title(f"{name}: {STRATEGIES[name].label}\n(n = {len(chunks)})", fontsize=8)
         for ax in axes[-1]:
-            ax.set_xlabel("characters embedded per chunk (clipped at 800)")
+            ax.set_xlabel("characters per chunk\n(clipped at 800)")
         for ax in axes[:, 0]:
             ax.set_ylabel("chunks")
-        fig.suptitle("Chunk sizes by strategy; dashed: the 512-character budget")
+        fig.suptitle(f"Chunk sizes by strategy; dashed: the {TARGET}-character budget")
         fig.tight_layout()
     return fig
 
@@ -195,7 +195,7 @@ def window_figure(chunks_by: Mapping[str, Sequence[Chunk]]):
     window = minilm_fingerprint().max_seq_length
     names = [n for n in chunks_by if STRATEGIES[n].cuts == "boundaries"]
     with plots.style():
-        fig, ax = plt.subplots(figsize=(7, 3.4))
+        fig, ax = plt.subplots(figsize=(7.5, 4.2))
         bins = np.arange(0, 401, 8)
         for name in names:
             pieces = count_word_pieces([c.text for c in chunks_by[name]])
@@ -209,13 +209,14 @@ def window_figure(chunks_by: Mapping[str, Sequence[Chunk]]):
                 label=f"{name} ({STRATEGIES[name].label}): {over} over {window}",
             )
         ax.axvline(window, color="k", lw=0.8, ls="--")
+        ax.set_yscale("log")  # the tail past the window is a handful of chunks
         ax.set_xlabel("word-pieces per embedded text, [CLS] and [SEP] included (clipped at 400)")
-        ax.set_ylabel("chunks")
+        ax.set_ylabel("chunks (log scale)")
         n = len(chunks_by[names[0]])
         ax.set_title(
             f"What the encoder sees (n = {n} chunks each); past {window} it truncates silently"
         )
-        ax.legend(loc="upper right")
+        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), ncols=2, fontsize=8)
         fig.tight_layout()
     return fig
 
@@ -281,17 +282,38 @@ def reading(
         )
     per_chunk = float(tokens.loc["E", "header word-pieces"]) / n_chunks["E"]
     chapter_per_chunk = chapter.HEADER_TOKENS / chapter.CHUNKS_PER_BOUNDARY_STRATEGY
+    body_here = (float(tokens.loc["E", "embedded word-pieces"]) - per_chunk * n_chunks["E"]) / (
+        n_chunks["E"]
+    )
+    chapter_body = (chapter.EMBEDDED_TOKENS - chapter.HEADER_TOKENS) / (
+        chapter.CHUNKS_PER_BOUNDARY_STRATEGY
+    )
     lines.append(
         f"- **The header costs tokens.** It is {share:.1%} of the word-pieces E embeds "
-        f"(the chapter: {chapter_share:.1%}): {per_chunk:.1f} word-pieces per chunk here "
-        f"against {chapter_per_chunk:.1f} there, where titles and section names are longer."
+        f"(the chapter: {chapter_share:.1%}). Measured per chunk: {per_chunk:.1f} header "
+        f"word-pieces and {body_here:.1f} of body here; the chapter's totals imply "
+        f"{chapter_per_chunk:.1f} and {chapter_body:.1f}. So the gap in share is the header's "
+        "length, not the bodies': its headers are about "
+        f"{chapter_per_chunk / per_chunk:.1f}× as long as ours (its titles and section names "
+        "are not published, so why cannot be measured here)."
     )
     limit = window.split()[1]
+    added_by_header, added_by_overlap = over["E"] - over["C"], over["F"] - over["E"]
     lines.append(
-        f"- **…and pushes chunks past the window.** Over {limit} word-pieces: C {over['C']}, "
-        f"E {over['E']} (the header adds {over['E'] - over['C']:+d}), F {over['F']} (overlap on "
-        f"top adds {over['F'] - over['E']:+d}); the chapter: E {chapter.OVER_WINDOW['E']}, "
-        f"F {chapter.OVER_WINDOW['F']}. Every chunk past the window is truncated without a "
-        "warning, so its tail is never embedded."
+        f"- **Chunks past the {limit}-word-piece window.** C {over['C']}, E {over['E']}, "
+        f"F {over['F']} (the chapter: E {chapter.OVER_WINDOW['E']}, F "
+        f"{chapter.OVER_WINDOW['F']}). "
+        + (
+            f"The header adds {added_by_header} here"
+            if added_by_header > 0
+            else "The header adds none here"
+        )
+        + (
+            f"; the overlap on top of it adds {added_by_overlap}."
+            if added_by_overlap > 0
+            else "; nor does the overlap on top of it."
+        )
+        + " Every chunk past the window is truncated without a warning, so its tail is never "
+        "embedded."
     )
     return "\n".join(lines)

@@ -83,10 +83,12 @@ def late_interaction_latency(
     return time_per_call(f"{LATE_STAGE} × {n}", run, range(len(queries)))
 
 
-def paired_view(ranks: Mapping[str, Ranks]) -> pd.DataFrame:
-    """Each second stage against the hybrid it reranks, at R@1 and R@4."""
+def paired_view(ranks: Mapping[str, Ranks], queries: Sequence[Query]) -> pd.DataFrame:
+    """Each second stage against the hybrid it reranks, at R@1 and R@4: per query, per
+    question with Holm over this family, and the verdict."""
     pairs = [(name, HYBRID) for name in ranks if name != HYBRID]
-    return tables.paired_view(ranks, pairs, ks=(1, 4))[["a", "b", "k", "here"]]
+    view = tables.paired_view(ranks, pairs, (1, 4), tables.question_ids(queries))
+    return view[["a", "b", "k", "here", "by question", "p Holm", "verdict"]]
 
 
 def system_name(reranker: Reranker) -> str:
@@ -154,7 +156,21 @@ def latency_figure(latencies: Sequence[Latency]):
     y = np.arange(len(latencies))[::-1]
     with plots.style():
         fig, ax = plt.subplots(figsize=(9, 0.45 * len(latencies) + 1.2))
-        ax.barh(y, [lat.median for lat in latencies], color="#1565c0", label="here, median")
+        ax.hlines(
+            y,
+            [lat.median for lat in latencies],
+            [lat.p90 for lat in latencies],
+            color="#90caf9",
+            lw=2,
+        )
+        ax.scatter(
+            [lat.median for lat in latencies],
+            y,
+            marker="o",
+            color="#1565c0",
+            zorder=3,
+            label="here, median",
+        )
         ax.scatter(
             [lat.p90 for lat in latencies],
             y,

@@ -19,6 +19,7 @@ from rag_lab.experiments import chapter, plots
 from rag_lab.experiments.lab import Lab
 from rag_lab.metrics import relevant_chunks
 from rag_lab.questions import Negative, Query
+from rag_lab.stats import wilson
 from rag_lab.text import counted, longest_common_run, words
 
 CUTOFF_STEP = 0.005
@@ -129,6 +130,8 @@ class Distances:
 
     needle: np.ndarray
     """For each answerable query, the distance to the nearest chunk containing its needle."""
+    nearest: np.ndarray
+    """For each answerable query, the distance to its nearest chunk: what the gate compares."""
     negative: np.ndarray
     """For each negative, the distance to its nearest chunk."""
 
@@ -143,7 +146,7 @@ def distances(
             for row, rel in zip(answerable, relevant, strict=True)
         ]
     )
-    return Distances(needle, negatives.min(axis=1))
+    return Distances(needle, answerable.min(axis=1), negatives.min(axis=1))
 
 
 def overlap_table(d: Distances, queries: Sequence[Query], negs: Sequence[Negative]) -> pd.DataFrame:
@@ -171,40 +174,57 @@ def overlap_table(d: Distances, queries: Sequence[Query], negs: Sequence[Negativ
 
 
 def histogram_figure(d: Distances, negs: Sequence[Negative], strategy: str):
-    """Distances to the answer (in-domain) against distances to the nearest chunk (negatives)."""
+    """Answerable queries against negatives, drawn as outlines so the overlap stays visible.
+
+    Two panels share the x axis: on top, each answerable query's distance to its needle's
+    chunk (what a cutoff must keep) and to its nearest chunk of any kind (what the gate
+    actually compares); below, each negative's distance to its nearest chunk, by kind.
+    """
     import matplotlib.pyplot as plt
 
     bins = np.arange(0.1, 1.0001, 0.025)
     kinds = np.array([n.kind for n in negs])
+    outline = {"histtype": "step", "lw": 1.6}
     with plots.style():
-        fig, ax = plt.subplots(figsize=(7.5, 3.8))
-        ax.hist(
+        fig, (top, bottom) = plt.subplots(2, 1, figsize=(7.5, 5.2), sharex=True)
+        top.hist(
             d.needle,
             bins=bins,
             color="#1565c0",
-            alpha=0.75,
-            label=f"answerable: distance to the needle's chunk (n = {len(d.needle)})",
+            **outline,
+            label=f"to the needle's chunk (n = {len(d.needle)})",
         )
-        ax.hist(
-            [d.negative[kinds == "uncovered"], d.negative[kinds == "offtopic"]],
+        top.hist(
+            d.nearest,
             bins=bins,
-            stacked=True,
-            color=["#e65100", "#ffb74d"],
-            alpha=0.85,
-            label=[
-                f"uncovered negative: nearest chunk (n = {(kinds == 'uncovered').sum()})",
-                f"off-topic negative: nearest chunk (n = {(kinds == 'offtopic').sum()})",
-            ],
+            color="#1565c0",
+            ls=":",
+            **outline,
+            label="to the nearest chunk, the distance the gate uses",
         )
-        ax.axvline(np.nanmax(d.needle), color="#1565c0", ls="--", lw=0.9)
-        ax.axvline(d.negative.min(), color="#e65100", ls="--", lw=0.9)
-        ax.set_xlabel("cosine distance (1 − cos)")
-        ax.set_ylabel("queries")
-        ax.set_title(
-            f"Strategy {strategy}: the distributions separate but overlap "
-            "(dashed: worst in-domain, best out-of-domain)"
+        for kind, color in (("uncovered", "#e65100"), ("offtopic", "#ffb74d")):
+            values = d.negative[kinds == kind]
+            bottom.hist(
+                values,
+                bins=bins,
+                color=color,
+                **outline,
+                label=f"{kind} negatives: nearest chunk (n = {len(values)})",
+            )
+        worst_in, best_out = np.nanmax(d.needle), d.negative.min()
+        for ax in (top, bottom):
+            ax.axvspan(best_out, worst_in, color="#9e9e9e", alpha=0.15, lw=0)
+            ax.axvline(worst_in, color="#1565c0", ls="--", lw=0.9)
+            ax.axvline(best_out, color="#e65100", ls="--", lw=0.9)
+            ax.set_ylabel("queries")
+            ax.legend(loc="upper left", fontsize=8)
+        top.set_title(
+            f"Strategy {strategy}: answerable queries (top), negatives (bottom)\nshaded: the "
+            f"overlap, from the best negative ({best_out:.3f}) to the worst answer "
+            f"({worst_in:.3f})",
+            fontsize=9,
         )
-        ax.legend(loc="upper left", fontsize=8)
+        bottom.set_xlabel("cosine distance (1 − cos)")
         fig.tight_layout()
     return fig
 
@@ -216,29 +236,24 @@ def bluff_figure(
     table: pd.DataFrame,
     n_answerable: int,
     n_negatives: int,
-    marks=(chapter.STRICT_CUTOFF, chapter.CUTOFF),
+    chosen: float | None = None,
 ):
-    """Bluffs, refusals and needle-less answers as the cutoff sweeps."""
+    """Bluffs and refusals as the cutoff sweeps: counts as steps with Wilson 95 % bands, the
+    chapter's three reported points, and the cutoff this notebook picks (``chosen``)."""
     import matplotlib.pyplot as plt
 
     t = table[table["cutoff"].notna()]
     with plots.style():
-        fig, ax = plt.subplots(figsize=(7.5, 3.8))
+        fig, ax = plt.subplots(figsize=(7.5, 4.2))
         lines = (
             (
                 "bluffs",
                 n_negatives,
                 "#e65100",
                 "-",
-                f"negatives answered (bluffs, of {n_negatives})",
+                f"negatives answered: bluffs (of {n_negatives})",
             ),
-            (
-                "refused",
-                n_answerable,
-                "#1565c0",
-                "-",
-                f"answerable queries refused (of {n_answerable})",
-            ),
+            ("refused", n_answerable, "#1565c0", "-", f"answerable refused (of {n_answerable})"),
             (
                 "answered without needle",
                 n_answerable,
@@ -248,15 +263,60 @@ def bluff_figure(
             ),
         )
         for column, total, color, style, label in lines:
-            ax.plot(t["cutoff"], t[column] / total, color=color, ls=style, lw=1.6, label=label)
-        for m in marks:
-            ax.axvline(m, color="k", lw=0.6, ls=":")
-            ax.text(m, 1.02, f"{m}", ha="center", fontsize=7)
-        ax.set_xlabel("cutoff (cosine distance; keep ≤ 4 chunks below it)")
-        ax.set_ylabel("share of queries")
+            counts = t[column].to_numpy(dtype=int)
+            bands = np.array([wilson(int(k), total) for k in counts])
+            ax.step(
+                t["cutoff"],
+                counts / total,
+                where="post",
+                color=color,
+                ls=style,
+                lw=1.5,
+                label=label,
+            )
+            if style == "-":
+                ax.fill_between(
+                    t["cutoff"],
+                    bands[:, 0],
+                    bands[:, 1],
+                    step="post",
+                    color=color,
+                    alpha=0.12,
+                    lw=0,
+                )
+        for cutoff, bluffs in chapter.BLUFFS.items():
+            x = t["cutoff"].min() if cutoff is None else cutoff
+            ax.plot(
+                x,
+                bluffs / chapter.NEGATIVES,
+                "o",
+                mfc="white",
+                mec="#e65100",
+                ms=6,
+                label="the chapter's bluffs" if cutoff is None else None,
+            )
+        for cutoff, refused in chapter.REFUSED_ANSWERABLE.items():
+            ax.plot(
+                cutoff,
+                refused / chapter.CORPUS["queries"],
+                "s",
+                mfc="white",
+                mec="#1565c0",
+                ms=6,
+                label="the chapter's refusals",
+            )
+        if chosen is not None:
+            ax.axvline(chosen, color="k", lw=0.9, ls=":")
+            ax.text(chosen, 1.02, f"chosen here: {chosen:.3f}", ha="center", fontsize=7)
+        ax.set_xlabel("cutoff (cosine distance; keep ≤ 4 chunks strictly below it)")
+        ax.set_ylabel("share of queries (bands: Wilson 95 %)")
         ax.set_ylim(0, 1.08)
-        ax.set_title("The bluff curve: every cutoff trades bluffs for refusals")
-        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.16), ncols=3, fontsize=8)
+        ax.set_title(
+            "The bluff curve: every cutoff trades bluffs for refusals\n"
+            "open marks: the chapter's points (its no-cutoff point at the left edge)",
+            fontsize=9,
+        )
+        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.16), ncols=2, fontsize=8)
         fig.tight_layout()
     return fig
 
@@ -313,6 +373,19 @@ def closest_negatives(
                 }
             )
     return pd.DataFrame(rows)
+
+
+def bluffs_at(
+    negatives: np.ndarray,
+    negs: Sequence[Negative],
+    chunks: Sequence[Chunk],
+    cutoff: float = chapter.CUTOFF,
+    per_query: int = 2,
+) -> pd.DataFrame:
+    """Every negative the gate lets through at ``cutoff`` (a bluff), nearest first, each with
+    its nearest chunks and a kind (:func:`classify`)."""
+    n = int((negatives.min(axis=1) < cutoff).sum())
+    return closest_negatives(negatives, negs, chunks, n=n, per_query=per_query)
 
 
 def bluff_table(
@@ -393,16 +466,19 @@ def reading(
         f"{counted(int(cheapest['refused']), 'refusal')}. Change the price and the cutoff moves.",
     ]
     found = "; ".join(f"{kind}: {', '.join(ids)}" for kind, ids in kinds.items())
+    n_bluffs = failures["negative"].nunique()
     literal = "literal match" in kinds.index
     lines.append(
-        f"- **Failure kinds** among the negatives closest to the corpus — {found}. "
+        f"- **Failure kinds of every bluff at {chapter.CUTOFF}** ({n_bluffs} negatives, each "
+        f"judged on its two nearest chunks) — {found or 'none'}. "
         + (
             "Both of the chapter's kinds appear."
             if literal and "near miss" in kinds.index
-            else "Near misses (shared words, a different thing) appear; no negative matches a "
-            "passage literally, so the chapter's second kind does not occur in this question set."
-            if not literal
             else "Literal matches appear."
+            if literal
+            else "No bluff matches a passage literally, so the chapter's literal-match failure "
+            "is not observed here; but none of these negatives was built to trigger it, so "
+            "this is an absence of evidence, not evidence of absence."
         )
     )
     return "\n".join(lines)

@@ -6,6 +6,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from rag_lab import citations
+from rag_lab.experiments import chapter
 from rag_lab.pipeline import Answer, Refusal, Retriever, answer
 from rag_lab.questions import Negative, Query
 
@@ -13,6 +14,7 @@ LOCATOR_EXAMPLES = (
     citations.CharRange(25873, 26272),
     citations.Page(12),
     citations.TimeRange(132.4, 158.9),
+    citations.CellRange("Q3 budget", "B2", "D9"),
 )
 """One locator of each kind the server can build, to show their fragments."""
 
@@ -66,3 +68,25 @@ def negative_refusals(
     outcomes = [answer(n.query, retriever, cutoff) for n in negatives]
     refusals = [r for r in outcomes if isinstance(r, Refusal)]
     return sorted(refusals, key=lambda r: -(r.nearest or 0.0)), len(outcomes)
+
+
+def reading(audit: QuoteAudit, refusals: int, negatives: int, prompt_pieces: int) -> str:
+    """The chapter's citation claims, judged on this run's counts."""
+    exact = not audit.mismatched
+    return "\n".join(
+        [
+            f"- **Locators from offsets.** {audit.citations} citations over {audit.answered} "
+            f"answered queries; {audit.citations - len(audit.mismatched)} quotes are exactly the "
+            "document sliced at their `#char` range. The claim that the server can build every "
+            "locator from exact offsets "
+            + ("**reproduces**." if exact else f"**fails** for {len(audit.mismatched)} quotes."),
+            f"- **No model call without a source.** {refusals} of {negatives} negatives and "
+            f"{audit.refused} of {audit.queries} answerable queries stop at the gate: the "
+            "pipeline returns a refusal before any generator could be called (notebook 09 counts "
+            "the calls of a real one).",
+            f"- **Prompt size.** The example's prompt is {prompt_pieces:,} MiniLM word-pieces; "
+            f"the chapter's first question became a {chapter.PROMPT_TOKENS}-token prompt in its "
+            "generator's tokenizer. Different tokenizers and questions: the orders of magnitude "
+            "agree, the numbers are not comparable.",
+        ]
+    )

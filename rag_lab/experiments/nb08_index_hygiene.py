@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from rag_lab.app.index import STRATEGY
+from rag_lab.app.index import STRATEGY, IndexStatus
+from rag_lab.app.ingest import IngestReport
 from rag_lab.app.store import DocumentRecord
 from rag_lab.chunking import chunk_document
 from rag_lab.documents import Document
@@ -51,3 +52,30 @@ def recount(records: Sequence[DocumentRecord], docs: Sequence[Document]) -> tupl
     fresh = {r.id: len(chunk_document(by_id[r.id], STRATEGY)) for r in records if r.id in by_id}
     recorded = {r.id: r.chunk_count for r in records}
     return all(recorded[i] == n for i, n in fresh.items()), sum(fresh.values())
+
+
+def reading(
+    first: IngestReport, counts_agree: bool, refused: Sequence[str], final: IndexStatus
+) -> str:
+    """The chapter's index-hygiene claims, judged on what this run's index did."""
+    failed = ", ".join(f"{d} ({r})" for d, r in first.failed.items()) or "none"
+    total = sum(final.counts.values())
+    return "\n".join(
+        [
+            f"- **Failed documents are visible.** The first run indexed {len(first.indexed)} "
+            f"and failed {len(first.failed)}, each with its reason: {failed}. Nothing was "
+            "dropped silently.",
+            "- **Counts recorded by the indexer.** The chunk counts in the index "
+            + (
+                "equal a fresh chunking of every document."
+                if counts_agree
+                else "differ from a fresh chunking."
+            ),
+            f"- **A stamped index refuses mixed vectors.** During the upgrade, queries with "
+            f"{len(refused)} pipeline version(s) were refused, naming the stale documents: "
+            + ("the claim **reproduces**." if refused else "nothing was refused."),
+            f"- **Rebuild and retry.** After `--rebuild` and `retry`: {final.counts['indexed']} "
+            f"of {total} documents indexed, {final.counts['failed']} failed, "
+            f"{final.counts['stale']} stale.",
+        ]
+    )

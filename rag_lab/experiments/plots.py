@@ -39,10 +39,26 @@ def style() -> Iterator[None]:
         yield
 
 
+def show(fig, name: str, folder: Path | None = None) -> None:
+    """Display ``fig`` where it is discussed, save it as ``figures/<name>.png``, close it.
+
+    The figure is shown explicitly rather than left to the inline backend, which skips a
+    figure drawn under :func:`style` after another one in the same notebook; closing it
+    keeps the backend from drawing it a second time.
+    """
+    import matplotlib.pyplot as plt
+    from IPython.display import display
+
+    save(fig, name, folder)
+    display(fig)
+    plt.close(fig)
+
+
 def save(fig, name: str, folder: Path | None = None) -> Path:
     """Write ``fig`` as ``<folder>/<name>.png`` (default ``figures/``) and return the path."""
     folder = folder or paths.FIGURES
     folder.mkdir(parents=True, exist_ok=True)
     out = folder / f"{name}.png"
-    fig.savefig(out, metadata={"Software": None})
+    # The style's dpi and tight bounding box are passed here too: save() runs outside style().
+    fig.savefig(out, dpi=STYLE["savefig.dpi"], bbox_inches="tight", metadata={"Software": None})
     return out

@@ -39,12 +39,23 @@ class Rankings:
 
 
 def rank_all(index: ChunkIndex, queries: Sequence[Query], encoder: TextEncoder) -> Rankings:
-    """Dense, BM25 and hybrid (RRF of the two full rankings) for every query."""
+    """Dense, BM25 and hybrid for every query.
+
+    The hybrid is RRF of dense's full ranking and of the chunks BM25 *retrieved*: those
+    with a positive score. A chunk sharing no term with the query scores 0 and was not
+    found by BM25; fusing BM25's full ranking would still give it a rank, ordered by chunk
+    id, and so extra credit to the chunks early in the corpus. (BM25's own row keeps its
+    full ranking, zeros last in chunk order, so that every query has a rank for every chunk.)
+    """
     query_vectors = encoder.encode([q.text for q in queries])
     distances = dense.cosine_distance_matrix(query_vectors, index.vectors)
     dense_r = [order(row, descending=False) for row in distances]
-    bm25_r = [index.bm25.rank(q.text) for q in queries]
-    hybrid_r = [np.array(fusion.rrf([d, b], k=RRF_K)) for d, b in zip(dense_r, bm25_r, strict=True)]
+    bm25_r, hybrid_r = [], []
+    for q, d in zip(queries, dense_r, strict=True):
+        scores = index.bm25.scores(q.text)
+        ranking = order(scores)
+        bm25_r.append(ranking)
+        hybrid_r.append(np.array(fusion.rrf([d, ranking[scores[ranking] > 0]], k=RRF_K)))
     return Rankings(
         list(queries), {"dense": dense_r, "BM25": bm25_r, "hybrid": hybrid_r}, distances
     )

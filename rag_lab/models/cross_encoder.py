@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from rag_lab import paths
-from rag_lab.models.minilm import minilm_fingerprint, minilm_path
+from rag_lab.models.minilm import minilm_fingerprint, minilm_path, sentence_transformers
 
 if TYPE_CHECKING:
     from sentence_transformers import CrossEncoder
@@ -128,8 +128,8 @@ meaningless. rag_lab labels it "{label}" wherever it appears.
 
 
 def _cross_encoder(name_or_path: str):
+    CrossEncoder = sentence_transformers().CrossEncoder  # first: it imports tqdm quietly
     import torch
-    from sentence_transformers import CrossEncoder
     from transformers.utils import logging as hf_logging
 
     hf_logging.disable_progress_bar()
@@ -138,6 +138,7 @@ def _cross_encoder(name_or_path: str):
 
 
 def _build_standin(folder: Path) -> None:
+    sentence_transformers()  # imports tqdm quietly before transformers does
     import torch
     from transformers import AutoTokenizer, BertForSequenceClassification
     from transformers.utils import logging as hf_logging

@@ -9,15 +9,14 @@ from one model can never be served for another.
 from __future__ import annotations
 
 import time
-import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-from tqdm import TqdmWarning, tqdm
+from tqdm import tqdm
 
-from rag_lab.models.minilm import minilm_fingerprint, minilm_path
+from rag_lab.models.minilm import minilm_fingerprint, minilm_path, sentence_transformers
 from rag_lab.models.vector_cache import EmbeddingCache, through_cache
 
 BATCH_SIZE = 32
@@ -65,11 +64,7 @@ class Encoder:
     def model(self):
         """The SentenceTransformer, loaded on first use from the packaged folder."""
         if self._model is None:
-            with warnings.catch_warnings():
-                # sentence-transformers imports tqdm.autonotebook, which warns in a kernel
-                # without ipywidgets; our bars are plain text on purpose.
-                warnings.filterwarnings("ignore", category=TqdmWarning)
-                from sentence_transformers import SentenceTransformer
+            SentenceTransformer = sentence_transformers().SentenceTransformer
             from transformers.utils import logging as hf_logging
 
             hf_logging.disable_progress_bar()  # the weights load from disk in a blink
@@ -83,8 +78,7 @@ class Encoder:
         Only for showing what normalisation buys: these norms vary from text to text,
         so a distance between them mixes direction with length.
         """
-        from sentence_transformers import SentenceTransformer
-
+        SentenceTransformer = sentence_transformers().SentenceTransformer
         transformer, pooling = self.model[0], self.model[1]
         raw = SentenceTransformer(modules=[transformer, pooling], device="cpu")
         return raw.encode(list(texts), batch_size=self.batch_size, convert_to_numpy=True)
@@ -105,9 +99,14 @@ class Encoder:
         return np.stack(vectors).astype(np.float32, copy=False)
 
     def _compute(self, texts: list[str], progress: bool | None) -> np.ndarray:
-        show = len(texts) > PROGRESS_FROM if progress is None else progress
+        # None: a bar on long work, and only on a terminal (tqdm's disable=None), so that
+        # headless runs (papermill, CI, pipes) carry no progress residue.
+        if progress is None:
+            disable = None if len(texts) > PROGRESS_FROM else True
+        else:
+            disable = not progress
         out = []
-        bar = tqdm(total=len(texts), desc="embedding", unit="text", disable=not show)
+        bar = tqdm(total=len(texts), desc="embedding", unit="text", disable=disable)
         for i in range(0, len(texts), self.batch_size):
             batch = texts[i : i + self.batch_size]
             vecs = self.model.encode(

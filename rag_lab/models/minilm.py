@@ -99,3 +99,19 @@ def count_word_pieces(texts: Sequence[str]) -> np.ndarray:
     """Word-pieces per text, ``[CLS]`` and ``[SEP]`` included, before any truncation."""
     encodings = word_piece_tokenizer().encode_batch(list(texts), add_special_tokens=True)
     return np.array([len(e.ids) for e in encodings], dtype=np.int64)
+
+
+def sentence_transformers():
+    """The ``sentence_transformers`` module, imported without its notebook-only warning.
+
+    It imports ``tqdm.autonotebook``, which warns ("IProgress not found") in a kernel
+    without ipywidgets; the lab's progress bars are plain text on purpose.
+    """
+    import warnings
+
+    from tqdm import TqdmWarning
+
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", category=TqdmWarning)
+        import sentence_transformers as module
+    return module

@@ -171,3 +171,14 @@ def test_chapter_wilson():
 )
 def test_chapter_sign_tests(wins, losses, printed, places):
     assert round(sign_test(wins, losses), places) == printed
+
+
+def test_holm_matches_statsmodels():
+    from statsmodels.stats.multitest import multipletests
+
+    from rag_lab.stats import holm
+
+    rng = np.random.default_rng(7)
+    for m in (1, 2, 5, 10, 40):
+        p = rng.random(m) ** 3
+        np.testing.assert_allclose(holm(p), multipletests(p, method="holm")[1], atol=1e-12)

@@ -56,11 +56,15 @@ def test_rankings_of_the_three_systems():
     # BM25 on "find gamma": only "gamma" matters; "gamma delta" and "alpha gamma" tie on
     # term frequency and length, so chunk order decides; the rest score 0, in chunk order.
     assert list(rankings.by_system["BM25"][0]) == [1, 2, 0, 3]
-    # RRF: chunks 0 and 1 are 1st and 3rd in the two lists, 1/61 + 1/63 = 0.0322660 each,
-    # just above chunk 2's 2/62 = 0.0322581; the tie goes to first appearance (chunk 0).
-    assert list(rankings.by_system["hybrid"][0]) == [0, 1, 2, 3]
-    assert list(rankings.by_system["hybrid"][0]) == fusion.rrf([[0, 2, 1, 3], [1, 2, 0, 3]])
-    assert rankings.ranks(index) == {"dense": [3, 1], "BM25": [1, 1], "hybrid": [2, 1]}
+    # RRF fuses only what BM25 retrieved (positive score): chunks 1 and 2. Chunk 1 gets
+    # 1/(60+3) from dense and 1/(60+1) from BM25 = 0.0322660; chunk 2 gets 1/62 + 1/62 =
+    # 0.0322581; chunk 0, first for dense but scoring 0 for BM25, only 1/61 = 0.0163934.
+    assert list(rankings.by_system["hybrid"][0]) == [1, 2, 0, 3]
+    assert list(rankings.by_system["hybrid"][0]) == fusion.rrf([[0, 2, 1, 3], [1, 2]])
+    # The old bias: fusing BM25's full ranking gives chunk 0 a BM25 rank (3rd, a zero score
+    # ordered by chunk id) worth 1/63, which lifts it above the chunk that holds the answer.
+    assert fusion.rrf([[0, 2, 1, 3], [1, 2, 0, 3]]) == [0, 1, 2, 3]
+    assert rankings.ranks(index) == {"dense": [3, 1], "BM25": [1, 1], "hybrid": [1, 1]}
 
 
 def test_relevant_chunks_hold_the_needle_whole():

@@ -33,32 +33,78 @@ def test_paired_view_puts_the_chapter_beside_our_result():
     assert row["chapter"] == "+18/−3, p = 0.0015"
 
 
+def queries_of(n_questions: int) -> list[Query]:
+    """Both phrasings of ``n_questions`` questions, course first, as a QuestionSet orders them."""
+    questions = [Question(f"q{i}", "d", "n", "c", "t") for i in range(n_questions)]
+    return [Query(q, p) for p in ("course", "ticket") for q in questions]
+
+
+def test_a_difference_made_of_both_phrasings_is_one_trial_per_question():
+    # 12 questions; a hits both phrasings of q0..q3, which b misses, and both agree elsewhere.
+    queries = queries_of(12)
+    a = [1] * 24
+    b = [None if q.question.id in {"q0", "q1", "q2", "q3"} else 1 for q in queries]
+    view = rr.paired_view({"a": a, "b": b}, [("a", "b")], (1,), rr.question_ids(queries))
+    row = view.iloc[0]
+    # Per query: 8 wins, 0 losses, p = 2 / 2^8 = 0.0078. Per question: 4 wins, p = 2 / 2^4.
+    assert row["here"] == "+8/−0, p = 0.0078"
+    assert row["by question"] == "+4/−0, p = 0.12"
+    assert row["p Holm"] == "0.12"  # a family of one: Holm changes nothing
+    assert row["verdict"] == "per query only"
+    line = rr.claim_line(row, "a", "b", ">", "a beats b", k=1)
+    assert "holds **per query only**" in line and "**not reproduced**" in line
+
+
+def test_the_verdict_names_a_direction_only_when_the_question_level_test_says_so():
+    queries = queries_of(8)
+    a = [1] * 16
+    b = [None] * 8 + [1] * 8  # a wins the course phrasing of all 8 questions
+    row = rr.paired_view({"a": a, "b": b}, [("a", "b")], (1,), rr.question_ids(queries)).iloc[0]
+    assert row["by question"] == "+8/−0, p = 0.0078" and row["verdict"] == "a > b"
+    assert "**reproduces**" in rr.claim_line(row, "a", "b", ">", "a beats b", k=1)
+    assert "the data point the other way" in rr.claim_line(row, "a", "b", "<", "a hurts", k=1)
+
+
+def test_the_question_level_interval_is_wider_when_phrasings_move_together():
+    queries = queries_of(16)
+    together = [1 if q.question.id in {f"q{i}" for i in range(8)} else None for q in queries]
+    table = rr.interval_table({"x": together}, ks=(1,), clusters=rr.question_ids(queries))
+    lo, hi = (float(v) for v in table.loc["x", "R@1 by question"].strip("[]").split(", "))
+    wilson_lo, wilson_hi = (float(v) for v in table.loc["x", "R@1"][6:].strip("[]").split(", "))
+    assert hi - lo > wilson_hi - wilson_lo  # 16 independent trials, not 32
+
+
 def test_the_hybrid_reading_follows_the_numbers():
     # BM25 finds 3 queries at rank 1, dense 1: BM25 "more than doubles" dense top-1.
+    queries = queries_of(3)
     ranks = {
         "dense": [1, 2, 2, 2, 3, 3],
         "BM25": [1, 1, 1, 30, 30, 30],
         "hybrid": [1, 1, 1, 2, 2, 2],
     }
-    text = nb04.reading(ranks)
+    text = nb04.reading(ranks, queries)
     assert "more than doubles dense top-1' reproduces" in text
-    assert "BM25 loses by rank 8, as in the chapter" in text
+    assert "Fusion is at least as good as dense at every k" in text
+    assert "**BM25 vs dense at R@8** (BM25 loses to dense by rank 8)" in text
     ranks["BM25"] = [2, 2, 2, 2, 2, 2]
-    text = nb04.reading(ranks)
+    ranks["hybrid"] = [2, 3, 3, 3, 3, 3]
+    text = nb04.reading(ranks, queries)
     assert "does not reproduce here" in text
-    assert "BM25 does not lose by rank 8 here" in text
+    assert "Fusion is below dense at R@1 (0.000 vs 0.167)" in text
 
 
 def test_the_dense_reading_separates_rescue_from_ranking():
-    # 20 queries. A destroys 8 needles (None); B rescues them all and ranks like A elsewhere.
+    # 10 questions, 20 queries. A destroys 8 needles (the ticket phrasing of q2..q9); B
+    # rescues them all and ranks like A elsewhere.
     a = [1] * 12 + [None] * 8
     b = [1] * 12 + [3] * 8
     ranks = {"A": a, "B": b, "C": b, "E": [1] * 20, "F": [1] * 20}
-    questions = [Question(f"q{i}", "d", "n", "c", "t") for i in range(10)]
-    queries = [Query(q, p) for p in ("course", "ticket") for q in questions]
-    text = nb03.reading(ranks, queries)
+    text = nb03.reading(ranks, queries_of(10))
     assert "B vs A: +8/−0, p = 0.0078 at R@8" in text
     assert "only because B rescues needles that A destroys" in text
     assert "on the 12 queries whose needle survives in both: +0/−0, p = 1.0 at R@8" in text
-    assert "Overlap does not significantly help ranking" in text
-    assert "E vs A at R@20: +8/−0, p = 0.0078" in text and "survives the paired sign test" in text
+    # E vs A: 8 questions differ, p = 0.0078 for each of six such tests of the family of ten,
+    # so Holm lifts the smallest to 10 × 0.0078 = 0.078: significant per query only.
+    assert "**E vs A at R@20**" in text
+    assert "per query +8/−0, p = 0.0078; per question +8/−0, p = 0.0078, Holm p = 0.078" in text
+    assert "holds **per query only**" in text

@@ -1,0 +1,47 @@
+"""The nbval sanitiser masks what varies between machines, and nothing a check relies on."""
+
+from __future__ import annotations
+
+import configparser
+import re
+
+import pytest
+
+from rag_lab import paths
+
+
+def sanitise(text: str) -> str:
+    config = configparser.ConfigParser()
+    config.read(paths.ROOT / "notebooks" / "nbval_sanitize.cfg")
+    for section in config.sections():
+        text = re.sub(config[section]["regex"], config[section]["replace"], text)
+    return text
+
+
+@pytest.mark.parametrize(
+    ("shown", "masked"),
+    [
+        ("corpus at /work/main/data/corpus", "corpus at <PATH>"),
+        ("saved /tmp/x/report.md", "saved <PATH>"),
+        ("took 12.5 ms", "took <TIME>"),
+        ("at 0x7fcc857de110>", "at <ADDR>>"),
+    ],
+)
+def test_what_varies_is_masked(shown, masked):
+    assert sanitise(shown) == masked
+
+
+@pytest.mark.parametrize(
+    "kept",
+    [
+        "10/30 negatives refused",
+        "q19/ticket",
+        "+18/−0, p = 7.6e-06",
+        "0.625 [0.503, 0.733]",
+        "see figures/bluff_curve.png",
+        "answers/refusals",
+        "a fraction 3/4",
+    ],
+)
+def test_fractions_ids_and_relative_names_are_kept(kept):
+    assert sanitise(kept) == kept
