@@ -1,14 +1,17 @@
 """Wall time per call of each stage, measured the same way in every notebook.
 
 Timings are shown, never checked: they depend on the machine and on what else it is
-doing. Each input is timed ``repeats`` times and the best run kept, after one warm-up call
-outside the measurement.
+doing. The condition is the chapter's: single-threaded (:func:`single_threaded` pins torch
+and the BLAS to one thread while a stage is timed); each input is timed ``repeats`` times
+and the best run kept, after one warm-up call outside the measurement; tables report the
+median and the 90th percentile over the inputs.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import numpy as np
@@ -45,26 +48,48 @@ class Latency:
         return float(np.percentile(self.ms, 90))
 
 
+CONDITION = "single-threaded, best of repeats per input, median over inputs"
+"""How every timing of the lab is taken; notebooks print it beside their numbers."""
+
+
+@contextmanager
+def single_threaded() -> Iterator[None]:
+    """One thread for torch and for the BLAS/OpenMP pools while inside; restored after."""
+    import torch
+    from threadpoolctl import threadpool_limits
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        with threadpool_limits(limits=1):
+            yield
+    finally:
+        torch.set_num_threads(before)
+
+
 def time_per_call(stage: str, fn: Callable, inputs: Sequence, repeats: int = 3) -> Latency:
-    """Time ``fn(x)`` for each input; the best of ``repeats`` runs per input, in ms."""
-    fn(inputs[0])  # warm caches and lazy initialisation outside the measurement
-    best = []
-    for x in inputs:
-        runs = []
-        for _ in range(repeats):
-            start = time.perf_counter()
-            fn(x)
-            runs.append(time.perf_counter() - start)
-        best.append(min(runs))
+    """Time ``fn(x)`` for each input, single-threaded; the best of ``repeats`` runs per
+    input, in ms."""
+    with single_threaded():
+        fn(inputs[0])  # warm caches and lazy initialisation outside the measurement
+        best = []
+        for x in inputs:
+            runs = []
+            for _ in range(repeats):
+                start = time.perf_counter()
+                fn(x)
+                runs.append(time.perf_counter() - start)
+            best.append(min(runs))
     return Latency(stage, 1000 * np.array(best))
 
 
 def index_timing(chunks: Sequence[Chunk], sample: int = 128) -> Timing:
-    """Model time per chunk, cache bypassed, on an evenly spaced sample of ``chunks``."""
+    """Model time per chunk, single-threaded, cache bypassed, on an evenly spaced sample."""
     picks = np.linspace(0, len(chunks) - 1, min(sample, len(chunks))).round().astype(int)
     encoder = Encoder(cache=False)
     encoder.encode(["warm-up"])  # model loading is not indexing
-    encoder.encode([chunks[i].text for i in picks], progress=False)
+    with single_threaded():
+        encoder.encode([chunks[i].text for i in picks], progress=False)
     return encoder.last
 
 
