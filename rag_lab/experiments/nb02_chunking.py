@@ -14,7 +14,7 @@ import pandas as pd
 from rag_lab.chunking import OVERLAP as OVERLAP_CHARS
 from rag_lab.chunking import STRATEGIES, TARGET, Chunk, containing, offset_errors
 from rag_lab.documents import Document
-from rag_lab.experiments import chapter, plots
+from rag_lab.experiments import chapter, plots, tables
 from rag_lab.models.minilm import count_word_pieces, minilm_fingerprint
 from rag_lab.questions import Question
 
@@ -316,4 +316,26 @@ def reading(
         + " Every chunk past the window is truncated without a warning, so its tail is never "
         "embedded."
     )
-    return "\n".join(lines)
+    claims = tables.count_claims(
+        [
+            (
+                "blind cuts destroy answers (A)",
+                f"{chapter.DESTROYED_BY_BLIND} of {chapter.CORPUS['questions']}",
+                f"{blind} of {n_questions}",
+                "reproduces" if blind > 0 else "does not reproduce",
+            ),
+            (
+                "a 64-character overlap prevents it (B)",
+                f"{chapter.DESTROYED_WITH_OVERLAP}",
+                f"{overlap['B']}",
+                "reproduces" if overlap["B"] == 0 else "in part only",
+            ),
+            (
+                "the header's share of E's word-pieces",
+                f"{chapter_share:.1%}",
+                f"{share:.1%}",
+                "measured: smaller here",
+            ),
+        ]
+    )
+    return "\n".join(lines) + "\n\n" + claims

@@ -16,13 +16,12 @@ from rag_lab.experiments import chapter, plots, tables
 from rag_lab.experiments.runs import Rankings
 from rag_lab.experiments.timing import Latency, chapter_reference, time_per_call
 from rag_lab.late_interaction import maxsim
-from rag_lab.metrics import Ranks, first_hit_ranks, hits_at, mrr, paired_at, relevant_chunks
+from rag_lab.metrics import Ranks, first_hit_ranks, hits_at, mrr, relevant_chunks
 from rag_lab.models.cross_encoder import ENV_VAR, HUB_ID, Reranker
 from rag_lab.models.token_vectors import LateInteraction
 from rag_lab.questions import Query
 from rag_lab.rerank import TOP_N, Scorer, rerank_all
 from rag_lab.search import ChunkIndex
-from rag_lab.stats import ALPHA
 
 HYBRID = "hybrid"
 LATE = "hybrid + late interaction"
@@ -208,6 +207,7 @@ def reading(
     ranks: Mapping[str, Ranks],
     latencies: Sequence[Latency],
     reranker: Reranker | None,
+    queries: Sequence[Query],
     n: int = TOP_N,
 ) -> str:
     """The chapter's reranking claims, judged on our numbers, as Markdown bullets.
@@ -217,7 +217,14 @@ def reading(
     cross-encoder stages (names as produced by the package).
     """
     cost = {_kind(lat.stage): lat.median for lat in latencies}
-    lines = [_cross_quality(ranks, reranker), _cost(cost, reranker, n), _late(ranks, cost)]
+    pairs = [(name, HYBRID) for name in ranks if name != HYBRID]
+    view = tables.paired_view(ranks, pairs, (1, 4), tables.question_ids(queries))
+    view = view.set_index(["a", "b", "k"])
+    lines = [
+        _cross_quality(ranks, reranker, view),
+        _cost(cost, reranker, n),
+        _late(ranks, cost, view),
+    ]
     base = ranks[HYBRID]
     out_of_reach = sum(r is None or r > n for r in base)
     lines.append(
@@ -229,7 +236,9 @@ def reading(
     return "\n".join(lines)
 
 
-def _cross_quality(ranks: Mapping[str, Ranks], reranker: Reranker | None) -> str:
+def _cross_quality(
+    ranks: Mapping[str, Ranks], reranker: Reranker | None, view: pd.DataFrame
+) -> str:
     claim = (
         f"the chapter's gain from reranking its top {chapter.RERANK_TOP_N} (R@1 "
         f"{chapter.RERANK_R1['dense']:.3f} → {chapter.RERANK_R1['cross-encoder']:.3f}, MRR "
@@ -243,10 +252,11 @@ def _cross_quality(ranks: Mapping[str, Ranks], reranker: Reranker | None) -> str
         )
     name = system_name(reranker)
     r1, m = _r1(ranks[name]), mrr(ranks[name])
-    at1 = paired_at(ranks[name], ranks[HYBRID], 1)
+    row = view.loc[(name, HYBRID, 1)]
     numbers = (
         f"R@1 {_r1(ranks[HYBRID]):.3f} → {r1:.3f}, MRR {mrr(ranks[HYBRID]):.3f} → {m:.3f} "
-        f"(vs hybrid at R@1: {at1})"
+        f"(vs hybrid at R@1: {row['here']} per query, {row['by question']} per question, "
+        f"Holm p = {row['p Holm']})"
     )
     if reranker.standin:
         return (
@@ -254,9 +264,9 @@ def _cross_quality(ranks: Mapping[str, Ranks], reranker: Reranker | None) -> str
             f"scores are meaningless: {numbers} is noise and says nothing about {claim}."
         )
     verdict = (
-        "reproduces: the lift at R@1 survives the paired sign test."
-        if at1.significant_win
-        else "does not reproduce here: the lift at R@1 is not significant."
+        "reproduces: the lift at R@1 survives the question-level sign test after Holm."
+        if row["verdict"] == f"{name} > {HYBRID}"
+        else "does not reproduce here: the lift at R@1 is not significant at the question level."
     )
     return f"- **Cross-encoder quality.** {numbers}. Against {claim}, the claim {verdict}"
 
@@ -286,15 +296,24 @@ def _cost(cost: Mapping[str, float], reranker: Reranker | None, n: int) -> str:
     )
 
 
-def _late(ranks: Mapping[str, Ranks], cost: Mapping[str, float]) -> str:
-    at = {k: paired_at(ranks[LATE], ranks[HYBRID], k) for k in (1, 4)}
-    significant = [k for k, r in at.items() if r.p < ALPHA]
-    if not significant:
-        effect = "leaves the hybrid's quality where it was: no difference is significant."
-    elif all(at[k].wins > at[k].losses for k in significant):
-        effect = "improves on the hybrid significantly."
+def _late(ranks: Mapping[str, Ranks], cost: Mapping[str, float], view: pd.DataFrame) -> str:
+    rows = {k: view.loc[(LATE, HYBRID, k)] for k in (1, 4)}
+    verdicts = {row["verdict"] for row in rows.values()}
+    at = {
+        k: f"{row['here']} per query, {row['by question']} per question (Holm p = {row['p Holm']})"
+        for k, row in rows.items()
+    }
+    if f"{LATE} > {HYBRID}" in verdicts:
+        effect = "improves on the hybrid significantly, at the question level."
+    elif f"{LATE} < {HYBRID}" in verdicts:
+        effect = "hurts the hybrid significantly, at the question level."
+    elif "per query only" in verdicts:
+        effect = (
+            "differs from the hybrid per query only; at the question level, after Holm, no "
+            "difference is significant."
+        )
     else:
-        effect = "hurts the hybrid significantly."
+        effect = "leaves the hybrid's quality where it was: no difference is significant."
     late, first, cross = cost["late interaction"], cost["vector scan"], cost["cross-encoder"]
     between = first < late < cross
     return (

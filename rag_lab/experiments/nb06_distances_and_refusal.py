@@ -15,7 +15,7 @@ from scipy import stats as sps
 
 from rag_lab import dense, gate
 from rag_lab.chunking import Chunk
-from rag_lab.experiments import chapter, plots
+from rag_lab.experiments import chapter, plots, tables
 from rag_lab.experiments.lab import Lab
 from rag_lab.metrics import relevant_chunks
 from rag_lab.questions import Negative, Query
@@ -481,7 +481,45 @@ def reading(
             "this is an absence of evidence, not evidence of absence."
         )
     )
-    return "\n".join(lines)
+    claims = tables.count_claims(
+        [
+            (
+                "cosine distance = L2²/2 on unit vectors",
+                f"max error {chapter.IDENTITY_MAX_DIFF:.1e}",
+                f"max error {identity_unit:.1e}",
+                "reproduces" if identity_unit < 1e-5 else "does not reproduce",
+            ),
+            (
+                "in-domain and out-of-domain distances overlap",
+                f"worst in {chapter.WORST_IN_DOMAIN}, best out {chapter.BEST_OUT_OF_DOMAIN}",
+                f"worst in {both['worst in-domain']:.3f}, best out "
+                f"{both['best out-of-domain']:.3f}",
+                "reproduces" if both["overlap"] else "does not reproduce",
+            ),
+            (
+                "without a cutoff every negative is answered",
+                f"{chapter.BLUFFS[None]} of {chapter.NEGATIVES}",
+                f"{int(none['bluffs'])} of {n_negatives}",
+                "reproduces" if int(none["bluffs"]) == n_negatives else "does not reproduce",
+            ),
+            (
+                f"a cutoff of {chapter.CUTOFF} still bluffs",
+                f"{chapter.BLUFFS[chapter.CUTOFF]} of {chapter.NEGATIVES}",
+                f"{int(hi['bluffs'])} of {n_negatives}",
+                "reproduces" if int(hi["bluffs"]) > 0 else "does not reproduce",
+            ),
+            (
+                f"{chapter.STRICT_CUTOFF} trades bluffs for refusals",
+                f"{chapter.BLUFFS[chapter.STRICT_CUTOFF]} bluffs, "
+                f"{chapter.REFUSED_ANSWERABLE[chapter.STRICT_CUTOFF]} refused",
+                f"{int(lo['bluffs'])} bluffs, {int(lo['refused'])} refused",
+                "reproduces"
+                if int(lo["bluffs"]) < int(hi["bluffs"]) and int(lo["refused"]) > int(hi["refused"])
+                else "does not reproduce",
+            ),
+        ]
+    )
+    return "\n".join(lines) + "\n\n" + claims
 
 
 def _chapter_count(table: dict, cutoff: float | None, total: int) -> str:

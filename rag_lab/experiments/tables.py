@@ -248,3 +248,12 @@ def claim_table(view: pd.DataFrame, claims) -> str:
             f"{claim_verdict(row, a, b, direction)} |"
         )
     return "\n".join(lines)
+
+
+def count_claims(rows: Sequence[tuple[str, str, str, str]]) -> str:
+    """A Markdown claim table for claims measured by counts, not paired tests: rows of
+    ``(claim, chapter, here, verdict)``. A count over questions needs no question-level
+    correction, so the two ``here`` columns of :func:`claim_table` are one here."""
+    lines = ["| claim | chapter | here | verdict |", "|---|---|---|---|"]
+    lines += [f"| {c} | {ch} | {here} | {v} |" for c, ch, here, v in rows]
+    return "\n".join(lines)

@@ -149,10 +149,13 @@ LATENCIES = [
     Latency("cross-encoder × 25 pairs, stand-in (meaningless scores)", np.array([600.0])),
 ]
 RANKS = {"hybrid": [1, 2, 30, 1], "hybrid + late interaction": [2, 1, 30, 1]}
+FOUR = [
+    Query(Question(f"q{i}", "d", "n", "c", "t"), p) for p in ("course", "ticket") for i in (1, 2)
+]
 
 
 def test_the_reading_without_a_cross_encoder_measures_nothing_for_it():
-    text = rerank_report.reading(RANKS, LATENCIES, None)
+    text = rerank_report.reading(RANKS, LATENCIES, None, FOUR)
     assert "Cross-encoder quality: not measured" in text
     assert "on weights not trained for it" in text
     assert "between the vector scan and the cross-encoder" in text
@@ -162,5 +165,5 @@ def test_the_reading_without_a_cross_encoder_measures_nothing_for_it():
 def test_the_reading_never_takes_a_standins_quality_for_evidence():
     standin = cross_encoder.Reranker(model=None, source="/somewhere", standin=True)
     ranks = {**RANKS, rerank_report.system_name(standin): [1, 1, 30, 1]}
-    text = rerank_report.reading(ranks, LATENCIES, standin)
+    text = rerank_report.reading(ranks, LATENCIES, standin, FOUR)
     assert "stand-in only" in text and "is noise" in text and "reproduces:" not in text
