@@ -4,11 +4,11 @@ The graph is the packaged ``BertModel`` followed by the model's own mean pooling
 normalisation, exported with ``torch.onnx.export`` (the TorchScript exporter: optimum-onnx
 0.1.0 requires transformers<4.58, and the lab pins 5.24) into
 ``<cache>/onnx/<torch fingerprint key>/model.onnx``. ``onnx-int8`` is that graph with its
-weights quantised to int8 by ``onnxruntime.quantization.quantize_dynamic`` (activations are
-quantised per batch at run time). Both files are written atomically (a temporary name, then
-``os.replace``), never fetched from a hub, and each run hashes the graph it loads: its sha256 is
-part of the :class:`~rag_lab.models.minilm.Fingerprint`, so these vectors are cached apart from
-the torch ones.
+MatMul weights quantised to int8 per channel by ``onnxruntime.quantization.quantize_dynamic``
+(activations are quantised per batch at run time). Both files are written atomically (a
+temporary name, then ``os.replace``), never fetched from a hub, and each run hashes the graph
+it loads: its sha256 is part of the :class:`~rag_lab.models.minilm.Fingerprint`, so these
+vectors are cached apart from the torch ones.
 
 Only the export imports torch; encoding needs ``onnxruntime``, ``tokenizers`` and numpy.
 """
@@ -134,10 +134,29 @@ def _export(dest: Path) -> None:
 
 
 def _quantize(src: Path, dest: Path) -> None:
-    """Weights to int8, activations quantised dynamically (per batch) at run time."""
+    """MatMul weights to int8 per output channel; activations quantised per batch at run time.
+
+    Per channel matters: with one scale per tensor (the default) the min cosine to the fp32
+    vectors over a sample of strategy-E chunks was 0.88; per channel, 0.98. The embedding
+    tables (Gather) stay float32.
+    """
+    import logging
+
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
-    quantize_dynamic(str(src), str(dest), weight_type=QuantType.QInt8)
+    root = logging.getLogger()
+    level = root.level
+    root.setLevel(logging.ERROR)  # its advice to pre-process (shape inference) is for static
+    try:
+        quantize_dynamic(
+            str(src),
+            str(dest),
+            weight_type=QuantType.QInt8,
+            per_channel=True,
+            op_types_to_quantize=["MatMul"],
+        )
+    finally:
+        root.setLevel(level)
 
 
 def _pooled(bert):

@@ -32,7 +32,7 @@ FLOAT_NOISE = 1e-5
 """Max |Δ| per component allowed between two computations of the same vector."""
 ONNX_VS_TORCH = 1e-5
 """Measured: about 3e-7 (same float32 graph, different kernels)."""
-INT8_MIN_COSINE = 0.98
+INT8_MIN_COSINE = 0.97
 """int8 weights move each vector a little; measured min cosine over the corpus in the README."""
 
 
