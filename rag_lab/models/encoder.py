@@ -17,8 +17,10 @@ import numpy as np
 from tqdm import tqdm
 
 from rag_lab.models.minilm import minilm_fingerprint, minilm_path, sentence_transformers
+from rag_lab.models.onnx_minilm import ONNX_BACKENDS
 from rag_lab.models.vector_cache import EmbeddingCache, through_cache
 
+BACKENDS = ("torch", *ONNX_BACKENDS)
 BATCH_SIZE = 32
 PROGRESS_FROM = 256
 """Texts to compute before a progress bar is worth showing (a few seconds of work)."""
@@ -45,16 +47,30 @@ class Encoder:
     >>> enc = Encoder()                                   # doctest: +SKIP
     >>> enc.encode(["a tensor", "a matrix"]).shape        # doctest: +SKIP
     (2, 384)
+
+    ``backend`` is one of :data:`BACKENDS`; an ONNX backend exports the graph into the cache
+    on first use (a few seconds, once) and does not import torch to encode.
     """
 
     def __init__(
         self,
         *,
+        backend: str = "torch",
         cache: bool = True,
         cache_root: Path | None = None,
         batch_size: int = BATCH_SIZE,
     ) -> None:
-        self.fingerprint = minilm_fingerprint()
+        if backend not in BACKENDS:
+            raise ValueError(f"backend must be one of {BACKENDS}, not {backend!r}")
+        self.backend = backend
+        self._onnx = None
+        if backend == "torch":
+            self.fingerprint = minilm_fingerprint()
+        else:
+            from rag_lab.models.onnx_minilm import OnnxMiniLM
+
+            self._onnx = OnnxMiniLM(backend)
+            self.fingerprint = self._onnx.fingerprint
         self.batch_size = batch_size
         self.cache = EmbeddingCache(self.fingerprint, cache_root) if cache else None
         self.last = Timing(0, 0, 0.0)
@@ -62,7 +78,7 @@ class Encoder:
 
     @property
     def model(self):
-        """The SentenceTransformer, loaded on first use from the packaged folder."""
+        """The torch SentenceTransformer (whatever the backend), loaded on first use."""
         if self._model is None:
             SentenceTransformer = sentence_transformers().SentenceTransformer
             from transformers.utils import logging as hf_logging
@@ -109,6 +125,10 @@ class Encoder:
         bar = tqdm(total=len(texts), desc="embedding", unit="text", disable=disable)
         for i in range(0, len(texts), self.batch_size):
             batch = texts[i : i + self.batch_size]
+            if self._onnx is not None:
+                out.append(self._onnx.encode(batch))
+                bar.update(len(batch))
+                continue
             vecs = self.model.encode(
                 batch,
                 batch_size=self.batch_size,

@@ -6,6 +6,7 @@ to ``sentence-transformers/all-MiniLM-L6-v2``) and are verified by sha256 before
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import hashlib
 import json
@@ -40,11 +41,19 @@ class Fingerprint:
     normalized: bool
     max_seq_length: int
     dimensions: int
+    backend: str | None = None
+    """None: the sentence-transformers model on torch; else the ONNX Runtime graph's kind
+    (``"onnx"``, ``"onnx-int8"``), whose sha256 is :attr:`graph_sha256`."""
+    graph_sha256: str | None = None
+
+    def fields(self) -> dict[str, str | bool | int]:
+        """The fields that are set: the torch fingerprint reads as it did before backends."""
+        return {k: v for k, v in dataclasses.asdict(self).items() if v is not None}
 
     @property
     def key(self) -> str:
-        """A short stable digest of all fields, for cache paths and index stamps."""
-        blob = json.dumps(self.__dict__, sort_keys=True).encode()
+        """A short stable digest of all set fields, for cache paths and index stamps."""
+        blob = json.dumps(self.fields(), sort_keys=True).encode()
         return hashlib.sha256(blob).hexdigest()[:16]
 
 

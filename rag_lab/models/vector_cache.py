@@ -31,7 +31,7 @@ class EmbeddingCache:
         self._db = sqlite3.connect(self.path)
         self._db.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT)")
         self._db.execute("CREATE TABLE IF NOT EXISTS vectors (sha TEXT PRIMARY KEY, vec BLOB)")
-        stamp = json.dumps(fingerprint.__dict__, sort_keys=True)
+        stamp = json.dumps(fingerprint.fields(), sort_keys=True)
         row = self._db.execute("SELECT value FROM meta WHERE key = 'fingerprint'").fetchone()
         if row is None:
             with self._db:
