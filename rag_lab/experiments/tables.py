@@ -189,14 +189,30 @@ def chapter_paired(a: str, b: str, k: int) -> str:
 
 
 def claim_line(row: pd.Series, a: str, b: str, direction: str, claim: str, k: int) -> str:
-    """One reading bullet: a claim that ``a`` is ``direction`` (``">"`` or ``"<"``) than ``b``
-    at R@k, judged on a :func:`paired_view` row (per query, per question with Holm)."""
+    """One reading bullet: a claim that ``a`` is ``direction`` than ``b`` at R@k (``">"``,
+    ``"<"``, or ``"="`` for the chapter's "no significant difference"), judged on a
+    :func:`paired_view` row (per query, per question with Holm)."""
     chapter_says = f"; the chapter: {row['chapter']}" if row["chapter"] else ""
     numbers = (
         f"per query {row['here']}; per question {row['by question']}, Holm p = "
         f"{row['p Holm']}{chapter_says}"
     )
     v = claim_verdict(row, a, b, direction)
+    if direction == "=":
+        if row["verdict"] == "no difference shown":
+            outcome = "**reproduces**: no significant difference, per query or per question."
+        elif v == "reproduces":
+            outcome = (
+                "**reproduces** where the design supports a test: per query the difference is "
+                "now significant, unlike the chapter's, but at the question level after Holm "
+                "it is not."
+            )
+        else:
+            outcome = (
+                f"**does not reproduce**: {row['verdict']}, significant at the question level "
+                "after Holm."
+            )
+        return f"- **{a} vs {b} at R@{k}** ({claim}): {numbers}. The claim {outcome}"
     if v == "reproduces":
         outcome = "**reproduces**: the question-level test, corrected for the family, agrees."
     elif v == "reversed":
@@ -224,6 +240,8 @@ def claim_verdict(row: pd.Series, a: str, b: str, direction: str) -> str:
     that ``a`` is ``direction`` than ``b``, read from a :func:`paired_view` row."""
     opposite = "<" if direction == ">" else ">"
     v = row["verdict"]
+    if direction == "=":
+        return "does not reproduce" if v in (f"{a} > {b}", f"{a} < {b}") else "reproduces"
     if v == f"{a} {direction} {b}":
         return "reproduces"
     if v == f"{a} {opposite} {b}":
@@ -242,8 +260,9 @@ def claim_table(view: pd.DataFrame, claims) -> str:
     ]
     for a, b, k, direction, text in claims:
         row = view.loc[(a, b, k)]
+        sign = "≈" if direction == "=" else direction
         lines.append(
-            f"| {a} {direction} {b} at R@{k}: {text} | {row['chapter'] or '–'} | {row['here']} "
+            f"| {a} {sign} {b} at R@{k}: {text} | {row['chapter'] or '–'} | {row['here']} "
             f"| {row['by question']} (Holm {row['p Holm']}) | "
             f"{claim_verdict(row, a, b, direction)} |"
         )
