@@ -1,0 +1,122 @@
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from rag_lab import paths
+from rag_lab.chunking import chunk_corpus
+from rag_lab.experiments import probes as pr
+from rag_lab.experiments import tables
+from rag_lab.questions import Query, Question, load_questions
+
+
+@pytest.fixture(scope="module")
+def probes(docs):
+    return pr.load(docs)  # raises QuestionsError, listing every violation, if any rule breaks
+
+
+@pytest.fixture(scope="module")
+def chunks_e(docs):
+    return chunk_corpus(docs, "E")
+
+
+def test_the_probe_file_validates_and_has_the_promised_size(probes, docs):
+    assert len(probes.questions) >= 16
+    traps = [n for n in probes.negatives if n.id.startswith("t")]
+    assert len(traps) >= 8 and all(n.kind == "uncovered" for n in traps)
+    assert len({q.doc for q in probes.questions}) >= 12  # spread over many documents
+    assert all(q.id.startswith("p") for q in probes.questions)
+
+
+def test_the_probes_are_apart_from_the_chapter_questions(probes, docs):
+    chapter = load_questions(paths.QUESTIONS, docs)
+    assert not {q.id for q in probes.questions} & {q.id for q in chapter.questions}
+    assert not {n.id for n in probes.negatives} & {n.id for n in chapter.negatives}
+    assert not {q.needle for q in probes.questions} & {q.needle for q in chapter.questions}
+
+
+def test_every_phrasing_names_an_identifier_of_its_needle(probes):
+    # "Identifier" as pr.identifiers defines it: backticked, with _ or a digit, a capital
+    # after the first letter, or capitalised inside the sentence; matched as a whole word.
+    for q in probes.questions:
+        ids = pr.identifiers(q.needle)
+        assert ids, q.id
+        for phrasing in ("course", "ticket"):
+            text = getattr(q, phrasing)
+            assert any(pr.mentions(text, i) for i in ids), (q.id, phrasing, sorted(ids))
+
+
+def test_every_trap_names_a_term_found_in_at_most_three_chunks_of_e(probes, chunks_e):
+    # Rare: an identifier of the query held by 1 to RARE_MAX_CHUNKS (3) of the ~900 chunks.
+    assert pr.RARE_MAX_CHUNKS == 3
+    for n in probes.negatives:
+        assert pr.rare_terms(n.query, chunks_e), n.id
+
+
+def test_identifiers_and_mentions():
+    assert pr.identifiers("Invoking `backward` in PyTorch on SGD, as Gauss did.") == {
+        "backward",
+        "sgd",
+        "gauss",
+    }
+    assert pr.identifiers("Unfortunately, RKHS-based methods (Vapnik, 1998).") >= {"rkhs", "vapnik"}
+    assert pr.mentions("why does y.backward() fail", "backward")
+    assert not pr.mentions("backwards in time", "backward")
+    assert pr.mentions("the RoofType_nan column", "rooftype_nan")
+
+
+def queries_of(n_questions: int) -> list[Query]:
+    questions = [Question(f"p{i}", "d", "n", "c", "t") for i in range(n_questions)]
+    return [Query(q, p) for p in ("course", "ticket") for q in questions]
+
+
+def traps_of(distances: list[float], holds: list[bool]) -> pd.DataFrame:
+    return pd.DataFrame(
+        {
+            "distance": distances,
+            "passes": [d < 0.675 for d in distances],
+            "holds rare term": holds,
+        },
+        index=[f"t{i}" for i in range(1, len(distances) + 1)],
+    )
+
+
+def test_reading_says_what_the_numbers_say():
+    # 12 questions: BM25 finds both phrasings of every one at rank 1, dense none of them
+    # within 8, the hybrid ranks each 9th. Per question BM25 wins 12/0, p = 2/2^12 = 0.00049,
+    # which Holm over the 9 rows (6 of them this small) keeps under 0.05.
+    queries = queries_of(12)
+    ranks = {"dense": [None] * 24, "BM25": [1] * 24, "hybrid": [9] * 24}
+    view = pr.identifier_view(ranks, queries)
+    row = view.set_index(["a", "b", "k"]).loc[("BM25", "dense", 1)]
+    assert row["by question"] == "+12/−0, p = 0.00049" and row["verdict"] == "BM25 > dense"
+    traps = traps_of([0.66, 0.70, 0.61, 0.80], [True, False, False, False])
+    text = pr.reading(ranks, view, traps)
+    assert "dense 0.000 / 0.000, BM25 1.000 / 1.000, hybrid 0.000 / 0.000" in text
+    claim = "**BM25 > dense** (BM25 catches identifiers that dense misses): **supported**"
+    assert f"{claim} at R@1, R@4, R@8" in text
+    assert "**hybrid > dense** (fusion recovers what dense misses): **not supported**" in text
+    assert (
+        "2 of 4 pass the chapter's cutoff 0.675 (strictly under it): t3 at 0.610, t1 at 0.660"
+        in text
+    )
+    assert "1 of them lands on a chunk holding its rare term" in text
+    assert "nearest trap is 0.610 from a chunk, the farthest 0.800" in text
+
+
+def test_reading_with_no_difference_and_no_trap_through():
+    queries = queries_of(8)
+    ranks = {"dense": [1] * 16, "BM25": [1] * 16, "hybrid": [1] * 16}
+    view = pr.identifier_view(ranks, queries)
+    assert set(view["verdict"]) == {"no difference shown"}
+    assert (
+        tables.claim_verdict(
+            view.set_index(["a", "b", "k"]).loc[("BM25", "dense", 8)], "BM25", "dense", ">"
+        )
+        == "does not reproduce"
+    )
+    text = pr.reading(ranks, view, traps_of([0.70, 0.90], [False, False]))
+    assert (
+        "**BM25 > dense** (BM25 catches identifiers that dense misses): **not supported**" in text
+    )
+    assert "0 of 2 pass the chapter's cutoff 0.675 (strictly under it); 0 of them land" in text
