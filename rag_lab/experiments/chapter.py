@@ -50,6 +50,10 @@ BEST_OUT_OF_DOMAIN = 0.497
 PROMPT_TOKENS = 591
 """Tokens of the prompt the chapter's first question becomes (its generator's tokenizer)."""
 
+TRAP_DISTANCE = 0.671
+"""How close the chapter's literal-trap example (a question the corpus does not answer)
+came to a chunk sharing its rare term: under the cutoff."""
+
 CUTOFF = 0.675
 """The cutoff the chapter settles on (cosine distance, strictly under it is kept)."""
 STRICT_CUTOFF = 0.525

@@ -45,8 +45,6 @@ SHOWN = ["a", "b", "k", "here", "by question", "p Holm", "verdict"]
 """The paired view's columns; the chapter's column is left out, since its results are on its
 general questions, not on identifier probes."""
 
-CHAPTER_TRAP_DISTANCE = 0.671
-"""The chapter's example: an unanswerable question this close to a chunk, under its cutoff."""
 
 RARE_MAX_CHUNKS = 3
 """A term is rare when at most this many chunks of the index contain it (BM25 tokens)."""
@@ -197,7 +195,7 @@ def reading(
         f"{cutoff} (strictly under it){': ' + where if where else ''}; "
         f"{counted(held_term, 'of them lands', 'of them land')} on a chunk holding its rare "
         f"term. The nearest trap is {traps['distance'].min():.3f} from a chunk, the farthest "
-        f"{traps['distance'].max():.3f} (the chapter's example: {CHAPTER_TRAP_DISTANCE})."
+        f"{traps['distance'].max():.3f} (the chapter's example: {chapter.TRAP_DISTANCE})."
     )
     return "\n".join(lines)
 
