@@ -70,7 +70,7 @@ def negative_refusals(
     return sorted(refusals, key=lambda r: -(r.nearest or 0.0)), len(outcomes)
 
 
-def reading(audit: QuoteAudit, refusals: int, negatives: int, prompt_pieces: int) -> str:
+def reading(audit: QuoteAudit, refusals: int, negatives: int, prompt_tokens: int) -> str:
     """The chapter's citation claims, judged on this run's counts."""
     exact = not audit.mismatched
     return "\n".join(
@@ -84,9 +84,14 @@ def reading(audit: QuoteAudit, refusals: int, negatives: int, prompt_pieces: int
             f"{audit.refused} of {audit.queries} answerable queries stop at the gate: the "
             "pipeline returns a refusal before any generator could be called (notebook 09 counts "
             "the calls of a real one).",
-            f"- **Prompt size.** The example's prompt is {prompt_pieces:,} MiniLM word-pieces; "
-            f"the chapter's first question became a {chapter.PROMPT_TOKENS}-token prompt in its "
-            "generator's tokenizer. Different tokenizers and questions: the orders of magnitude "
-            "agree, the numbers are not comparable.",
+            f"- **Prompt size.** The example becomes a {prompt_tokens:,}-token prompt for the "
+            f"generator (Qwen2.5's tokenizer and chat template); the chapter's first question "
+            f"became a {chapter.PROMPT_TOKENS}-token prompt for its generator. Other questions, "
+            "sources and tokenizers: the same order of magnitude, "
+            + (
+                "a smaller prompt here."
+                if prompt_tokens < chapter.PROMPT_TOKENS
+                else "a larger prompt here."
+            ),
         ]
     )

@@ -268,3 +268,32 @@ def _check(size: int, sha256: str, spec: _Weights, what: str) -> None:
             f"{what}: {size:,} bytes with sha256 {sha256}, expected {spec.size:,} bytes with "
             f"sha256 {spec.sha256}: these are not the {spec.name} weights ({_INSTALL} again)."
         )
+
+
+def prompt_tokens(prompt: str, model: str = DEFAULT_MODEL) -> int:
+    """Tokens the generator would read for ``prompt``, counted without generating.
+
+    The prompt is wrapped as :func:`_generate` sends it (the :data:`SYSTEM` message, then the
+    user's) in the chat template stored in the GGUF, and tokenized by the model's own
+    tokenizer, special tokens included: the figure llama.cpp reports as ``prompt_tokens``.
+    Only the vocabulary is loaded (about half a second), not the weights' tensors.
+    """
+    try:
+        from llama_cpp import Llama
+        from llama_cpp.llama_chat_format import Jinja2ChatFormatter
+    except ImportError:
+        raise ModelError(f"llama-cpp-python is not installed: {_INSTALL}.") from None
+    vocab = Llama(model_path=str(weights(model)), vocab_only=True, verbose=False)
+    try:
+        eos, bos = vocab.token_eos(), vocab.token_bos()
+        text = vocab._model.token_get_text  # the template wants the tokens' spellings
+        formatter = Jinja2ChatFormatter(
+            template=vocab.metadata["tokenizer.chat_template"],
+            eos_token=text(eos),
+            bos_token=text(bos) if bos != -1 else "",
+        )
+        messages = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": prompt}]
+        wrapped = formatter(messages=messages).prompt
+        return len(vocab.tokenize(wrapped.encode("utf-8"), add_bos=False, special=True))
+    finally:
+        vocab.close()

@@ -249,3 +249,13 @@ def test_run_counts_what_the_answers_cite(monkeypatch):
 def _generation(text: str, model: str) -> generate.Generation:
     spec = generate.MODELS[model]
     return generate.Generation(text, spec.name, spec.sha256, 10, 3, False, 0.01)
+
+
+@pytest.mark.model
+def test_prompt_tokens_counts_what_the_generator_reads():
+    from rag_lab.models.generator import prompt_tokens
+
+    prompt = "Answer using the sources.\n\n[1] A tensor is an array.\n\nQUESTION\nWhat is a tensor?"
+    generator = Generator(max_new_tokens=2)
+    generator(prompt)
+    assert prompt_tokens(prompt) == generator.calls[-1].prompt_tokens
