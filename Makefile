@@ -18,7 +18,7 @@ export MKL_NUM_THREADS ?= 2
 export TOKENIZERS_PARALLELISM := false
 export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 
-.PHONY: help setup data corpus reproduce lab test bench lint clean
+.PHONY: help setup data corpus reproduce lab check test bench lint clean
 
 help: ## Show this list
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  \033[1m%-10s\033[0m %s\n", $$1, $$2}'
@@ -48,6 +48,12 @@ reproduce: setup corpus ## Run every notebook in order; regenerates figures/ and
 
 lab: setup corpus ## Open JupyterLab on notebooks/, its kernel the project's .venv
 	$(PY) -m jupyter lab --notebook-dir=notebooks
+
+# No model weights, no corpus, no notebooks: the loop to run while changing code. The
+# comparison tier stays in (bm25s, ranx, statsmodels, scipy are quick and need neither), but
+# its case on the lab's corpus is marked `corpus`. `make test` is still the whole suite.
+check: setup ## Fast loop (< 1 min): tests needing no weights or corpus, and the package's doctests
+	$(PY) -m pytest tests rag_lab --doctest-modules -m "not model and not corpus" -q
 
 test: setup corpus ## Unit, property and comparison tests, then every notebook under nbval
 	$(PY) -m pytest tests notebooks --nbval-lax --nbval-current-env --nbval-sanitize-with notebooks/nbval_sanitize.cfg \

@@ -39,7 +39,7 @@ def counted(n: int, noun: str, plural: str | None = None) -> str:
 def shorten(text: str, width: int) -> str:
     """Whitespace collapsed, then cut to ``width`` characters with ``…`` when longer.
 
-    >>> shorten("a  tensor\n is an array", 12)
+    >>> shorten("a  tensor\\n is an array", 12)
     'a tensor is…'
     """
     flat = " ".join(text.split())

@@ -119,6 +119,7 @@ def test_unknown_strategy_is_rejected_with_the_choices():
         chunk_document(doc("x"), "G")
 
 
+@pytest.mark.corpus
 def test_the_real_corpus_slices_back_for_every_strategy(docs):
     for name in STRATEGIES:
         chunks = chunk_corpus(docs, name)

@@ -124,6 +124,7 @@ def test_a_missing_file(tmp_path):
         load_questions(tmp_path / "nope.yaml", DOCS)
 
 
+@pytest.mark.corpus
 def test_the_project_ground_truth_follows_the_chapter_design(docs, qset):
     assert len(qset.questions) == CHAPTER_DESIGN.questions == 32
     assert len(qset.queries()) == 64

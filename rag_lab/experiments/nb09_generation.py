@@ -110,7 +110,8 @@ def run(
     """Every answerable query, then every negative, through :func:`rag_lab.pipeline.answer`.
 
     ``generator`` is called only for queries that pass the gate; its ``calls`` grow by one
-    per answer, which is how each :class:`Outcome` gets its :class:`Generation`.
+    per answer, generated or served from the answer cache (``Generation.cached``), which is
+    how each :class:`Outcome` gets its :class:`Generation`.
     """
     items = [(q.id, q.text, q.needle) for q in queries]
     items += [(n.id, n.query, None) for n in negatives]

@@ -18,6 +18,10 @@ against 33 s to load and 22–35 s per answer for transformers' de-quantised flo
 the same GGUF. Decoding is greedy (temperature 0, no repeat penalty) from a fresh cache, so
 a given prompt, model and thread count always give the same text. The chat template is the
 one stored in the GGUF.
+
+:class:`Generator` keeps its answers in :class:`~rag_lab.models.answer_cache.AnswerCache`
+(``<cache>/answers/``), keyed by :func:`answer_key`; a hit loads no model and hashes no
+weights, so a warm notebook 09 spends no model time at all.
 Nothing here is imported by the core lab: the ``generate`` extra installs what it needs.
 """
 
@@ -27,13 +31,14 @@ import atexit
 import hashlib
 import os
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from importlib import metadata
 from pathlib import Path
 from typing import Any
 
 from rag_lab import paths
 from rag_lab.checksums import sha256_file
+from rag_lab.models.answer_cache import AnswerCache
 from rag_lab.models.minilm import ModelError
 
 DEFAULT_MODEL = "qwen2.5-coder-0.5b"
@@ -43,6 +48,14 @@ SYSTEM = "You are a helpful assistant."
 CONTEXT_TOKENS = 8192
 """Room for the longest chapter prompt (about 700 tokens) many times over; llama.cpp never
 truncates a prompt: it raises when the prompt does not fit and shortens the budget instead."""
+DECODING: dict[str, float | int] = {
+    "temperature": 0.0,  # llama.cpp samples greedily at temperature 0
+    "top_k": 1,
+    "repeat_penalty": 1.0,
+    "seed": 0,
+}
+"""What :func:`generate` passes to ``create_chat_completion`` besides the budget; the answer
+cache's key is built from this same dict, so a change here can never serve stale answers."""
 _INSTALL = "install the `generate` extra (`make setup`, or see the Makefile's setup target)"
 
 
@@ -93,6 +106,10 @@ class Generation:
     hit_budget: bool
     """True when generation stopped at ``max_new_tokens`` rather than at end of turn."""
     seconds: float
+    """Model time of the generation that produced ``text``: for a cached record, the time it
+    took when it was generated and stored, not the (milliseconds of) lookup."""
+    cached: bool = False
+    """True when the record came from the answer cache and no model ran for it."""
 
 
 def weights(model: str = DEFAULT_MODEL) -> Path:
@@ -130,14 +147,7 @@ def generate(
     # changed with the order of the prompts. Starting afresh makes an answer a function of
     # its prompt alone.
     llm.reset()
-    out = llm.create_chat_completion(
-        messages,
-        max_tokens=max_new_tokens,
-        temperature=0.0,  # llama.cpp samples greedily at temperature 0
-        top_k=1,
-        repeat_penalty=1.0,
-        seed=0,
-    )
+    out = llm.create_chat_completion(messages, max_tokens=max_new_tokens, **DECODING)
     seconds = time.perf_counter() - start
     choice = out["choices"][0]
     spec = _spec(model)
@@ -152,41 +162,122 @@ def generate(
     )
 
 
+def answer_key(
+    prompt: str, *, model: str = DEFAULT_MODEL, max_new_tokens: int = MAX_NEW_TOKENS
+) -> dict[str, Any]:
+    """Everything that decides the text :func:`generate` returns, as the answer cache's key.
+
+    - ``sha256``: the GGUF's expected digest. :func:`weights` refuses any file that does not
+      hash to it before a model loads, so it names the bytes that would run, without the 2 s
+      of hashing them on a hit. The chat template is inside the GGUF.
+    - ``system`` and ``prompt``: the messages, in full (not a digest: the entry shows them).
+    - ``max_new_tokens`` and :data:`DECODING` (greedy, no repeat penalty, seed).
+    - ``n_ctx`` and ``threads``: llama.cpp's batch and thread split of the matrix products
+      can change the logits' last bits, and greedy decoding turns a near-tie into another
+      word; the module promises the same text for the same thread count, no more.
+    - ``runtime``: the llama-cpp-python version, whose llama.cpp decides the kernels.
+    """
+    return {
+        "sha256": _spec(model).sha256,
+        "system": SYSTEM,
+        "prompt": prompt,
+        "max_new_tokens": max_new_tokens,
+        **DECODING,
+        "n_ctx": CONTEXT_TOKENS,
+        "threads": _threads_used.get(model, _threads()),
+        "runtime": _runtime(),
+    }
+
+
 class Generator:
     """``prompt → text`` for :func:`rag_lab.pipeline.answer`, keeping every :class:`Generation`.
 
-    Creating one loads nothing: the model is loaded by the first call, so a pipeline that
-    refuses never touches the weights.
+    Creating one loads nothing: the model is loaded by the first call that misses the answer
+    cache, so a pipeline that refuses, or a warm re-run, never touches the weights. ``calls``
+    grows by one record per call, hit or miss (``cached`` tells them apart), which is how
+    :func:`rag_lab.experiments.nb09_generation.run` pairs answers with queries.
+    ``cache=False`` always runs the model and stores nothing.
     """
 
-    def __init__(self, model: str = DEFAULT_MODEL, max_new_tokens: int = MAX_NEW_TOKENS) -> None:
+    def __init__(
+        self,
+        model: str = DEFAULT_MODEL,
+        max_new_tokens: int = MAX_NEW_TOKENS,
+        *,
+        cache: bool | AnswerCache = True,
+    ) -> None:
         _spec(model)  # an unknown name fails here, not at the first answer
         self.model = model
         self.max_new_tokens = max_new_tokens
+        self.cache = AnswerCache() if cache is True else cache or None
         self.calls: list[Generation] = []
 
     def __call__(self, prompt: str) -> str:
-        result = generate(prompt, model=self.model, max_new_tokens=self.max_new_tokens)
+        key = answer_key(prompt, model=self.model, max_new_tokens=self.max_new_tokens)
+        result = self._lookup(key)
+        if result is None:
+            result = generate(prompt, model=self.model, max_new_tokens=self.max_new_tokens)
+            if self.cache is not None:
+                self.cache.put(key, _record(result))
         self.calls.append(result)
         return result.text
+
+    def _lookup(self, key: dict[str, Any]) -> Generation | None:
+        if self.cache is None:
+            return None
+        stored = self.cache.get(key)
+        return _from_record(stored, key) if stored is not None else None
+
+
+def _record(g: Generation) -> dict[str, Any]:
+    """What the cache stores of a generation: every field but ``cached``."""
+    return {f.name: getattr(g, f.name) for f in fields(Generation) if f.name != "cached"}
+
+
+def _from_record(stored: dict[str, Any], key: dict[str, Any]) -> Generation | None:
+    """The stored generation, or None when a field is missing, mistyped or disagrees with
+    the key (then the answer is generated again and the entry rewritten)."""
+    if stored.keys() != _STORED.keys():
+        return None
+    if not all(_typed(stored[name], kind) for name, kind in _STORED.items()):
+        return None
+    if stored["sha256"] != key["sha256"] or stored["new_tokens"] > key["max_new_tokens"]:
+        return None
+    return Generation(**{**stored, "seconds": float(stored["seconds"])}, cached=True)
+
+
+_STORED: dict[str, type] = {
+    "text": str,
+    "model": str,
+    "sha256": str,
+    "prompt_tokens": int,
+    "new_tokens": int,
+    "hit_budget": bool,
+    "seconds": float,
+}
+"""The fields of a stored :class:`Generation` and their JSON types."""
+
+
+def _typed(value: object, kind: type) -> bool:
+    if isinstance(value, bool) != (kind is bool):  # JSON true is no count, 1 is no flag
+        return False
+    return isinstance(value, int | float) if kind is float else isinstance(value, kind)
 
 
 def describe(model: str = DEFAULT_MODEL) -> str:
     """One line for a notebook's versions cell: which model, which bytes, which runtime."""
     spec = _spec(model)
     weights(model)
-    try:
-        runtime = f"llama-cpp-python {metadata.version('llama-cpp-python')}"
-    except metadata.PackageNotFoundError:
-        runtime = "llama-cpp-python not installed"
     return (
         f"generator {spec.name}: {spec.size:,} bytes, sha256 {spec.sha256[:12]}… verified; "
-        f"{runtime}, greedy, {_threads()} threads"
+        f"{_runtime()}, greedy, {_threads()} threads"
     )
 
 
 _loaded: dict[str, Any] = {}
 """Models loaded in this process, by name."""
+_threads_used: dict[str, int] = {}
+"""The thread count each loaded model runs with (read from the environment when it loaded)."""
 
 
 def _load(model: str):
@@ -199,6 +290,7 @@ def _load(model: str):
     threads = _threads()
     if not _loaded:
         atexit.register(_close_all)
+    _threads_used[model] = threads
     _loaded[model] = Llama(
         model_path=str(weights(model)),
         n_ctx=CONTEXT_TOKENS,
@@ -226,6 +318,13 @@ def _spec(model: str) -> _Weights:
 
 def _threads() -> int:
     return int(os.environ.get("OMP_NUM_THREADS") or os.cpu_count() or 1)
+
+
+def _runtime() -> str:
+    try:
+        return f"llama-cpp-python {metadata.version('llama-cpp-python')}"
+    except metadata.PackageNotFoundError:
+        return "llama-cpp-python not installed"
 
 
 def _locate(dist: str, name: str) -> Path:

@@ -66,7 +66,13 @@ def _d2l_corpus(rng: np.random.Generator) -> tuple[list[str], list[str]]:
     return texts, queries
 
 
-@pytest.mark.parametrize("make_corpus", [_synthetic_corpus, _d2l_corpus], ids=["synthetic", "d2l"])
+@pytest.mark.parametrize(
+    "make_corpus",
+    [
+        pytest.param(_synthetic_corpus, id="synthetic"),
+        pytest.param(_d2l_corpus, id="d2l", marks=pytest.mark.corpus),
+    ],
+)
 @pytest.mark.parametrize(("k1", "b"), [(1.2, 0.75), (1.5, 0.75), (0.9, 0.4), (2.0, 1.0)])
 def test_bm25_equals_bm25s_lucene_times_k1_plus_1(make_corpus, k1, b):
     # bm25s' "lucene" variant: idf = log(1 + (N - n_t + 0.5)/(n_t + 0.5)) as ours, and

@@ -51,6 +51,7 @@ negatives:
 """
 
 
+@pytest.mark.model
 def test_a_tiny_corpus_end_to_end(tmp_path):
     corpus = tiny_corpus(tmp_path / "docs")
     questions = tmp_path / "questions.yaml"
@@ -119,7 +120,7 @@ def test_a_tiny_corpus_end_to_end(tmp_path):
 # --- the lab's corpus, read as a user's folder ------------------------------------------
 
 
-@pytest.mark.model
+@pytest.mark.corpus
 def test_the_lab_corpus_read_as_a_folder_gives_the_same_documents():
     from rag_lab.sources.d2l import corpus_dir, load_corpus
     from rag_lab.sources.folder import load_folder

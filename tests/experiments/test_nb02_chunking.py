@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import pytest
+
 from rag_lab.chunking import chunk_corpus
 from rag_lab.documents import Document
 from rag_lab.experiments import nb02_chunking as chunk_report
@@ -33,6 +35,7 @@ def test_the_preamble_is_kept_and_counted():
     assert loss["needles in intros"] == ["q2"]
 
 
+@pytest.mark.model
 def test_header_tokens_are_the_difference_with_and_without_the_header():
     by = {name: chunk_corpus([DOC], name) for name in ("C", "E")}
     table = chunk_report.token_table(by)

@@ -16,8 +16,6 @@ from rag_lab.models import cross_encoder
 from rag_lab.models.cross_encoder import RerankerUnavailable
 from rag_lab.questions import Query, Question
 
-pytestmark = pytest.mark.model
-
 # --- ordering (no model) -------------------------------------------------------------
 
 
@@ -95,6 +93,7 @@ def test_a_failed_hub_load_becomes_unavailable_with_the_way_to_provide_it(monkey
     assert "config.json" in message and "Hugging Face cache" in message
 
 
+@pytest.mark.model
 def test_the_hub_id_loads_the_real_model_or_nothing(monkeypatch):
     # Offline (the lab's default), this reads the local HF cache: here it is empty.
     monkeypatch.delenv(cross_encoder.ENV_VAR, raising=False)
@@ -116,6 +115,7 @@ def standin_folder(tmp_path_factory):
     return cross_encoder.standin_path(tmp_path_factory.mktemp("standin"))
 
 
+@pytest.mark.model
 def test_the_env_var_is_taken_and_a_standin_is_labelled_as_such(monkeypatch, standin_folder):
     monkeypatch.setenv(cross_encoder.ENV_VAR, str(standin_folder))
     reranker = cross_encoder.load_reranker()
@@ -128,6 +128,7 @@ def test_the_env_var_is_taken_and_a_standin_is_labelled_as_such(monkeypatch, sta
     )
 
 
+@pytest.mark.model
 def test_the_standin_scores_pairs_deterministically_in_text_order(standin_folder):
     reranker = cross_encoder.load_reranker(standin_folder)
     texts = ["A tensor is an n-dimensional array.", "Paella needs saffron.", "Gradients."]

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import importlib.util
 from importlib import metadata
@@ -20,6 +21,14 @@ class LoadAttempted(Exception):
     pass
 
 
+@pytest.fixture(autouse=True)
+def answer_cache_in_tmp(tmp_path, monkeypatch):
+    """Every Generator here caches under tmp_path, never in the lab's own cache."""
+    monkeypatch.setenv("RAG_LAB_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("OMP_NUM_THREADS", "2")
+    return tmp_path / "cache" / "answers"
+
+
 @pytest.fixture
 def no_loading(monkeypatch):
     """Any attempt to load a model raises; the list records which model was asked for."""
@@ -33,11 +42,12 @@ def no_loading(monkeypatch):
     return attempts
 
 
-def test_a_refusal_never_loads_a_model(no_loading):
+def test_a_refusal_never_loads_a_model(no_loading, answer_cache_in_tmp):
     gen = Generator()
     result = answer("what is paella", FixedRetriever([0.9, 0.8]), 0.675, generate=gen)
     assert isinstance(result, Refusal)
     assert no_loading == [] and gen.calls == []
+    assert not answer_cache_in_tmp.exists()  # and writes no cache
 
 
 def test_an_answer_does_load_the_model_so_the_check_above_can_fail(no_loading):
@@ -58,6 +68,10 @@ class FakeLlama:
     def __init__(self) -> None:
         self.log: list[object] = []
 
+    @property
+    def completions(self) -> int:
+        return sum(e != "reset" for e in self.log)
+
     def reset(self) -> None:
         self.log.append("reset")
 
@@ -72,7 +86,7 @@ class FakeLlama:
 def test_generate_is_greedy_fresh_and_reports_what_ran(monkeypatch):
     fake = FakeLlama()
     monkeypatch.setattr(generate, "_load", lambda model: fake)
-    gen = Generator("smollm2-135m", max_new_tokens=7)
+    gen = Generator("smollm2-135m", max_new_tokens=7, cache=False)
     assert gen("SOURCES ...") == "Mean [1]." and gen("again") == "Mean [1]."
     # A reset before each call: an answer must not depend on the prompt before it.
     assert [e if e == "reset" else "call" for e in fake.log] == ["reset", "call"] * 2
@@ -91,6 +105,147 @@ def test_generate_is_greedy_fresh_and_reports_what_ran(monkeypatch):
         True,
     )
     assert first.sha256 == generate.MODELS["smollm2-135m"].sha256
+
+
+# --- the answer cache (a fake llama.cpp) ----------------------------------------------------
+
+
+@pytest.fixture
+def fake_llama(monkeypatch):
+    """A fake model that is 'loaded' on demand; ``loads`` lists the models asked for."""
+    fake = FakeLlama()
+    fake.loads = []
+
+    def load(model: str):
+        fake.loads.append(model)
+        return fake
+
+    monkeypatch.setattr(generate, "_load", load)
+    return fake
+
+
+def test_a_hit_loads_no_model_and_returns_the_stored_record_marked_cached(
+    fake_llama, monkeypatch, answer_cache_in_tmp
+):
+    cold = Generator(max_new_tokens=7)
+    assert cold("SOURCES [1] ...") == "Mean [1]."
+    assert fake_llama.loads == ["qwen2.5-coder-0.5b"] and fake_llama.completions == 1
+    assert len(list(answer_cache_in_tmp.glob("*.json"))) == 1
+
+    monkeypatch.setattr(generate, "_load", _refuse)  # a hit must not even try
+    warm = Generator(max_new_tokens=7)
+    assert warm("SOURCES [1] ...") == "Mean [1]."
+    (first,), (again,) = cold.calls, warm.calls
+    assert not first.cached and again.cached
+    # Every field as generated, including the model time of the original generation.
+    assert dataclasses.replace(again, cached=False) == first
+    assert (again.prompt_tokens, again.new_tokens, again.hit_budget) == (42, 7, True)
+
+
+def _refuse(model: str):
+    raise LoadAttempted(model)
+
+
+@pytest.mark.parametrize(
+    ("change", "hit"),
+    [
+        pytest.param(lambda mp: None, True, id="nothing changed, so the misses below can fail"),
+        pytest.param(lambda mp: "SOURCES [1] ... ", False, id="prompt, one space more"),
+        pytest.param(lambda mp: mp.setattr(generate, "SYSTEM", "Be brief."), False, id="system"),
+        pytest.param(lambda mp: mp.setenv("OMP_NUM_THREADS", "1"), False, id="threads"),
+        pytest.param(lambda mp: mp.setitem(generate.DECODING, "seed", 1), False, id="seed"),
+        pytest.param(lambda mp: mp.setattr(generate, "CONTEXT_TOKENS", 4096), False, id="n_ctx"),
+        pytest.param(
+            lambda mp: mp.setattr(generate, "_runtime", lambda: "llama-cpp-python 9.9"),
+            False,
+            id="runtime",
+        ),
+        pytest.param(
+            lambda mp: mp.setitem(
+                generate.MODELS,
+                "qwen2.5-coder-0.5b",
+                dataclasses.replace(generate.MODELS["qwen2.5-coder-0.5b"], sha256="0" * 64),
+            ),
+            False,
+            id="model sha256",
+        ),
+    ],
+)
+def test_a_change_to_anything_that_decides_the_text_misses(fake_llama, monkeypatch, change, hit):
+    prompt = "SOURCES [1] ..."
+    Generator(max_new_tokens=7)(prompt)
+    prompt = change(monkeypatch) or prompt
+    gen = Generator(max_new_tokens=7)
+    gen(prompt)
+    assert fake_llama.completions == (1 if hit else 2)
+    assert gen.calls[0].cached is hit
+
+
+def test_a_different_budget_misses(fake_llama):
+    Generator(max_new_tokens=7)("p")
+    Generator(max_new_tokens=8)("p")
+    assert fake_llama.completions == 2
+
+
+@pytest.mark.parametrize(
+    "corrupt",
+    [
+        pytest.param(lambda text: text[: len(text) // 2], id="truncated"),
+        pytest.param(lambda text: "not json", id="unparseable"),
+        pytest.param(lambda text: text.replace("SOURCES [1] ...", "other prompt"), id="key-echo"),
+        pytest.param(lambda text: text.replace("Mean [1].", "Edited [2]."), id="checksum"),
+    ],
+)
+def test_a_corrupt_entry_is_regenerated_and_rewritten(
+    fake_llama, monkeypatch, answer_cache_in_tmp, corrupt
+):
+    Generator(max_new_tokens=7)("SOURCES [1] ...")
+    (entry,) = answer_cache_in_tmp.glob("*.json")
+    entry.write_text(corrupt(entry.read_text(encoding="utf-8")), encoding="utf-8")
+    again = Generator(max_new_tokens=7)
+    assert again("SOURCES [1] ...") == "Mean [1]." and not again.calls[0].cached
+    assert fake_llama.completions == 2
+    monkeypatch.setattr(generate, "_load", _refuse)
+    warm = Generator(max_new_tokens=7)  # the rewritten entry is a hit again
+    assert warm("SOURCES [1] ...") == "Mean [1]." and warm.calls[0].cached
+
+
+def test_a_well_sealed_entry_with_a_mistyped_field_is_regenerated(fake_llama, answer_cache_in_tmp):
+    gen = Generator(max_new_tokens=7)
+    gen("p")
+    key = generate.answer_key("p", max_new_tokens=7)
+    gen.cache.put(key, {**generate._record(gen.calls[0]), "new_tokens": "7"})
+    again = Generator(max_new_tokens=7)
+    again("p")
+    assert fake_llama.completions == 2 and not again.calls[0].cached
+
+
+def test_cache_false_always_runs_the_model_and_writes_nothing(fake_llama, answer_cache_in_tmp):
+    gen = Generator(max_new_tokens=7, cache=False)
+    gen("p")
+    gen("p")
+    assert fake_llama.completions == 2 and not answer_cache_in_tmp.exists()
+    assert [g.cached for g in gen.calls] == [False, False]
+
+
+def test_a_warm_run_pairs_each_cached_generation_with_its_outcome(fake_llama, monkeypatch):
+    question = Question("q01", DOC.id, "First fact.", "first?", "first??")
+    queries = [Query(question, "course"), Query(question, "ticket")]
+    negatives = [Negative("n01", "offtopic", "paella?")]
+    distances = {"first?": [0.3, 0.9], "first??": [0.5, 0.6], "paella?": [0.9, 0.8]}
+
+    class ByQuestion:
+        def nearest(self, question: str, k: int) -> list[Hit]:
+            return FixedRetriever(distances[question]).nearest(question, k)
+
+    cold = report.run(queries, negatives, ByQuestion(), 0.675, Generator(max_new_tokens=7))
+    monkeypatch.setattr(generate, "_load", _refuse)
+    warm_gen = Generator(max_new_tokens=7)
+    warm = report.run(queries, negatives, ByQuestion(), 0.675, warm_gen)
+    assert len(warm_gen.calls) == 2 and all(g.cached for g in warm_gen.calls)
+    assert [o.generation is None for o in warm] == [False, False, True]
+    assert [o.result for o in warm] == [o.result for o in cold]
+    assert [o.generation.prompt_tokens for o in warm[:2]] == [42, 42]
 
 
 def test_an_unknown_model_fails_when_the_generator_is_made():

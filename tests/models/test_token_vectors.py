@@ -7,8 +7,6 @@ import pytest
 
 from rag_lab.models.token_vectors import LateInteraction, maxsim
 
-pytestmark = pytest.mark.model
-
 
 def test_maxsim_on_a_hand_computed_example():
     query = np.array([[1.0, 0.0], [0.0, 1.0]])
@@ -36,6 +34,7 @@ def li(tmp_path_factory):
     return LateInteraction(cache_root=tmp_path_factory.mktemp("tokens"))
 
 
+@pytest.mark.model
 def test_token_vectors_are_unit_rows_one_per_word_piece_with_cls_and_sep(li):
     from rag_lab.models.minilm import count_word_pieces
 
@@ -44,6 +43,7 @@ def test_token_vectors_are_unit_rows_one_per_word_piece_with_cls_and_sep(li):
         np.testing.assert_allclose(np.linalg.norm(matrix, axis=1), 1.0, atol=1e-5)
 
 
+@pytest.mark.model
 def test_scores_are_maxsim_of_the_token_matrices_and_rank_the_related_text_first(li):
     scores = li.score("what is a tensor", TEXTS)
     query, *docs = li.tokens(["what is a tensor", *TEXTS])
@@ -51,6 +51,7 @@ def test_scores_are_maxsim_of_the_token_matrices_and_rank_the_related_text_first
     assert scores[0] > scores[1]
 
 
+@pytest.mark.model
 def test_the_cache_serves_the_same_matrices_without_the_model(li, monkeypatch):
     first = li.tokens(TEXTS)
     again = LateInteraction(cache_root=li.cache.path.parent)

@@ -19,6 +19,7 @@ def _tiny_corpus(folder, files: dict[str, bytes], sums: bool = True):
     return folder
 
 
+@pytest.mark.corpus
 def test_the_lab_corpus_matches_its_published_statistics(docs):
     assert len(docs) == 20
     assert [d.id for d in docs] == sorted(d.id for d in docs)
@@ -71,6 +72,7 @@ def test_a_missing_corpus_says_where_it_looked(monkeypatch, tmp_path):
         load_corpus()
 
 
+@pytest.mark.corpus
 def test_the_environment_variable_is_checked_against_the_pinned_sums(docs, monkeypatch, tmp_path):
     copy = tmp_path / "copy"
     shutil.copytree(docs[0].path.parent, copy, ignore=shutil.ignore_patterns("raw"))

@@ -525,6 +525,7 @@ def mirror():
     return found
 
 
+@pytest.mark.corpus
 def test_the_whole_corpus_rebuilds_byte_for_byte_from_the_mirror(mirror, tmp_path, capsys):
     assert main(["--mirror", str(mirror), "--out", str(tmp_path)]) == 0
     expected = read_manifest(OUTPUT_MANIFEST)
@@ -536,6 +537,7 @@ def test_the_whole_corpus_rebuilds_byte_for_byte_from_the_mirror(mirror, tmp_pat
     assert "20 documents written" in out
 
 
+@pytest.mark.corpus
 def test_a_second_run_finds_the_corpus_current_and_force_rebuilds(mirror, tmp_path, capsys):
     assert main(["--mirror", str(mirror), "--out", str(tmp_path)]) == 0
     capsys.readouterr()
@@ -545,6 +547,7 @@ def test_a_second_run_finds_the_corpus_current_and_force_rebuilds(mirror, tmp_pa
     assert "20 documents written" in capsys.readouterr().out
 
 
+@pytest.mark.corpus
 def test_a_document_that_renders_differently_is_reported_by_name(
     mirror, tmp_path, monkeypatch, capsys
 ):

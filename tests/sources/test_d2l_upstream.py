@@ -76,6 +76,7 @@ def upstream(tmp_path, monkeypatch):
     thread.join()
 
 
+@pytest.mark.corpus
 def test_the_sources_are_downloaded_verified_and_cached(upstream, tmp_path):
     requested = upstream.requested
     manifest = read_manifest(RAW_MANIFEST)
@@ -92,6 +93,7 @@ def test_the_sources_are_downloaded_verified_and_cached(upstream, tmp_path):
     assert requested == []  # every cached file verified, nothing fetched again
 
 
+@pytest.mark.corpus
 def test_a_tampered_file_is_refused_by_name_and_not_cached(upstream, tmp_path):
     served = upstream.served
     name = "chapter_preliminaries/pandas.md"
@@ -110,6 +112,7 @@ def test_a_tampered_file_is_refused_by_name_and_not_cached(upstream, tmp_path):
     assert (cache / "chapter_preliminaries/ndarray.md").is_file()
 
 
+@pytest.mark.corpus
 def test_a_missing_file_is_reported_by_name_with_its_http_status(upstream):
     served = upstream.served
     (served / "d2l.bib").unlink()
@@ -120,6 +123,7 @@ def test_a_missing_file_is_reported_by_name_with_its_http_status(upstream):
     ]
 
 
+@pytest.mark.corpus
 def test_the_command_exits_non_zero_and_names_the_bad_input(upstream, tmp_path, capsys):
     served = upstream.served
     (served / "index.md").write_text("# Not the book\n")
