@@ -20,6 +20,7 @@ def chunks_e(docs):
     return chunk_corpus(docs, "E")
 
 
+@pytest.mark.corpus
 def test_the_probe_file_validates_and_has_the_promised_size(probes, docs):
     assert len(probes.questions) >= 16
     traps = [n for n in probes.negatives if n.id.startswith("t")]
@@ -28,6 +29,7 @@ def test_the_probe_file_validates_and_has_the_promised_size(probes, docs):
     assert all(q.id.startswith("p") for q in probes.questions)
 
 
+@pytest.mark.corpus
 def test_the_probes_are_apart_from_the_chapter_questions(probes, docs):
     chapter = load_questions(paths.QUESTIONS, docs)
     assert not {q.id for q in probes.questions} & {q.id for q in chapter.questions}
@@ -35,6 +37,7 @@ def test_the_probes_are_apart_from_the_chapter_questions(probes, docs):
     assert not {q.needle for q in probes.questions} & {q.needle for q in chapter.questions}
 
 
+@pytest.mark.corpus
 def test_every_phrasing_names_an_identifier_of_its_needle(probes):
     # "Identifier" as pr.identifiers defines it: backticked, with _ or a digit, a capital
     # after the first letter, or capitalised inside the sentence; matched as a whole word.
@@ -46,6 +49,7 @@ def test_every_phrasing_names_an_identifier_of_its_needle(probes):
             assert any(pr.mentions(text, i) for i in ids), (q.id, phrasing, sorted(ids))
 
 
+@pytest.mark.corpus
 def test_every_trap_names_a_term_found_in_at_most_three_chunks_of_e(probes, chunks_e):
     # Rare: an identifier of the query held by 1 to RARE_MAX_CHUNKS (3) of the ~900 chunks.
     assert pr.RARE_MAX_CHUNKS == 3
