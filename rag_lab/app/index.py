@@ -70,9 +70,12 @@ def default_path() -> Path:
     return Path(os.environ.get(INDEX_ENV) or DEFAULT_PATH)
 
 
-def open_index(path: str | os.PathLike | None = None) -> SQLiteStore:
-    """The SQLite index at ``path`` (default :func:`default_path`), created if missing."""
-    return SQLiteStore(Path(path) if path is not None else default_path())
+def open_index(path: str | os.PathLike | None = None, *, readonly: bool = False) -> SQLiteStore:
+    """The SQLite index at ``path`` (default :func:`default_path`), created if missing.
+
+    ``readonly``: opened read-only and never created (for status and queries).
+    """
+    return SQLiteStore(Path(path) if path is not None else default_path(), readonly=readonly)
 
 
 def current_stamp(fingerprint: Fingerprint, pipeline_version: str = PIPELINE_VERSION) -> Stamp:
