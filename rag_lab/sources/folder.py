@@ -123,7 +123,9 @@ def _walk(
             if name.startswith("."):
                 continue
             if sub.is_symlink() and not follow:
-                skipped[rel(sub)] = "a symlinked folder, not followed (--follow-symlinks follows it)"
+                skipped[rel(sub)] = (
+                    "a symlinked folder, not followed (--follow-symlinks follows it)"
+                )
                 continue
             kept.append(name)
         dirnames[:] = kept
