@@ -261,8 +261,18 @@ def _evaluate(args: argparse.Namespace) -> int:
     if args.corpus is not None and args.questions is None:
         raise UsageError("--questions FILE is required with --corpus DIR")
     questions = args.questions or paths.QUESTIONS
+    # Paths first: a mistake found after minutes of embedding is a mistake twice.
+    if args.corpus is not None and not args.corpus.is_dir():
+        raise UsageError(f"{args.corpus}: not a folder (--corpus DIR)")
+    if questions.is_dir():
+        raise UsageError(f"{questions}: a folder, not a question file (--questions FILE)")
+    if not questions.is_file():
+        raise UsageError(f"{questions}: no such question file (--questions FILE)")
     name = (args.corpus or corpus_dir()).resolve().name
     out = args.out or Path("reports") / name
+    if out.exists() and not out.is_dir():
+        raise UsageError(f"{out}: an existing file, not a folder; give another --out DIR")
+    _writable_folder(out)
     evaluation, written = evaluate.run(args.corpus, questions, out)
     print(evaluation.intro)
     for table in ("dense recall by strategy", "dense, BM25 and hybrid", "gate"):
@@ -371,6 +381,12 @@ def _writable(path: Path) -> None:
             f"cannot write the index: its folder {path.parent} is read-only (SQLite writes a "
             "journal beside the file); make it writable or choose another --index PATH"
         )
+
+
+def _writable_folder(folder: Path) -> None:
+    place = next(p for p in (folder, *folder.parents) if p.exists())
+    if not place.is_dir() or not os.access(place, os.W_OK):
+        raise UsageError(f"cannot write the report: {place} is not a writable folder (--out DIR)")
 
 
 def _sound(store: SQLiteStore) -> None:

@@ -38,7 +38,7 @@ from rag_lab.experiments import plots
 from rag_lab.experiments.lab import Lab
 from rag_lab.experiments.tables import interval_table
 from rag_lab.metrics import paired_table, summary_table
-from rag_lab.questions import QuestionSet, load_questions
+from rag_lab.questions import QuestionsError, QuestionSet, Violation, load_questions
 from rag_lab.search import TextEncoder
 from rag_lab.sources.d2l import load_corpus
 from rag_lab.sources.folder import load_folder
@@ -235,6 +235,11 @@ def run(
     """
     docs = load_corpus() if corpus is None else load_folder(corpus)
     qset = load_questions(questions, docs, expected=None)
+    if not qset.negatives:  # the gate needs questions the corpus cannot answer
+        raise QuestionsError(
+            questions,
+            [Violation(None, None, "negatives", "no negatives: the gate part needs at least one")],
+        )
     name = Path(corpus).resolve().name if corpus is not None else "the lab's corpus"
     if encoder is None:
         from rag_lab.models.encoder import Encoder
