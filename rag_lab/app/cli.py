@@ -266,8 +266,6 @@ def _evaluate(args: argparse.Namespace) -> int:
         raise UsageError(f"{args.corpus}: not a folder (--corpus DIR)")
     if questions.is_dir():
         raise UsageError(f"{questions}: a folder, not a question file (--questions FILE)")
-    if not questions.is_file():
-        raise UsageError(f"{questions}: no such question file (--questions FILE)")
     name = (args.corpus or corpus_dir()).resolve().name
     out = args.out or Path("reports") / name
     if out.exists() and not out.is_dir():
