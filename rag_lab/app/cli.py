@@ -288,6 +288,8 @@ def _print_report(report: ingest.IngestReport, store: Store) -> None:
     for doc_id, reason in report.failed.items():
         record = store.document(doc_id)
         print(f"  failed {record.path if record else doc_id}: {reason}")
+    for path, why in report.not_followed.items():
+        print(f"  not followed {path}: {why}")
     if report.stale:
         print(
             f"{len(report.stale)} documents were embedded with another stamp and are stale; "
