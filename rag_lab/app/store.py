@@ -221,21 +221,28 @@ class SQLiteStore:
             raise StoreError(
                 f"cannot create the folder of {self.path}: {err.strerror or err}"
             ) from None
-        db = _connect(self.path, False, timeout)
+        # Built aside and linked into place: a file at ``path`` is always a whole index,
+        # even if this process is killed halfway, and an existing file is never replaced.
+        fresh = self.path.with_name(f"{self.path.name}.creating-{os.getpid()}")
         try:
-            db.execute("BEGIN IMMEDIATE")
-            db.execute(f"PRAGMA application_id = {APPLICATION_ID}")
-            db.execute(f"PRAGMA user_version = {int(SCHEMA_VERSION)}")
-            for statement in _SCHEMA.split(";"):
-                if statement.strip():
-                    db.execute(statement)
-            db.execute("INSERT INTO meta VALUES ('schema', ?)", (SCHEMA_VERSION,))
-            db.execute("COMMIT")
-        except BaseException:
-            db.close()
-            self.path.unlink(missing_ok=True)  # ours: we just created it
-            raise
-        return db
+            fresh.unlink(missing_ok=True)
+            db = _connect(fresh, False, timeout)
+            try:
+                db.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+                db.execute(f"PRAGMA user_version = {int(SCHEMA_VERSION)}")
+                db.executescript(_SCHEMA)
+                db.execute("INSERT INTO meta VALUES ('schema', ?)", (SCHEMA_VERSION,))
+            finally:
+                db.close()
+            os.link(fresh, self.path)
+        except FileExistsError:
+            pass  # another process created it meanwhile: open theirs, if it is an index
+        except OSError as err:
+            raise StoreError(f"cannot create {self.path}: {err.strerror or err}") from None
+        finally:
+            fresh.unlink(missing_ok=True)
+        inspect_file(self.path)
+        return _connect(self.path, False, timeout)
 
     def meta(self, key: str) -> str | None:
         row = self._db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
