@@ -200,6 +200,7 @@ def _parse(root, path: Path) -> tuple[QuestionSet, _Lines, list[Violation]]:
                 continue
             values: dict[str, str] = {}
             value_lines: dict[str, int] = {}
+            bad: set[str] = set()  # reported already: not "missing" as well
             for k, v in item.value:
                 if k.value not in wanted:
                     out.append(Violation(k.start_mark.line + 1, None, k.value, "unknown field"))
@@ -207,18 +208,20 @@ def _parse(root, path: Path) -> tuple[QuestionSet, _Lines, list[Violation]]:
                     out.append(
                         Violation(k.start_mark.line + 1, None, k.value, "must be non-empty text")
                     )
+                    bad.add(k.value)
                 elif v.tag != _TEXT:  # `id: 17`, `ticket: true`, `needle: ~`
                     kind = v.tag.rsplit(":", 1)[-1]
                     message = f"must be text, not the YAML {kind} {v.value}; quote it"
                     out.append(Violation(v.start_mark.line + 1, None, k.value, message))
+                    bad.add(k.value)
                 else:
                     values[k.value] = str(v.value)
                     value_lines[k.value] = v.start_mark.line + 1
             ident = values.get("id", f"{name}[{pos}]")
-            missing = [f for f in wanted if f not in values]
+            missing = [f for f in wanted if f not in values and f not in bad]
             for f in missing:
                 out.append(Violation(line, ident, f, "missing field"))
-            if missing:
+            if missing or bad:
                 continue
             lines[(name, len(built[name]))] = {None: line, **value_lines}
             built[name].append(cls(**values))

@@ -171,6 +171,35 @@ def a_bug(run, docs, path, tmp_path, monkeypatch):
     monkeypatch.setattr(cli.ingest, "index_folder", boom)
 
 
+QUESTION = (
+    "  - id: q1\n"
+    "    doc: a\n"
+    '    needle: "Tensors hold numbers."\n'
+    '    course: "What do tensors hold?"\n'
+    '    ticket: "tensors hold what"\n'
+)
+NEGATIVE = '  - id: n1\n    kind: offtopic\n    query: "What is the capital of Peru?"\n'
+
+
+def question_file(text: str):
+    def setup(run, docs, path, tmp_path, monkeypatch):
+        (tmp_path / "q.yaml").write_text(text)
+
+    return setup
+
+
+def with_question(old: str, new: str):
+    return question_file("questions:\n" + QUESTION.replace(old, new) + "negatives:\n" + NEGATIVE)
+
+
+no_questions = question_file("questions: []\nnegatives:\n" + NEGATIVE)
+no_negatives = question_file("questions:\n" + QUESTION + "negatives: []\n")
+int_id = with_question("id: q1", "id: 17")
+bool_ticket = with_question('ticket: "tensors hold what"', "ticket: true")
+null_needle = with_question('needle: "Tensors hold numbers."', "needle: ~")
+EVALUATE = ["evaluate", "--corpus", "{docs}", "--questions", "{tmp}/q.yaml", "--out", "{tmp}/r"]
+
+
 # --- expected states ----------------------------------------------------------------
 
 
@@ -251,6 +280,11 @@ CASES = [
     ("reader beside a writer", busy, ["status"], 0, "", "3 indexed, 0 failed"),
     ("Ctrl-C mid-index", interrupted_midway, ["index", "{docs}"], 130, "interrupted; the index is consistent", "1 indexed, 0 failed"),
     ("a bug", a_bug, ["index", "{docs}"], 2, "internal error: ZeroDivisionError: division by zero (run again with --debug", "0 indexed, 0 failed"),
+    ("questions: []", no_questions, EVALUATE, 2, "q.yaml:1: questions: no questions: the list is empty", "absent"),
+    ("negatives: []", no_negatives, EVALUATE, 2, "q.yaml: negatives: no negatives: the gate part needs at least one", "absent"),
+    ("id: 17", int_id, EVALUATE, 2, "q.yaml:2: id: must be text, not the YAML int 17; quote it", "absent"),
+    ("ticket: true", bool_ticket, EVALUATE, 2, "q.yaml:6: ticket: must be text, not the YAML bool true; quote it", "absent"),
+    ("needle: ~", null_needle, EVALUATE, 2, "q.yaml:4: needle: must be text, not the YAML null ~; quote it", "absent"),
     ("questions a folder", nothing, ["evaluate", "--corpus", "{docs}", "--questions", "{tmp}"], 2, "a folder, not a question file", "absent"),
     ("corpus not a folder", nothing, ["evaluate", "--corpus", "{tmp}/none", "--questions", "{tmp}/q.yaml"], 2, "not a folder (--corpus DIR)", "absent"),
     ("out an existing file", nothing, ["evaluate", "--corpus", "{docs}", "--questions", "{docs}/a.md", "--out", "{docs}/b.md"], 2, "an existing file, not a folder", "absent"),
