@@ -18,7 +18,9 @@ import numpy as np
 from tqdm import TqdmWarning, tqdm
 
 from rag_lab.models.minilm import minilm_fingerprint, minilm_path
-from rag_lab.models.vector_cache import open_cache, through_cache
+from rag_lab.models.vector_cache import EmbeddingCache, open_cache, through_cache
+
+__all__ = ["BATCH_SIZE", "EmbeddingCache", "Encoder", "Timing"]
 
 BATCH_SIZE = 32
 PROGRESS_FROM = 256
