@@ -63,6 +63,8 @@ class Source:
     file: Path
     clash: str | None = None
     """The path of an earlier file with the same id, if any: then this one cannot be indexed."""
+    expected: str | None = None
+    """The sha256 a ``SHA256SUMS`` manifest lists for it (the lab's corpus has one)."""
 
 
 @dataclass(frozen=True)
@@ -87,12 +89,14 @@ def scan(folder: str | os.PathLike, *, follow_symlinks: bool = False) -> Scan:
     manifest = root / MANIFEST
     unlisted: dict[str, str] = {}
     skipped: dict[str, str] = {}
+    sums: dict[str, str] = {}
     if manifest.is_file():
-        names = [n for n in _manifest(manifest) if Path(n).suffix.lower() in SUFFIXES]
+        sums = _manifest(manifest)
+        names = [n for n in sums if Path(n).suffix.lower() in SUFFIXES]
         files = [root / n for n in names if (root / n).is_file()]
     else:
         files = _walk(root, follow_symlinks, unlisted, skipped)
-    return Scan(_sources(root, files), unlisted, skipped)
+    return Scan(_sources(root, files, sums), unlisted, skipped)
 
 
 def _walk(
@@ -149,7 +153,7 @@ def _walk(
     return files
 
 
-def _sources(root: Path, files: Sequence[Path]) -> list[Source]:
+def _sources(root: Path, files: Sequence[Path], sums: dict[str, str]) -> list[Source]:
     sources: list[Source] = []
     first: dict[str, str] = {}
     for file in sorted(files, key=lambda p: p.relative_to(root).as_posix()):
@@ -160,7 +164,7 @@ def _sources(root: Path, files: Sequence[Path]) -> list[Source]:
             sources.append(Source(path, path, file, clash=first[doc_id]))
         else:
             first[doc_id] = path
-            sources.append(Source(doc_id, path, file))
+            sources.append(Source(doc_id, path, file, expected=sums.get(path)))
     return sources
 
 
@@ -180,6 +184,8 @@ def read(source: Source) -> tuple[Document, str]:
     except OSError as err:
         raise Unreadable(f"unreadable: {err.strerror or err}") from None
     digest = sha256_bytes(data)
+    if source.expected is not None and digest != source.expected:
+        raise Unreadable(f"sha256 {digest}, {MANIFEST} says {source.expected}", digest)
     if not data:
         raise Unreadable("empty file", digest)
     if b"\0" in data:

@@ -142,6 +142,12 @@ def link_inside_and_linked_folder(run, docs, path, tmp_path, monkeypatch):
     (docs / "linked").symlink_to(docs / "sub", target_is_directory=True)
 
 
+def a_checksum_mismatch(run, docs, path, tmp_path, monkeypatch):
+    """A manifest, as the lab's corpus has, that one file no longer matches."""
+    sums = {n: sha256_bytes(t.encode()) for n, t in GOOD.items()} | {"b.md": "1" * 64}
+    (docs / "SHA256SUMS").write_text("".join(f"{h}  {n}\n" for n, h in sums.items()))
+
+
 def busy(run, docs, path, tmp_path, monkeypatch):
     """Another writer holds the index (its lock is held for the rest of the test)."""
     indexed(run, docs, path, tmp_path, monkeypatch)
@@ -275,6 +281,7 @@ CASES = [
     ("link outside the folder", link_outside, ["index", "{docs}"], 0, "", "3 indexed, 0 failed"),
     ("link outside, followed", link_outside, ["index", "{docs}", "--follow-symlinks"], 0, "", "4 indexed, 0 failed"),
     ("links inside", link_inside_and_linked_folder, ["index", "{docs}"], 0, "", "4 indexed, 0 failed"),
+    ("checksum mismatch", a_checksum_mismatch, ["index", "{docs}"], 1, "", "2 indexed, 1 failed"),
     ("second writer", busy, ["index", "{docs}"], 2, "is being written by another rag-lab (pid", "3 indexed, 0 failed"),
     ("second writer, retry", busy, ["retry"], 2, "is being written by another rag-lab", "3 indexed, 0 failed"),
     ("reader beside a writer", busy, ["status"], 0, "", "3 indexed, 0 failed"),
