@@ -274,7 +274,10 @@ def _evaluate(args: argparse.Namespace) -> int:
     evaluation, written = evaluate.run(args.corpus, questions, out)
     print(evaluation.intro)
     for table in ("dense recall by strategy", "dense, BM25 and hybrid", "gate"):
-        print(f"\n{table}:\n{evaluation.tables[table].to_string()}")
+        if table in evaluation.tables:
+            print(f"\n{table}:\n{evaluation.tables[table].to_string()}")
+    if evaluation.data["gate"] is None:
+        print(f"\nnote: {evaluate.NO_GATE}")
     figures = sum(p.suffix == ".png" for p in written)
     print(f"\nwrote {written[0]}, {written[1].name} and {figures} figures in {out}/figures")
     return OK

@@ -199,7 +199,6 @@ def with_question(old: str, new: str):
 
 
 no_questions = question_file("questions: []\nnegatives:\n" + NEGATIVE)
-no_negatives = question_file("questions:\n" + QUESTION + "negatives: []\n")
 int_id = with_question("id: q1", "id: 17")
 bool_ticket = with_question('ticket: "tensors hold what"', "ticket: true")
 null_needle = with_question('needle: "Tensors hold numbers."', "needle: ~")
@@ -288,7 +287,6 @@ CASES = [
     ("Ctrl-C mid-index", interrupted_midway, ["index", "{docs}"], 130, "interrupted; the index is consistent", "1 indexed, 0 failed"),
     ("a bug", a_bug, ["index", "{docs}"], 2, "internal error: ZeroDivisionError: division by zero (run again with --debug", "0 indexed, 0 failed"),
     ("questions: []", no_questions, EVALUATE, 2, "q.yaml:1: questions: no questions: the list is empty", "absent"),
-    ("negatives: []", no_negatives, EVALUATE, 2, "q.yaml: negatives: no negatives: the gate part needs at least one", "absent"),
     ("id: 17", int_id, EVALUATE, 2, "q.yaml:2: id: must be text, not the YAML int 17; quote it", "absent"),
     ("ticket: true", bool_ticket, EVALUATE, 2, "q.yaml:6: ticket: must be text, not the YAML bool true; quote it", "absent"),
     ("needle: ~", null_needle, EVALUATE, 2, "q.yaml:4: needle: must be text, not the YAML null ~; quote it", "absent"),
