@@ -170,6 +170,11 @@ def interrupted_midway(run, docs, path, tmp_path, monkeypatch):
     monkeypatch.setattr(HashEncoder, "encode", flaky)
 
 
+def indexed_then_interrupted(run, docs, path, tmp_path, monkeypatch):
+    indexed(run, docs, path, tmp_path, monkeypatch)
+    interrupted_midway(run, docs, path, tmp_path, monkeypatch)
+
+
 def a_bug(run, docs, path, tmp_path, monkeypatch):
     def boom(*args, **kwargs):
         raise ZeroDivisionError("division by zero")
@@ -285,6 +290,7 @@ CASES = [
     ("second writer, retry", busy, ["retry"], 2, "is being written by another rag-lab", "3 indexed, 0 failed"),
     ("reader beside a writer", busy, ["status"], 0, "", "3 indexed, 0 failed"),
     ("Ctrl-C mid-index", interrupted_midway, ["index", "{docs}"], 130, "interrupted; the index is consistent", "1 indexed, 0 failed"),
+    ("Ctrl-C mid-rebuild", indexed_then_interrupted, ["index", "{docs}", "--rebuild"], 130, "interrupted", "3 indexed, 0 failed"),
     ("a bug", a_bug, ["index", "{docs}"], 2, "internal error: ZeroDivisionError: division by zero (run again with --debug", "0 indexed, 0 failed"),
     ("questions: []", no_questions, EVALUATE, 2, "q.yaml:1: questions: no questions: the list is empty", "absent"),
     ("id: 17", int_id, EVALUATE, 2, "q.yaml:2: id: must be text, not the YAML int 17; quote it", "absent"),
@@ -311,6 +317,7 @@ def test_each_hostile_case(env, tmp_path, monkeypatch, setup, argv, code, fragme
     if code == cli.ERROR and argv[0] != "status":
         assert err.count("\n") == 1 or "usage:" in err, err
     assert state(path) == after
+    assert not list(path.parent.glob("*.rebuild*")) and not list(path.parent.glob("*.creating-*"))
 
 
 def test_debug_shows_the_traceback(env, tmp_path, monkeypatch):
