@@ -86,6 +86,14 @@ def other_schema(run, docs, path, tmp_path, monkeypatch):
         db.execute("PRAGMA user_version = 1")
 
 
+def unmarked(run, docs, path, tmp_path, monkeypatch):
+    """An index written before the marks: our three tables, application_id 0."""
+    indexed(run, docs, path, tmp_path, monkeypatch)
+    with sqlite3.connect(path) as db:
+        db.execute("PRAGMA application_id = 0")
+        db.execute("PRAGMA user_version = 0")
+
+
 def index_is_a_folder(run, docs, path, tmp_path, monkeypatch):
     path.mkdir()
 
@@ -265,6 +273,7 @@ CASES = [
     ("index, text file", text_file, ["index", "{docs}"], 2, "not an SQLite database", "not sqlite"),
     ("retry, text file", text_file, ["retry"], 2, "not an SQLite database", "not sqlite"),
     ("index, other schema", other_schema, ["index", "{docs}"], 2, "schema 1; this rag_lab reads 2", "refused: index schema 1"),
+    ("index, unmarked old index", unmarked, ["index", "{docs}"], 0, "", "3 indexed, 0 failed"),
     ("index, no folder", nothing, ["index", "{tmp}/nowhere"], 2, "nowhere: not a folder", "absent"),
     ("index, folder is a file", nothing, ["index", "{docs}/a.md"], 2, "a.md: not a folder", "absent"),
     ("status, index is a folder", index_is_a_folder, ["status"], 2, "is a folder, not an index file", "folder"),
