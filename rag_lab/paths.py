@@ -22,5 +22,15 @@ QUESTIONS = DATA / "questions.yaml"
 
 
 def cache_dir() -> Path:
-    """The on-disk cache root: ``$RAG_LAB_CACHE`` or ``.cache/`` in the repo."""
-    return Path(os.environ.get("RAG_LAB_CACHE", CACHE))
+    """The on-disk cache root: ``$RAG_LAB_CACHE``; else ``.cache/`` in the repository when
+    running from a checkout; else the platform's user cache folder (an installed package's
+    own folder is usually not writable)."""
+    if env := os.environ.get("RAG_LAB_CACHE"):
+        return Path(env)
+    if (ROOT / ".git").exists() or (ROOT / "pyproject.toml").is_file():
+        return CACHE
+    try:
+        import platformdirs
+    except ImportError:  # the XDG rule, which is what platformdirs says on Linux
+        return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "rag-lab"
+    return Path(platformdirs.user_cache_dir("rag-lab"))

@@ -139,6 +139,11 @@ def load_questions(
         raise QuestionsError(path, [Violation(None, None, None, "file not found")]) from None
     except UnicodeDecodeError as err:
         raise QuestionsError(path, [Violation(None, None, None, f"not UTF-8: {err}")]) from None
+    except IsADirectoryError:
+        raise QuestionsError(path, [Violation(None, None, None, "a folder, not a file")]) from None
+    except OSError as err:
+        problem = f"cannot read: {err.strerror or err}"
+        raise QuestionsError(path, [Violation(None, None, None, problem)]) from None
     try:
         root = yaml.compose(source)
     except yaml.YAMLError as err:
@@ -155,6 +160,9 @@ def load_questions(
 
 
 # --- parsing with line numbers --------------------------------------------------
+
+_TEXT = "tag:yaml.org,2002:str"
+"""The tag YAML resolves text to; a bare 17, true or ~ resolves to another."""
 
 _Lines = dict[tuple[str, int], dict[str | None, int]]
 """Line numbers by (list name, position) then field; field None is the item's own line."""
@@ -192,6 +200,7 @@ def _parse(root, path: Path) -> tuple[QuestionSet, _Lines, list[Violation]]:
                 continue
             values: dict[str, str] = {}
             value_lines: dict[str, int] = {}
+            bad: set[str] = set()  # reported already: not "missing" as well
             for k, v in item.value:
                 if k.value not in wanted:
                     out.append(Violation(k.start_mark.line + 1, None, k.value, "unknown field"))
@@ -199,17 +208,26 @@ def _parse(root, path: Path) -> tuple[QuestionSet, _Lines, list[Violation]]:
                     out.append(
                         Violation(k.start_mark.line + 1, None, k.value, "must be non-empty text")
                     )
+                    bad.add(k.value)
+                elif v.tag != _TEXT:  # `id: 17`, `ticket: true`, `needle: ~`
+                    kind = v.tag.rsplit(":", 1)[-1]
+                    message = f"must be text, not the YAML {kind} {v.value}; quote it"
+                    out.append(Violation(v.start_mark.line + 1, None, k.value, message))
+                    bad.add(k.value)
                 else:
                     values[k.value] = str(v.value)
                     value_lines[k.value] = v.start_mark.line + 1
             ident = values.get("id", f"{name}[{pos}]")
-            missing = [f for f in wanted if f not in values]
+            missing = [f for f in wanted if f not in values and f not in bad]
             for f in missing:
                 out.append(Violation(line, ident, f, "missing field"))
-            if missing:
+            if missing or bad:
                 continue
             lines[(name, len(built[name]))] = {None: line, **value_lines}
             built[name].append(cls(**values))
+    if "questions" in sections and not sections["questions"].value:
+        line = sections["questions"].start_mark.line + 1
+        out.append(Violation(line, None, "questions", "no questions: the list is empty"))
     qset = QuestionSet(tuple(built["questions"]), tuple(built["negatives"]), path)
     return qset, lines, out
 

@@ -3,13 +3,22 @@
 Thin on purpose: every command parses its arguments, calls one function of the package
 (:mod:`rag_lab.app.ingest`, :mod:`rag_lab.app.index`, :mod:`rag_lab.pipeline`,
 :mod:`rag_lab.experiments.evaluate`) and prints the result. Errors are one line each on stderr,
-naming the file, the line where there is one, and the reason; the exit status is 2.
+naming the file, the line where there is one, and the reason.
+
+One error discipline: every fault of the input or the environment (a bad option, a
+missing or foreign file, a damaged or busy index, an unwritable place) exits 2 with one
+line saying what, where and what to do; 1 means only "some documents failed to index";
+130 is Ctrl-C, after which the index is consistent (documents are written whole). No
+traceback reaches the user unless ``--debug``.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
+import os
+import sqlite3
 import sys
 import textwrap
 from collections.abc import Sequence
@@ -18,7 +27,14 @@ from pathlib import Path
 
 from rag_lab import __version__, paths
 from rag_lab.app import index, ingest
-from rag_lab.app.store import SQLiteStore, Store, StoreError
+from rag_lab.app.store import (
+    BUSY_SECONDS,
+    SQLiteStore,
+    Store,
+    StoreError,
+    inspect_file,
+    writer_lock,
+)
 from rag_lab.gate import MAX_KEPT
 from rag_lab.models.encoder import Encoder
 from rag_lab.models.minilm import ModelError
@@ -31,7 +47,9 @@ from rag_lab.text import shorten
 CUTOFF = 0.675
 """The chapter's cutoff: a chunk is kept only when its cosine distance is strictly under it."""
 
-OK, PARTIAL, ERROR = 0, 1, 2
+OK, PARTIAL, ERROR, INTERRUPTED = 0, 1, 2, 130
+MAX_CUTOFF = 2.0
+"""Cosine distance runs from 0 (same direction) to 2 (opposite)."""
 
 
 class UsageError(ValueError):
@@ -52,15 +70,23 @@ the three steps:
 
 The index is --index PATH (default ${index.INDEX_ENV}, else {index.DEFAULT_PATH}).
 Exit status: 0 done; 1 some documents failed to index (the others are searchable);
-2 bad input, or an index that cannot be searched.
+2 bad input or environment (one line says what, where and what to do), or an index that
+cannot be searched; 130 interrupted (the index stays consistent: run again to resume).
 """
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``rag-lab`` with ``argv`` (default: the command line); return the exit status."""
     args = _parser().parse_args(argv)
+    debug = getattr(args, "debug", False)
     try:
         return args.run(args)
+    except KeyboardInterrupt:
+        problems = [
+            "interrupted; the index is consistent (each document is written whole or not "
+            "at all): run the same command again to resume"
+        ]
+        status = INTERRUPTED
     except (
         CorpusError,
         ModelError,
@@ -70,25 +96,96 @@ def main(argv: Sequence[str] | None = None) -> int:
         QuestionsError,
         UsageError,
     ) as err:
-        problems = _problems(err)
+        if debug:
+            raise
+        problems, status = _problems(err), ERROR
+    except sqlite3.DatabaseError as err:
+        if debug:
+            raise
+        problems, status = [_database_problem(err, getattr(args, "index", None))], ERROR
+    except OSError as err:
+        if debug:
+            raise
+        where = f"{err.filename}: " if err.filename else ""
+        problems, status = [f"{where}{err.strerror or err}"], ERROR
+    except Exception as err:  # a bug: still one line, and the way to the traceback
+        if debug:
+            raise
+        problems = [
+            f"internal error: {type(err).__name__}: {' '.join(str(err).split())} "
+            "(run again with --debug for the traceback, and please report it)"
+        ]
+        status = ERROR
     for line in problems:
         print(f"rag-lab {args.command}: {line}", file=sys.stderr)
-    return ERROR
+    return status
 
 
 # --- commands -----------------------------------------------------------------------
 
 
 def _index(args: argparse.Namespace) -> int:
-    with index.open_index(args.index) as store:
-        print(f"indexing {args.folder.resolve()} into {args.index}")
-        report = ingest.index_folder(args.folder, store, Encoder(), rebuild=args.rebuild)
-        _print_report(report, store)
+    if not args.folder.is_dir():  # before any file is created
+        raise UsageError(f"{args.folder}: not a folder")
+    inspect_file(args.index)  # a foreign file is refused before a lock is written beside it
+    _writable(args.index)
+    encoder = Encoder()
+    with writer_lock(args.index):
+        if args.rebuild:
+            return _rebuild(args, encoder)
+        with index.open_index(args.index) as store:
+            _sound(store)
+            print(f"indexing {args.folder.resolve()} into {args.index}")
+            report = ingest.index_folder(
+                args.folder,
+                store,
+                encoder,
+                prune=args.prune,
+                follow_symlinks=args.follow_symlinks,
+            )
+            _print_report(report, store)
+    return PARTIAL if report.failed else OK
+
+
+def _rebuild(args: argparse.Namespace, encoder: Encoder) -> int:
+    """A fresh index beside the old one, swapped in when complete (works on a damaged one)."""
+    root = args.folder.resolve()
+    held = None
+    if args.index.exists():
+        try:
+            with index.open_index(args.index, readonly=True) as old:
+                held = old.meta("folder")
+        except sqlite3.DatabaseError:
+            print(f"note: {args.index} is damaged; building a fresh index", file=sys.stderr)
+    if held is not None and held != str(root):
+        raise folder.IngestError(
+            [f"this index holds {held}, not {root}; index another folder with --index PATH"]
+        )
+    fresh = args.index.with_name(args.index.name + ".rebuild")
+    journals = [Path(f"{p}-journal") for p in (fresh, args.index)]
+    for stale in (fresh, journals[0]):
+        stale.unlink(missing_ok=True)
+    print(f"rebuilding {root} into {args.index} (a fresh file, swapped in when complete)")
+    try:
+        with SQLiteStore(fresh) as store:
+            report = ingest.index_folder(
+                root, store, encoder, rebuild=True, follow_symlinks=args.follow_symlinks
+            )
+            _print_report(report, store)
+        # A hot journal of the old file must never be played into the new one.
+        journals[1].unlink(missing_ok=True)
+        os.replace(fresh, args.index)
+    finally:
+        for leftover in (fresh, journals[0]):
+            leftover.unlink(missing_ok=True)
     return PARTIAL if report.failed else OK
 
 
 def _retry(args: argparse.Namespace) -> int:
-    with _existing(args.index) as store:
+    _existing(args.index).close()  # a missing file is an error, a foreign one refused
+    _writable(args.index)
+    with writer_lock(args.index), index.open_index(args.index) as store:
+        _sound(store)
         report = ingest.retry(store, Encoder())
         _print_report(report, store)
     return PARTIAL if report.failed else OK
@@ -96,21 +193,51 @@ def _retry(args: argparse.Namespace) -> int:
 
 def _status(args: argparse.Namespace) -> int:
     with _existing(args.index) as store:
+        if args.check:
+            return _check(args, store)
+        _sound(store)
         encoder = Encoder()
         st = index.status(store, index.current_stamp(encoder.fingerprint))
     if args.json:
-        print(json.dumps(_status_json(st), indent=1))
+        print(json.dumps(_status_json(st), indent=1, allow_nan=False))
         return OK
     print(f"index {args.index} of folder {st.folder}")
     print(index.describe(st))
     return OK
 
 
+def _check(args: argparse.Namespace, store: SQLiteStore) -> int:
+    problems = index.check(store)
+    n = len(store.documents()) if not problems or not problems[0].startswith("SQLite") else 0
+    if args.json:
+        print(json.dumps({"index": str(args.index), "ok": not problems, "problems": problems}))
+    elif problems:
+        print(f"index {args.index}: {len(problems)} problems")
+        print("\n".join(f"  {p}" for p in problems))
+        print(f"rebuild it: rag-lab index {store.meta('folder') or 'DIR'} --rebuild")
+    else:
+        print(
+            f"index {args.index}: sound (SQLite integrity check ok; {n} documents' chunk "
+            "counts, vector counts and dimensions agree with their records and stamps)"
+        )
+    return OK if not problems else ERROR
+
+
 def _ask(args: argparse.Namespace) -> int:
+    if not args.question.strip():
+        raise UsageError('the question is empty; ask something, quoted: rag-lab ask "..."')
     with _existing(args.index) as store:
         encoder = Encoder()
         retriever = index.retriever(store, encoder)
         failed = index.status(store, index.current_stamp(encoder.fingerprint)).failed
+    window = encoder.fingerprint.max_seq_length
+    count = getattr(encoder, "count_tokens", None)
+    if count is not None and (n := count(args.question)) > window:
+        print(
+            f"warning: the question is {n:,} word-pieces; the encoder reads only the first "
+            f"{window}, so the rest does not take part in the search",
+            file=sys.stderr,
+        )
     result = answer(args.question, retriever, args.cutoff, k=args.k)
     if failed:
         print(
@@ -119,7 +246,7 @@ def _ask(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
     if args.json:
-        print(json.dumps(_answer_json(result), indent=1, ensure_ascii=False))
+        print(json.dumps(_answer_json(result), indent=1, ensure_ascii=False, allow_nan=False))
     elif isinstance(result, Refusal):
         print(result)
     else:
@@ -134,12 +261,23 @@ def _evaluate(args: argparse.Namespace) -> int:
     if args.corpus is not None and args.questions is None:
         raise UsageError("--questions FILE is required with --corpus DIR")
     questions = args.questions or paths.QUESTIONS
+    # Paths first: a mistake found after minutes of embedding is a mistake twice.
+    if args.corpus is not None and not args.corpus.is_dir():
+        raise UsageError(f"{args.corpus}: not a folder (--corpus DIR)")
+    if questions.is_dir():
+        raise UsageError(f"{questions}: a folder, not a question file (--questions FILE)")
     name = (args.corpus or corpus_dir()).resolve().name
     out = args.out or Path("reports") / name
+    if out.exists() and not out.is_dir():
+        raise UsageError(f"{out}: an existing file, not a folder; give another --out DIR")
+    _writable_folder(out)
     evaluation, written = evaluate.run(args.corpus, questions, out)
     print(evaluation.intro)
     for table in ("dense recall by strategy", "dense, BM25 and hybrid", "gate"):
-        print(f"\n{table}:\n{evaluation.tables[table].to_string()}")
+        if table in evaluation.tables:
+            print(f"\n{table}:\n{evaluation.tables[table].to_string()}")
+    if evaluation.data["gate"] is None:
+        print(f"\nnote: {evaluate.NO_GATE}")
     figures = sum(p.suffix == ".png" for p in written)
     print(f"\nwrote {written[0]}, {written[1].name} and {figures} figures in {out}/figures")
     return OK
@@ -153,6 +291,8 @@ def _print_report(report: ingest.IngestReport, store: Store) -> None:
     for doc_id, reason in report.failed.items():
         record = store.document(doc_id)
         print(f"  failed {record.path if record else doc_id}: {reason}")
+    for path, why in report.not_followed.items():
+        print(f"  not followed {path}: {why}")
     if report.stale:
         print(
             f"{len(report.stale)} documents were embedded with another stamp and are stale; "
@@ -224,10 +364,64 @@ def _problems(err: Exception) -> list[str]:
 
 
 def _existing(path: Path) -> SQLiteStore:
-    """The index at ``path``; a missing file is an error, not a new empty index."""
-    if not path.is_file():
+    """The index at ``path``, read-only; a missing file is an error, not a new empty index."""
+    if not path.exists():
         raise index.EmptyIndexError(f"no index at {path}: run rag-lab index DIR first")
-    return index.open_index(path)
+    return index.open_index(path, readonly=True)
+
+
+def _writable(path: Path) -> None:
+    """Refuse an index file, or a folder to create it in, that this process cannot write."""
+    place = path if path.exists() else next(p for p in path.parents if p.exists())
+    if not os.access(place, os.W_OK):
+        what = "file" if place == path else "folder"
+        raise StoreError(
+            f"cannot write the index: the {what} {place} is read-only; make it writable "
+            "or choose another file with --index PATH"
+        )
+    if path.exists() and not os.access(path.parent, os.W_OK):
+        raise StoreError(
+            f"cannot write the index: its folder {path.parent} is read-only (SQLite writes a "
+            "journal beside the file); make it writable or choose another --index PATH"
+        )
+
+
+def _writable_folder(folder: Path) -> None:
+    place = next(p for p in (folder, *folder.parents) if p.exists())
+    if not place.is_dir() or not os.access(place, os.W_OK):
+        raise UsageError(f"cannot write the report: {place} is not a writable folder (--out DIR)")
+
+
+def _sound(store: SQLiteStore) -> None:
+    """A quick SQLite check before using an index: a damaged file is an error, not a crash."""
+    problems = store.integrity(quick=True)
+    if problems:
+        raise StoreError(_damaged(store.path, problems[0]))
+
+
+def _damaged(path: Path | None, what: str) -> str:
+    return (
+        f"the index {path} is damaged ({what}); see rag-lab status --check --index {path}, "
+        "and rebuild it with rag-lab index DIR --rebuild"
+    )
+
+
+def _database_problem(err: sqlite3.DatabaseError, path: Path | None) -> str:
+    """SQLite's error as one line saying what to do."""
+    message = " ".join(str(err).split())
+    if "locked" in message or "busy" in message:
+        return (
+            f"the index {path} is locked by another process (waited {BUSY_SECONDS:g} s); "
+            "run again when it is done"
+        )
+    if "readonly" in message or "read-only" in message:
+        return (
+            f"cannot write the index {path} ({message}); make the file and its folder "
+            "writable, or choose another --index PATH"
+        )
+    if "unable to open" in message or "disk I/O" in message or "full" in message:
+        return f"cannot use the index {path} ({message}); check the disk and its permissions"
+    return _damaged(path, message)
 
 
 # --- arguments ------------------------------------------------------------------------
@@ -238,6 +432,30 @@ def _paragraphs(*texts: str) -> str:
     return "\n\n".join(textwrap.fill(" ".join(t.split()), 88) for t in texts)
 
 
+def _cutoff(text: str) -> float:
+    """A cosine-distance cutoff: a finite number in [0, 2]."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not math.isfinite(value) or not 0 <= value <= MAX_CUTOFF:
+        raise argparse.ArgumentTypeError(
+            f"{text} is not a cosine distance: give a number from 0 to {MAX_CUTOFF:g}"
+        )
+    return value
+
+
+def _positive(text: str) -> int:
+    """A count of at least 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text}: give at least 1")
+    return value
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="rag-lab",
@@ -246,7 +464,12 @@ def _parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"rag-lab {__version__}")
-    where = argparse.ArgumentParser(add_help=False)
+    debug = "show the Python traceback of an error (for reporting a bug)"
+    parser.add_argument("--debug", action="store_true", help=debug)
+    common = argparse.ArgumentParser(add_help=False)
+    # SUPPRESS: without it the subcommand's default would overwrite `rag-lab --debug CMD`.
+    common.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=debug)
+    where = argparse.ArgumentParser(add_help=False, parents=[common])
     where.add_argument(
         "--index",
         type=Path,
@@ -263,7 +486,7 @@ def _parser() -> argparse.ArgumentParser:
             name,
             help=summary,
             description=description,
-            parents=list(parents),
+            parents=list(parents) or [common],
             formatter_class=argparse.RawDescriptionHelpFormatter,
         )
 
@@ -278,14 +501,30 @@ def _parser() -> argparse.ArgumentParser:
             ({index.PIPELINE_VERSION}).""",
             f"""Unchanged files are skipped by sha256; failed ones are re-attempted. A file
             that cannot be read (not UTF-8, empty, binary, over {folder.MAX_BYTES // 2**20} MB,
-            unreadable) ends "failed" with its reason and the others are indexed. Documents
-            embedded with another stamp are marked "stale" and kept as they are until you
-            pass --rebuild; files gone from DIR are removed from the index.""",
+            unreadable) ends "failed" with its reason and the others are indexed, and so
+            does a document under a subfolder that cannot be listed. Documents embedded with
+            another stamp are marked "stale" and kept as they are until you pass --rebuild;
+            files gone from DIR are removed from the index, but a run that would remove
+            more than half of the documents is refused unless you pass --prune. Symbolic
+            links are followed only inside DIR; the others are reported.""",
         ),
     )
     sub.add_argument("folder", type=Path, metavar="DIR", help="the folder to index")
     sub.add_argument(
-        "--rebuild", action="store_true", help="re-embed the stale documents with this pipeline"
+        "--rebuild",
+        action="store_true",
+        help="build a fresh index with this pipeline beside the old one and swap it in "
+        "(re-embeds stale documents; works on a damaged index)",
+    )
+    sub.add_argument(
+        "--prune",
+        action="store_true",
+        help="allow removing more than half of the indexed documents (files really gone)",
+    )
+    sub.add_argument(
+        "--follow-symlinks",
+        action="store_true",
+        help="also follow symbolic links that leave DIR, and symlinked folders",
     )
     sub.set_defaults(run=_index)
 
@@ -299,6 +538,12 @@ def _parser() -> argparse.ArgumentParser:
         ),
     )
     sub.add_argument("--json", action="store_true", help="print JSON instead of text")
+    sub.add_argument(
+        "--check",
+        action="store_true",
+        help="verify the file: SQLite's integrity check, and every document's chunk count, "
+        "vector count and dimensions against its record and stamp (exit 2 on a problem)",
+    )
     sub.set_defaults(run=_status)
 
     sub = command(
@@ -326,12 +571,15 @@ def _parser() -> argparse.ArgumentParser:
     sub.add_argument("question", help="the question, quoted")
     sub.add_argument(
         "--cutoff",
-        type=float,
+        type=_cutoff,
         default=CUTOFF,
         help=f"cosine-distance cutoff (default {CUTOFF}, the chapter's; lower refuses more)",
     )
     sub.add_argument(
-        "-k", type=int, default=MAX_KEPT, help=f"nearest chunks considered (default {MAX_KEPT})"
+        "-k",
+        type=_positive,
+        default=MAX_KEPT,
+        help=f"nearest chunks considered (default {MAX_KEPT})",
     )
     sub.add_argument("--prompt", action="store_true", help="also print the full prompt")
     sub.add_argument("--json", action="store_true", help="print JSON instead of text")

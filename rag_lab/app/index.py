@@ -70,9 +70,12 @@ def default_path() -> Path:
     return Path(os.environ.get(INDEX_ENV) or DEFAULT_PATH)
 
 
-def open_index(path: str | os.PathLike | None = None) -> SQLiteStore:
-    """The SQLite index at ``path`` (default :func:`default_path`), created if missing."""
-    return SQLiteStore(Path(path) if path is not None else default_path())
+def open_index(path: str | os.PathLike | None = None, *, readonly: bool = False) -> SQLiteStore:
+    """The SQLite index at ``path`` (default :func:`default_path`), created if missing.
+
+    ``readonly``: opened read-only and never created (for status and queries).
+    """
+    return SQLiteStore(Path(path) if path is not None else default_path(), readonly=readonly)
 
 
 def current_stamp(fingerprint: Fingerprint, pipeline_version: str = PIPELINE_VERSION) -> Stamp:
@@ -178,3 +181,37 @@ def describe(st: IndexStatus) -> str:
     if st.current not in st.stamps:
         lines.append(f"  current: {st.current}")
     return "\n".join(lines)
+
+
+def check(store: SQLiteStore) -> list[str]:
+    """Every problem of the index file, one line each; empty when it is sound.
+
+    SQLite's integrity check first (when it fails, the tables cannot be trusted and the
+    rest is not read); then every document's recorded chunk count against the chunks
+    stored, their vectors' dimensions against its stamp, and chunks of no document.
+    """
+    problems = [f"SQLite integrity check: {line}" for line in store.integrity()]
+    if problems:
+        return problems
+    stats = store.chunk_stats()
+    records = {r.id: r for r in store.documents()}
+    for r in records.values():
+        n, sizes = stats.get(r.id, (0, set()))
+        if r.status is Status.FAILED:
+            if n:
+                problems.append(f"{r.id}: failed, yet {n} chunks are stored")
+            continue
+        if r.stamp is None:
+            problems.append(f"{r.id}: {r.status.value} without a stamp")
+            continue
+        if r.chunk_count != n:
+            problems.append(f"{r.id}: {r.chunk_count} chunks recorded, {n} stored")
+        wrong = sorted(size // 4 for size in sizes if size != 4 * r.stamp.dimensions)
+        if wrong:
+            dims = ", ".join(map(str, wrong))
+            problems.append(
+                f"{r.id}: vectors of {dims} dimensions, its stamp says {r.stamp.dimensions}"
+            )
+    for doc_id in sorted(stats.keys() - records.keys()):
+        problems.append(f"{doc_id}: {stats[doc_id][0]} chunks of a document not in the index")
+    return problems

@@ -12,6 +12,11 @@ chunks go in batch by batch as they are embedded and the chunk count is recorded
 last one is in; an exception or a killed process in between leaves the previous state.
 Errors that are not the file's fault (the encoder, the database) are not turned into a
 ``failed`` state: they stop the run, and running it again resumes.
+
+Removals are decisions, not accidents: a document under a folder that cannot be listed
+ends ``failed`` with that reason (it is not gone, it is unseen), and a run that would
+remove more than half of the indexed documents (an unmounted drive, a wrong path) is
+refused with :class:`IngestError`, before anything is written, unless ``prune=True``.
 """
 
 from __future__ import annotations
@@ -28,7 +33,7 @@ from rag_lab.app.index import PIPELINE_VERSION, STRATEGY, current_stamp
 from rag_lab.app.store import Status, Store
 from rag_lab.chunking import chunk_document
 from rag_lab.search import TextEncoder
-from rag_lab.sources.folder import IngestError, Source, Unreadable, discover, read
+from rag_lab.sources.folder import IngestError, Source, Unreadable, discover, read, scan
 
 WRITE_BATCH = 64
 """Chunks embedded and written per step within a document's transaction."""
@@ -47,6 +52,8 @@ class IngestReport:
     """Unchanged, but embedded with another stamp; left as they are (``rebuild=True``)."""
     removed: list[str] = field(default_factory=list)
     """In the index but no longer in the folder."""
+    not_followed: dict[str, str] = field(default_factory=dict)
+    """Path → why it was not read (symbolic links); not documents, so not in the index."""
 
     def summary(self) -> str:
         parts = [(len(self.indexed), "indexed"), (len(self.skipped), "unchanged")]
@@ -63,6 +70,8 @@ def index_folder(
     pipeline_version: str = PIPELINE_VERSION,
     rebuild: bool = False,
     progress: bool | None = None,
+    prune: bool = False,
+    follow_symlinks: bool = False,
 ) -> IngestReport:
     """Bring ``store`` up to date with ``folder``; one failed file never stops the others.
 
@@ -70,7 +79,9 @@ def index_folder(
     unchanged ones embedded with another stamp are marked ``stale`` (re-embedded when
     ``rebuild``); documents whose file is gone are removed. ``progress``: a bar per file
     (None: only on a terminal). An index holds one folder; another raises
-    :class:`IngestError`.
+    :class:`IngestError`, as does a run that would remove more than half of the documents
+    (or all of them) unless ``prune``. ``follow_symlinks``: follow links that leave the
+    folder, and symlinked folders.
     """
     root = Path(folder).resolve()
     if not root.is_dir():
@@ -80,13 +91,28 @@ def index_folder(
         raise IngestError(
             [f"this index holds {held}, not {root}; index another folder with --index PATH"]
         )
+    found = scan(root, follow_symlinks=follow_symlinks)
+    ids = {s.id for s in found.sources}
+    records = store.documents()
+    unseen = {r.id: _unlisted(r.path, found.unlisted) for r in records if r.id not in ids}
+    gone = [doc_id for doc_id, why in unseen.items() if why is None]
+    if gone and len(gone) * 2 > len(records) and not prune:
+        raise IngestError(
+            [
+                f"{root}: this run would remove {len(gone)} of the {len(records)} indexed "
+                "documents (their files are not in the folder); if the folder is right (not "
+                "an unmounted drive or a wrong path), run again with --prune"
+            ]
+        )
     store.set_meta("folder", str(root))
-    sources = discover(root)
-    report = _ingest(sources, store, encoder, pipeline_version, rebuild, progress)
-    found = {s.id for s in sources}
-    gone = [r.id for r in store.documents() if r.id not in found]
+    report = _ingest(found.sources, store, encoder, pipeline_version, rebuild, progress)
+    for r in records:
+        why = unseen.get(r.id)
+        if why is not None:
+            store.fail(r.id, r.path, None, why)
+            report.failed[r.id] = why
     store.remove(gone)
-    return dataclasses.replace(report, removed=gone)
+    return dataclasses.replace(report, removed=gone, not_followed=found.skipped)
 
 
 def retry(
@@ -101,6 +127,8 @@ def retry(
     failed = {r.id for r in store.documents() if r.status is Status.FAILED}
     if held is None or not failed:
         return IngestReport()
+    if not Path(held).is_dir():
+        raise IngestError([f"{held}: the index's folder is not there (not mounted?); nothing done"])
     sources = [s for s in discover(held) if s.id in failed]
     report = _ingest(sources, store, encoder, pipeline_version, False, progress)
     gone = sorted(failed - {s.id for s in sources})
@@ -149,6 +177,14 @@ def _ingest(
             writer.finish(source.path, digest, doc.title, current)
         indexed.append(source.id)
     return IngestReport(indexed, skipped, failed, stale)
+
+
+def _unlisted(path: str, unlisted: dict[str, str]) -> str | None:
+    """Why the file at ``path`` was not seen, if a folder above it could not be listed."""
+    for folder, reason in unlisted.items():
+        if folder == "." or path.startswith(folder + "/"):
+            return f"not seen: the folder {folder}/ cannot be listed ({reason})"
+    return None
 
 
 def _disable(progress: bool | None) -> bool | None:

@@ -7,11 +7,20 @@ opens a transaction in which the old chunks are dropped, the new ones written ba
 batch, and the document's record set last; anything that stops it before
 :meth:`DocumentWriter.finish` (an exception, Ctrl-C, a killed process) leaves the previous
 state, never half a document.
+
+Never writing into a file that is not ours: an index is marked in its SQLite header
+(``application_id`` :data:`APPLICATION_ID`, ``user_version`` the schema), the schema is
+created only in a file this code creates, and any other file (empty, not SQLite, another
+program's database, another schema) is refused with :class:`StoreError` naming what it
+is, before anything is written. Readers open read-only. One writer at a time:
+:func:`writer_lock` holds a lock file beside the index for a whole run.
 """
 
 from __future__ import annotations
 
+import os
 import sqlite3
+import time
 from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, fields
@@ -26,6 +35,14 @@ from rag_lab.chunking import Chunk
 
 SCHEMA_VERSION = "2"
 """2: stamps carry the version of the file reader (was: the book extractor's)."""
+APPLICATION_ID = 0x5241474C
+"""``RAGL``: SQLite's ``PRAGMA application_id`` of every rag-lab index."""
+BUSY_SECONDS = 10.0
+"""How long a connection waits for another's lock before it gives up."""
+LOCK_ENV = "RAG_LAB_LOCK_TIMEOUT"
+"""Seconds a second writer waits for the first (default :data:`BUSY_SECONDS`)."""
+_HEADER = b"SQLite format 3\x00"
+_TABLES = {"meta", "documents", "chunks"}
 
 
 class Status(StrEnum):
@@ -122,9 +139,13 @@ class StoreError(RuntimeError):
     """The index file is not an index, or not one this version can read."""
 
 
+class StoreBusy(StoreError):
+    """Another process is writing the index."""
+
+
 _SCHEMA = """
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS documents (
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE documents (
     id TEXT PRIMARY KEY,
     path TEXT NOT NULL,
     sha256 TEXT,
@@ -139,7 +160,7 @@ CREATE TABLE IF NOT EXISTS documents (
     chunk_count INTEGER,
     updated_at TEXT NOT NULL
 );
-CREATE TABLE IF NOT EXISTS chunks (
+CREATE TABLE chunks (
     doc_id TEXT NOT NULL,
     idx INTEGER NOT NULL,
     section TEXT NOT NULL,
@@ -161,24 +182,67 @@ _COLUMNS = (
 class SQLiteStore:
     """A :class:`Store` in one SQLite file (standard library, no server)."""
 
-    def __init__(self, path: str | Path) -> None:
+    def __init__(
+        self, path: str | Path, *, readonly: bool = False, timeout: float = BUSY_SECONDS
+    ) -> None:
+        """Open the index at ``path``; a missing file is created (unless ``readonly``).
+
+        Raises :class:`StoreError` for anything that is not a rag-lab index of this
+        schema, before writing a byte to it.
+        """
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        # Autocommit mode: every transaction below is opened and closed explicitly.
-        self._db = sqlite3.connect(self.path, isolation_level=None)
+        self.readonly = readonly
+        kind = inspect_file(self.path)
+        if kind == "missing":
+            if readonly:
+                raise StoreError(f"no index at {self.path}: run rag-lab index DIR first")
+            self._db = self._create(timeout)
+            return
+        self._db = _connect(self.path, readonly, timeout)
         try:
-            self._db.executescript(_SCHEMA)
-        except sqlite3.DatabaseError as err:
+            found = self.meta("schema")
+            if kind == "unmarked" and not readonly:  # an index written before the marks
+                self._db.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+                self._db.execute(f"PRAGMA user_version = {int(SCHEMA_VERSION)}")
+        except BaseException:
             self._db.close()
-            raise StoreError(f"{self.path}: not a rag-lab index ({err})") from None
-        found = self.meta("schema")
-        if found is None:
-            self.set_meta("schema", SCHEMA_VERSION)
-        elif found != SCHEMA_VERSION:
+            raise
+        if found != SCHEMA_VERSION:
+            self._db.close()
             raise StoreError(
                 f"{self.path} has index schema {found}; this rag_lab reads {SCHEMA_VERSION}. "
                 "Index the folder again into a new file (--index PATH)."
             )
+
+    def _create(self, timeout: float) -> sqlite3.Connection:
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as err:
+            raise StoreError(
+                f"cannot create the folder of {self.path}: {err.strerror or err}"
+            ) from None
+        # Built aside and linked into place: a file at ``path`` is always a whole index,
+        # even if this process is killed halfway, and an existing file is never replaced.
+        fresh = self.path.with_name(f"{self.path.name}.creating-{os.getpid()}")
+        try:
+            fresh.unlink(missing_ok=True)
+            db = _connect(fresh, False, timeout)
+            try:
+                db.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+                db.execute(f"PRAGMA user_version = {int(SCHEMA_VERSION)}")
+                db.executescript(_SCHEMA)
+                db.execute("INSERT INTO meta VALUES ('schema', ?)", (SCHEMA_VERSION,))
+            finally:
+                db.close()
+            os.link(fresh, self.path)
+        except FileExistsError:
+            pass  # another process created it meanwhile: open theirs, if it is an index
+        except OSError as err:
+            raise StoreError(f"cannot create {self.path}: {err.strerror or err}") from None
+        finally:
+            fresh.unlink(missing_ok=True)
+        inspect_file(self.path)
+        return _connect(self.path, False, timeout)
 
     def meta(self, key: str) -> str | None:
         row = self._db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
@@ -251,6 +315,23 @@ class SQLiteStore:
     def close(self) -> None:
         self._db.close()
 
+    def integrity(self, *, quick: bool = False) -> list[str]:
+        """SQLite's ``PRAGMA integrity_check`` (``quick_check``): empty when sound."""
+        pragma = "quick_check" if quick else "integrity_check"
+        rows = [r[0] for r in self._db.execute(f"PRAGMA {pragma}")]
+        return [] if rows == ["ok"] else rows
+
+    def chunk_stats(self) -> dict[str, tuple[int, set[int]]]:
+        """Per document id in the chunks table: (rows, the set of vector sizes in bytes)."""
+        out: dict[str, tuple[int, set[int]]] = {}
+        rows = self._db.execute(
+            "SELECT doc_id, length(vector), COUNT(*) FROM chunks GROUP BY doc_id, length(vector)"
+        )
+        for doc_id, size, n in rows:
+            count, sizes = out.get(doc_id, (0, set()))
+            out[doc_id] = (count + n, sizes | {size})
+        return out
+
     def __enter__(self) -> SQLiteStore:
         return self
 
@@ -304,6 +385,104 @@ class _SQLiteWriter:
         )
         self._store._put(self.record)
         return self.record
+
+
+def inspect_file(path: Path) -> str:
+    """``missing``, ``ours`` (marked), or ``unmarked`` (an index older than the marks).
+
+    Reads the file's header and, for an unmarked SQLite file, its table names, read-only;
+    raises :class:`StoreError` naming what the file is when it is not a rag-lab index.
+    """
+    if path.is_dir():
+        raise StoreError(f"{path} is a folder, not an index file; give a file: --index PATH")
+    if not path.exists():
+        return "missing"
+    refuse = "refusing to touch it; choose another file with --index PATH"
+    try:
+        with path.open("rb") as f:
+            header = f.read(100)
+    except OSError as err:
+        raise StoreError(f"cannot read {path}: {err.strerror or err}") from None
+    if not header:
+        raise StoreError(f"{path} is an empty file, not a rag-lab index; {refuse}")
+    if not header.startswith(_HEADER) or len(header) < 100:
+        raise StoreError(f"{path} is not a rag-lab index (not an SQLite database); {refuse}")
+    app_id = int.from_bytes(header[68:72], "big")
+    version = int.from_bytes(header[60:64], "big", signed=True)
+    if app_id == APPLICATION_ID:
+        if version != int(SCHEMA_VERSION):
+            raise StoreError(
+                f"{path} has index schema {version}; this rag_lab reads {SCHEMA_VERSION}. "
+                "Index the folder again into a new file (--index PATH)."
+            )
+        return "ours"
+    if app_id != 0:
+        raise StoreError(
+            f"{path} is another program's SQLite database (application_id {app_id:#x}), "
+            f"not a rag-lab index; {refuse}"
+        )
+    db = _connect(path, True, BUSY_SECONDS)
+    try:
+        tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    except sqlite3.DatabaseError as err:
+        raise StoreError(f"{path} is not a rag-lab index ({err}); {refuse}") from None
+    finally:
+        db.close()
+    if tables != _TABLES:
+        names = ", ".join(sorted(tables)) or "no tables"
+        raise StoreError(
+            f"{path} is an SQLite database of another program (tables: {names}), "
+            f"not a rag-lab index; {refuse}"
+        )
+    return "unmarked"
+
+
+def _connect(path: Path, readonly: bool, timeout: float) -> sqlite3.Connection:
+    """Autocommit mode: every transaction of the store is opened and closed explicitly."""
+    if readonly:
+        uri = path.resolve().as_uri() + "?mode=ro"
+        return sqlite3.connect(uri, uri=True, isolation_level=None, timeout=timeout)
+    return sqlite3.connect(path, isolation_level=None, timeout=timeout)
+
+
+@contextmanager
+def writer_lock(path: str | Path, timeout: float | None = None) -> Iterator[None]:
+    """Hold ``<index>.lock`` for a whole run, so two writers never interleave.
+
+    A second writer waits up to ``timeout`` seconds (default ``$RAG_LAB_LOCK_TIMEOUT``,
+    else :data:`BUSY_SECONDS`), then raises :class:`StoreBusy` naming the running one
+    (its pid, from the lock file). The operating system drops the lock when its holder
+    dies, even by ``kill -9``.
+    """
+    import fcntl  # POSIX; imported here so the store itself imports everywhere
+
+    if timeout is None:
+        timeout = float(os.environ.get(LOCK_ENV) or BUSY_SECONDS)
+    lock = Path(f"{path}.lock")
+    try:
+        lock.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError as err:
+        raise StoreError(f"cannot write beside {path} ({lock}): {err.strerror or err}") from None
+    try:
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    holder = os.pread(fd, 200, 0).decode(errors="replace").strip() or "unknown"
+                    raise StoreBusy(
+                        f"{path} is being written by another rag-lab ({holder}); waited "
+                        f"{timeout:g} s. Let it finish, or stop that process, and run again"
+                    ) from None
+                time.sleep(0.1)
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"pid {os.getpid()}, since {_now()}".encode(), 0)
+        yield
+    finally:
+        os.close(fd)
 
 
 def _record(row: tuple) -> DocumentRecord:

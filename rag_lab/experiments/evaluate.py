@@ -60,6 +60,12 @@ class Evaluation:
     """Everything as plain JSON values: summaries, per-query ranks, the full gate sweep."""
 
 
+NO_GATE = (
+    "no negatives in the question file, so the refusal gate (notebook 06) was not measured: "
+    "add questions the corpus cannot answer under negatives to measure it"
+)
+
+
 def evaluate(
     docs: Sequence[Document],
     qset: QuestionSet,
@@ -121,26 +127,15 @@ def evaluate(
     figures["dense_bm25_hybrid_recall"] = nb04.recall_figure(ranks, GATE_STRATEGY)
     stages.update()
 
-    stages.set_postfix_str("gate sweep")
-    m = nb06.distance_matrices(lab, GATE_STRATEGY)
-    dists = nb06.distances(m.answerable, m.relevant, m.negative)
-    sweep = gate.sweep(m.answerable, m.relevant, m.negative, nb06.cutoffs())
-    cheapest = gate.cheapest_cutoff(sweep, nb06.BLUFF_COST)
-    tables |= {
-        "distances": nb06.overlap_table(dists, queries, qset.negatives),
-        "gate": nb06.bluff_table(m.answerable, m.relevant, m.negative),
-    }
-    figures["distance_histograms"] = nb06.histogram_figure(dists, qset.negatives, GATE_STRATEGY)
-    figures["bluff_curve"] = nb06.bluff_figure(
-        sweep, len(queries), len(qset.negatives), chosen=float(cheapest["cutoff"])
-    )
+    readings: dict[str, str] = {}
+    gate_data = None
+    if qset.negatives:  # the gate is measured on questions the corpus cannot answer
+        stages.set_postfix_str("gate sweep")
+        gate_data = _gate(lab, queries, qset, tables, figures, readings)
     stages.update()
     stages.close()
     readings = {
-        "gate": (
-            f"- **The {nb06.cheapest_line(cheapest, nb06.BLUFF_COST)}**, swept from "
-            f"{nb06.SWEEP[0]:.3f} to {nb06.SWEEP[1]:.3f} in steps of {nb06.CUTOFF_STEP}."
-        ),
+        **readings,
         "chunking": nb02.reading(destroyed_by, tokens, sizes, len(qset.questions)),
         "dense retrieval": nb03.reading(ranks_by, queries, GATE_STRATEGY),
         "dense, BM25 and hybrid": nb04.reading(ranks, queries),
@@ -186,21 +181,44 @@ def evaluate(
             "ranks": ranks,
             "paired": _records(paired_table(ranks, nb04.PAIRS, nb04.PAIRED_KS)),
         },
-        "gate": {
-            "strategy": GATE_STRATEGY,
-            "kept at most": gate.MAX_KEPT,
-            "distances": _records(tables["distances"]),
-            "bluff cost": nb06.BLUFF_COST,
-            "cheapest": {
-                "cutoff": float(cheapest["cutoff"]),
-                **{k: int(cheapest[k]) for k in ("bluffs", "refused", "answered without needle")},
-                "cost": float(cheapest["cost"]),
-            },
-            "sweep": _records(sweep),
-        },
+        "gate": gate_data,
         "readings": readings,
     }
+    if gate_data is None:
+        data["gate skipped"] = NO_GATE
     return Evaluation(title, intro, tables, readings, figures, data)
+
+
+def _gate(lab, queries, qset, tables, figures, readings) -> dict:
+    """Notebook 06's distances and gate sweep: adds their tables, figures and reading."""
+    m = nb06.distance_matrices(lab, GATE_STRATEGY)
+    dists = nb06.distances(m.answerable, m.relevant, m.negative)
+    sweep = gate.sweep(m.answerable, m.relevant, m.negative, nb06.cutoffs())
+    cheapest = gate.cheapest_cutoff(sweep, nb06.BLUFF_COST)
+    tables |= {
+        "distances": nb06.overlap_table(dists, queries, qset.negatives),
+        "gate": nb06.bluff_table(m.answerable, m.relevant, m.negative),
+    }
+    figures["distance_histograms"] = nb06.histogram_figure(dists, qset.negatives, GATE_STRATEGY)
+    figures["bluff_curve"] = nb06.bluff_figure(
+        sweep, len(queries), len(qset.negatives), chosen=float(cheapest["cutoff"])
+    )
+    readings["gate"] = (
+        f"- **The {nb06.cheapest_line(cheapest, nb06.BLUFF_COST)}**, swept from "
+        f"{nb06.SWEEP[0]:.3f} to {nb06.SWEEP[1]:.3f} in steps of {nb06.CUTOFF_STEP}."
+    )
+    return {
+        "strategy": GATE_STRATEGY,
+        "kept at most": gate.MAX_KEPT,
+        "distances": _records(tables["distances"]),
+        "bluff cost": nb06.BLUFF_COST,
+        "cheapest": {
+            "cutoff": float(cheapest["cutoff"]),
+            **{k: int(cheapest[k]) for k in ("bluffs", "refused", "answered without needle")},
+            "cost": float(cheapest["cost"]),
+        },
+        "sweep": _records(sweep),
+    }
 
 
 def write(evaluation: Evaluation, out: str | os.PathLike) -> list[Path]:
@@ -310,6 +328,9 @@ def _markdown(ev: Evaluation) -> str:
     lines = [f"# rag_lab evaluation: {ev.title}", "", ev.intro, ""]
     for n, (heading, tables, figures, reading) in enumerate(_SECTIONS, 1):
         lines += [f"## {n} · {heading}", ""]
+        if any(name not in ev.tables for name in tables):
+            lines += [f"Not measured: {NO_GATE}.", ""]
+            continue
         for name in tables:
             lines += [f"### {name[0].upper()}{name[1:]}", ""]
             if name in _NOTES:

@@ -18,7 +18,9 @@ from tqdm import tqdm
 
 from rag_lab.models.minilm import minilm_fingerprint, minilm_path, sentence_transformers
 from rag_lab.models.onnx_minilm import ONNX_BACKENDS
-from rag_lab.models.vector_cache import EmbeddingCache, through_cache
+from rag_lab.models.vector_cache import EmbeddingCache, open_cache, through_cache
+
+__all__ = ["BATCH_SIZE", "EmbeddingCache", "Encoder", "Timing"]
 
 BACKENDS = ("torch", *ONNX_BACKENDS)
 BATCH_SIZE = 32
@@ -72,7 +74,7 @@ class Encoder:
             self._onnx = OnnxMiniLM(backend)
             self.fingerprint = self._onnx.fingerprint
         self.batch_size = batch_size
-        self.cache = EmbeddingCache(self.fingerprint, cache_root) if cache else None
+        self.cache = open_cache(self.fingerprint, cache_root) if cache else None
         self.last = Timing(0, 0, 0.0)
         self._model = None
 
@@ -87,6 +89,11 @@ class Encoder:
             self._model = SentenceTransformer(str(minilm_path()), device="cpu")
             self._model.max_seq_length = self.fingerprint.max_seq_length
         return self._model
+
+    def count_tokens(self, text: str) -> int:
+        """Word-pieces of ``text``, special tokens included, before the window cuts it."""
+        tokenizer = self.model.tokenizer
+        return len(tokenizer(text, add_special_tokens=True, verbose=False)["input_ids"])
 
     def encode_unnormalized(self, texts: Sequence[str]) -> np.ndarray:
         """Mean-pooled vectors *before* the model's Normalize layer (never cached).

@@ -23,7 +23,7 @@ import numpy as np
 from rag_lab import paths
 from rag_lab.late_interaction import maxsim
 from rag_lab.models.encoder import BATCH_SIZE, Encoder
-from rag_lab.models.vector_cache import EmbeddingCache, through_cache
+from rag_lab.models.vector_cache import open_cache, through_cache
 
 
 class LateInteraction:
@@ -41,7 +41,7 @@ class LateInteraction:
         self._encoder = Encoder(cache=False, batch_size=batch_size)
         self.fingerprint = self._encoder.fingerprint
         root = cache_root or paths.cache_dir() / "token_embeddings"
-        self.cache = EmbeddingCache(self.fingerprint, root) if cache else None
+        self.cache = open_cache(self.fingerprint, root) if cache else None
 
     def tokens(self, texts: Sequence[str]) -> list[np.ndarray]:
         """Unit token vectors per text, float32 ``(tokens, 384)``; cached texts skip the model."""

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -64,6 +65,21 @@ class EmbeddingCache:
 
     def __len__(self) -> int:
         return self._db.execute("SELECT COUNT(*) FROM vectors").fetchone()[0]
+
+
+def open_cache(fingerprint: Fingerprint, root: Path | None = None) -> EmbeddingCache | None:
+    """The cache, or None with a warning on stderr when it cannot be used (read-only, full,
+    damaged): a run without a cache is slower, never wrong, so it is no reason to stop."""
+    try:
+        return EmbeddingCache(fingerprint, root)
+    except (OSError, sqlite3.Error) as err:
+        where = root or paths.cache_dir()
+        print(
+            f"warning: the embedding cache in {where} cannot be used ({err}); running "
+            "without it (set $RAG_LAB_CACHE to a writable folder)",
+            file=sys.stderr,
+        )
+        return None
 
 
 def through_cache(

@@ -5,6 +5,11 @@ folders skipped; when the folder holds a ``SHA256SUMS`` manifest, only the files
 (as in the lab's corpus, whose folder also holds notes and licences). A document's id is
 its path relative to the folder without the suffix, e.g. ``guides/setup``.
 
+Symbolic links are followed only when they stay inside the folder (or with
+``follow_symlinks``); the others, and symlinked folders, are reported by :func:`scan`
+with the reason, as are subfolders that cannot be listed, so a caller never mistakes a
+file it could not see for a file that is gone. A UTF-8 byte-order mark is dropped.
+
 A file that cannot become a document (unreadable, empty, binary, not UTF-8, too large)
 raises :class:`Unreadable` with the reason an index records. :func:`load_folder` is the
 all-or-nothing reading an evaluation needs; :mod:`rag_lab.app.ingest` reads file by file.
@@ -58,23 +63,97 @@ class Source:
     file: Path
     clash: str | None = None
     """The path of an earlier file with the same id, if any: then this one cannot be indexed."""
+    expected: str | None = None
+    """The sha256 a ``SHA256SUMS`` manifest lists for it (the lab's corpus has one)."""
 
 
-def discover(folder: str | os.PathLike) -> list[Source]:
+@dataclass(frozen=True)
+class Scan:
+    """What :func:`scan` found: the files to read, and what it could not or would not see."""
+
+    sources: list[Source]
+    unlisted: dict[str, str]
+    """Folder (relative, ``.`` for the root) → why it could not be listed."""
+    skipped: dict[str, str]
+    """Path (relative) → why it was not followed (symbolic links)."""
+
+
+def discover(folder: str | os.PathLike, *, follow_symlinks: bool = False) -> list[Source]:
     """The files to index under ``folder``, sorted by path (see the module docstring)."""
+    return scan(folder, follow_symlinks=follow_symlinks).sources
+
+
+def scan(folder: str | os.PathLike, *, follow_symlinks: bool = False) -> Scan:
+    """:func:`discover`'s files, with the folders it could not list and the links it skipped."""
     root = Path(folder)
     manifest = root / MANIFEST
+    unlisted: dict[str, str] = {}
+    skipped: dict[str, str] = {}
+    sums: dict[str, str] = {}
     if manifest.is_file():
-        names = [n for n in _manifest(manifest) if Path(n).suffix.lower() in SUFFIXES]
+        sums = _manifest(manifest)
+        names = [n for n in sums if Path(n).suffix.lower() in SUFFIXES]
         files = [root / n for n in names if (root / n).is_file()]
     else:
-        files = [
-            p
-            for p in root.rglob("*")
-            if p.suffix.lower() in SUFFIXES
-            and p.is_file()
-            and not any(part.startswith(".") for part in p.relative_to(root).parts)
-        ]
+        files = _walk(root, follow_symlinks, unlisted, skipped)
+    return Scan(_sources(root, files, sums), unlisted, skipped)
+
+
+def _walk(
+    root: Path, follow: bool, unlisted: dict[str, str], skipped: dict[str, str]
+) -> list[Path]:
+    """Every file with a known suffix under ``root``, hidden names skipped; see :func:`scan`."""
+    real_root = root.resolve()
+
+    def rel(p: str | Path) -> str:
+        return Path(p).relative_to(root).as_posix()
+
+    def unlistable(err: OSError) -> None:
+        unlisted[rel(err.filename)] = err.strerror or str(err)
+
+    files: list[Path] = []
+    seen: set[Path] = set()
+    for dirpath, dirnames, filenames in os.walk(root, onerror=unlistable, followlinks=follow):
+        here = Path(dirpath)
+        if follow:  # a link loop would walk forever
+            real = here.resolve()
+            if real in seen:
+                dirnames[:] = []
+                continue
+            seen.add(real)
+        kept = []
+        for name in sorted(dirnames):
+            sub = here / name
+            if name.startswith("."):
+                continue
+            if sub.is_symlink() and not follow:
+                skipped[rel(sub)] = (
+                    "a symlinked folder, not followed (--follow-symlinks follows it)"
+                )
+                continue
+            kept.append(name)
+        dirnames[:] = kept
+        for name in filenames:
+            file = here / name
+            if name.startswith(".") or file.suffix.lower() not in SUFFIXES:
+                continue
+            if file.is_symlink():
+                target = file.resolve()
+                if not target.exists():
+                    skipped[rel(file)] = f"a broken symbolic link (to {target})"
+                    continue
+                if not follow and not target.is_relative_to(real_root):
+                    skipped[rel(file)] = (
+                        f"a symbolic link to {target}, outside the folder, not followed "
+                        "(--follow-symlinks follows it)"
+                    )
+                    continue
+            if file.is_file():
+                files.append(file)
+    return files
+
+
+def _sources(root: Path, files: Sequence[Path], sums: dict[str, str]) -> list[Source]:
     sources: list[Source] = []
     first: dict[str, str] = {}
     for file in sorted(files, key=lambda p: p.relative_to(root).as_posix()):
@@ -85,7 +164,7 @@ def discover(folder: str | os.PathLike) -> list[Source]:
             sources.append(Source(path, path, file, clash=first[doc_id]))
         else:
             first[doc_id] = path
-            sources.append(Source(doc_id, path, file))
+            sources.append(Source(doc_id, path, file, expected=sums.get(path)))
     return sources
 
 
@@ -105,12 +184,14 @@ def read(source: Source) -> tuple[Document, str]:
     except OSError as err:
         raise Unreadable(f"unreadable: {err.strerror or err}") from None
     digest = sha256_bytes(data)
+    if source.expected is not None and digest != source.expected:
+        raise Unreadable(f"sha256 {digest}, {MANIFEST} says {source.expected}", digest)
     if not data:
         raise Unreadable("empty file", digest)
     if b"\0" in data:
         raise Unreadable(f"binary: a NUL byte at byte {data.index(0)}", digest)
     try:
-        text = data.decode("utf-8")
+        text = data.decode("utf-8").removeprefix("\ufeff")  # a BOM would hide the title
     except UnicodeDecodeError as err:
         raise Unreadable(f"not UTF-8: {err.reason} at byte {err.start}", digest) from None
     stem = Path(source.path).stem

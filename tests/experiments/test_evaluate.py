@@ -129,3 +129,16 @@ def test_the_lab_corpus_read_as_a_folder_gives_the_same_documents():
     if not (folder / "SHA256SUMS").is_file():
         pytest.skip(f"{folder} has no SHA256SUMS manifest to pick the 20 documents")
     assert load_folder(folder) == load_corpus()
+
+
+def test_without_negatives_the_gate_is_skipped_and_said_so(tmp_path):
+    corpus = tiny_corpus(tmp_path / "docs")
+    questions = tmp_path / "questions.yaml"
+    questions.write_text(QUESTIONS.split("negatives:")[0] + "negatives: []\n")
+    ev, written = evaluate.run(
+        corpus, questions, tmp_path / "out", encoder=HashEncoder(), progress=False
+    )
+    assert "gate" not in ev.tables and "gate" not in ev.readings
+    assert ev.data["gate"] is None and ev.data["gate skipped"] == evaluate.NO_GATE
+    assert f"Not measured: {evaluate.NO_GATE}." in written[0].read_text()
+    assert "dense, BM25 and hybrid" in ev.tables
