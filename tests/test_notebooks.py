@@ -40,6 +40,13 @@ def test_every_figure_is_shown_in_its_cell(path):
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_nothing_is_written_to_stderr(path):
+    for cell in _code_cells(path):
+        for out in cell.get("outputs", []):
+            assert out.get("name") != "stderr", "".join(out.get("text", ""))[:200]
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
 def test_outputs_carry_no_machine_paths_and_no_progress_residue(path):
     for cell in _code_cells(path):
         for text in _texts(cell):

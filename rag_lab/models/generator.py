@@ -379,10 +379,14 @@ def prompt_tokens(prompt: str, model: str = DEFAULT_MODEL) -> int:
     """
     try:
         from llama_cpp import Llama
+        from llama_cpp._utils import suppress_stdout_stderr
         from llama_cpp.llama_chat_format import Jinja2ChatFormatter
     except ImportError:
         raise ModelError(f"llama-cpp-python is not installed: {_INSTALL}.") from None
-    vocab = Llama(model_path=str(weights(model)), vocab_only=True, verbose=False)
+    path = str(weights(model))
+    # A vocabulary-only context warns that it has no training context length; it needs none.
+    with suppress_stdout_stderr(disable=False):
+        vocab = Llama(model_path=path, vocab_only=True, verbose=False)
     try:
         eos, bos = vocab.token_eos(), vocab.token_bos()
         text = vocab._model.token_get_text  # the template wants the tokens' spellings
