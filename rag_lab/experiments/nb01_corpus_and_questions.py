@@ -10,7 +10,7 @@ import pandas as pd
 
 from rag_lab.chunking import section_of, sections
 from rag_lab.documents import Document
-from rag_lab.experiments import chapter, plots
+from rag_lab.experiments import chapter, plots, tables
 from rag_lab.markdown import structure
 from rag_lab.questions import QuestionsError, QuestionSet, load_questions
 
@@ -141,7 +141,23 @@ def reading(per_doc: pd.DataFrame, qset: QuestionSet, docs: Sequence[Document]) 
     ref = chapter.CORPUS
     s = spread(docs, qset)
     same_design = s["questions"] == ref["questions"] and s["queries"] == ref["queries"]
-    return "\n".join(
+    claims = tables.count_claims(
+        [
+            (
+                "32 questions in two phrasings",
+                f"{ref['questions']} × 2 = {ref['queries']}",
+                f"{s['questions']} × 2 = {s['queries']}",
+                "same design" if same_design else "another design",
+            ),
+            (
+                "a corpus of this size",
+                f"{ref['characters']:,} characters",
+                f"{here['characters']:,} characters",
+                f"{here['characters'] / ref['characters'] - 1:+.0%}",
+            ),
+        ]
+    )
+    text = "\n".join(
         [
             f"- **The corpus.** {here['documents']} documents, {here['characters']:,} characters, "
             f"{here['sections']} sections (the chapter's: {ref['documents']}, "
@@ -163,3 +179,4 @@ def reading(per_doc: pd.DataFrame, qset: QuestionSet, docs: Sequence[Document]) 
             "question-level test agrees.",
         ]
     )
+    return text + "\n\n" + claims

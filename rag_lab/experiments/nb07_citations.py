@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from rag_lab import citations
-from rag_lab.experiments import chapter
+from rag_lab.experiments import chapter, tables
 from rag_lab.pipeline import Answer, Refusal, Retriever, answer
 from rag_lab.questions import Negative, Query
 
@@ -73,7 +73,29 @@ def negative_refusals(
 def reading(audit: QuoteAudit, refusals: int, negatives: int, prompt_tokens: int) -> str:
     """The chapter's citation claims, judged on this run's counts."""
     exact = not audit.mismatched
-    return "\n".join(
+    claims = tables.count_claims(
+        [
+            (
+                "the server builds every locator from exact offsets",
+                "every quote exact",
+                f"{audit.citations - len(audit.mismatched)} of {audit.citations} exact",
+                "reproduces" if exact else "does not reproduce",
+            ),
+            (
+                "a refusal never reaches the model",
+                "–",
+                f"{refusals} of {negatives} negatives refused before any call",
+                "reproduces (the pipeline returns first)",
+            ),
+            (
+                "the first question's prompt size",
+                f"{chapter.PROMPT_TOKENS} tokens",
+                f"{prompt_tokens} tokens",
+                "measured: same order",
+            ),
+        ]
+    )
+    text = "\n".join(
         [
             f"- **Locators from offsets.** {audit.citations} citations over {audit.answered} "
             f"answered queries; {audit.citations - len(audit.mismatched)} quotes are exactly the "
@@ -95,3 +117,4 @@ def reading(audit: QuoteAudit, refusals: int, negatives: int, prompt_tokens: int
             ),
         ]
     )
+    return text + "\n\n" + claims

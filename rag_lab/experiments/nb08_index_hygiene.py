@@ -13,6 +13,7 @@ from rag_lab.app.ingest import IngestReport
 from rag_lab.app.store import DocumentRecord
 from rag_lab.chunking import chunk_document
 from rag_lab.documents import Document
+from rag_lab.experiments import tables
 
 BAD_FILES = {
     # An export from an old editor, in Latin-1 (é is byte 0xE9), and a file that is empty.
@@ -60,7 +61,29 @@ def reading(
     """The chapter's index-hygiene claims, judged on what this run's index did."""
     failed = ", ".join(f"{d} ({r})" for d, r in first.failed.items()) or "none"
     total = sum(final.counts.values())
-    return "\n".join(
+    claims = tables.count_claims(
+        [
+            (
+                "failed documents are visible, with reasons",
+                "–",
+                f"{len(first.failed)} failed, each with its reason",
+                "reproduces" if first.failed else "not exercised",
+            ),
+            (
+                "counts are recorded by the indexer",
+                "–",
+                "equal a fresh chunking" if counts_agree else "differ",
+                "reproduces" if counts_agree else "does not reproduce",
+            ),
+            (
+                "a stale index refuses mixed queries",
+                "–",
+                f"{len(refused)} refused",
+                "reproduces" if refused else "does not reproduce",
+            ),
+        ]
+    )
+    text = "\n".join(
         [
             f"- **Failed documents are visible.** The first run indexed {len(first.indexed)} "
             f"and failed {len(first.failed)}, each with its reason: {failed}. Nothing was "
@@ -79,3 +102,4 @@ def reading(
             f"{final.counts['stale']} stale.",
         ]
     )
+    return text + "\n\n" + claims

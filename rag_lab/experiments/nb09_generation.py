@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from rag_lab.answers import CitedAnswer, declines, map_citations, render
+from rag_lab.experiments import tables
 from rag_lab.models.generator import Generation, Generator
 from rag_lab.pipeline import Answer, Refusal, Retriever, answer
 from rag_lab.questions import Negative, Query
@@ -338,7 +339,31 @@ def reading(outcomes: Sequence[Outcome], probe: Sequence[ProbeAnswer], cutoff: f
         "well-formed identifier is no evidence of a right one, which is why the model here "
         "writes only `[n]` and the server supplies the link.",
     ]
-    return "\n".join(lines)
+    refused = [o for o in outcomes if o.refused]
+    called_on_refusal = sum(o.generation is not None for o in refused)
+    claims = tables.count_claims(
+        [
+            (
+                "no model call when nothing passes the threshold",
+                "0 calls for a refusal",
+                f"{called_on_refusal} calls for {len(refused)} refusals",
+                "reproduces" if called_on_refusal == 0 else "does not reproduce",
+            ),
+            (
+                "a model cites sources it was given, by number",
+                "–",
+                f"{cites} of {m} cite the needle's source",
+                "measured (one model, one prompt)",
+            ),
+            (
+                "a model's own identifiers cannot be trusted",
+                "–",
+                f"{len(ids)} well-formed of {len(probe)}, unverifiable offline",
+                "consistent: only the server links",
+            ),
+        ]
+    )
+    return "\n".join(lines) + "\n\n" + claims
 
 
 def _ci(lo: float, hi: float) -> str:
