@@ -10,11 +10,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from rag_lab.ranking import order
+
+if TYPE_CHECKING:  # pandas is imported by the sweep only: `rag-lab ask` needs none of it
+    import pandas as pd
 
 MAX_KEPT = 4
 """Chunks passed to the generator at most."""
@@ -78,6 +81,8 @@ def sweep(
     k: int = MAX_KEPT,
 ) -> pd.DataFrame:
     """:func:`outcomes` for each cutoff, one row each (``None`` is the no-threshold row)."""
+    import pandas as pd
+
     rows = [{"cutoff": c, **outcomes(answerable, relevant, negatives, c, k)} for c in cutoffs]
     return pd.DataFrame(rows)
 

@@ -20,12 +20,12 @@ from typing import TYPE_CHECKING, Protocol
 import numpy as np
 
 from rag_lab import dense
-from rag_lab.bm25 import BM25
 from rag_lab.chunking import Chunk
 from rag_lab.citations import Hit
 from rag_lab.ranking import order
 
-if TYPE_CHECKING:  # a type only: the core never imports the models
+if TYPE_CHECKING:  # types only: the core never imports the models
+    from rag_lab.bm25 import BM25
     from rag_lab.models.minilm import Fingerprint
 
 
@@ -55,6 +55,8 @@ class ChunkIndex:
 
     @cached_property
     def bm25(self) -> BM25:
+        from rag_lab.bm25 import BM25  # scipy: imported by lexical search only, not by ask
+
         return BM25([c.text for c in self.chunks], tokenizer=self.tokenizer)
 
 

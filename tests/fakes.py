@@ -17,8 +17,14 @@ from rag_lab.models.minilm import Fingerprint
 class HashEncoder:
     """Stands in for the model: hashed bag of words, so texts sharing words are near."""
 
-    def __init__(self, name: str = "test/hash-bow", dims: int = 64) -> None:
-        self.fingerprint = Fingerprint(name, "0" * 64, "bow", True, 10**6, dims)
+    def __init__(
+        self, name: str = "test/hash-bow", dims: int = 64, *, backend: str = "onnx"
+    ) -> None:
+        # As the real fingerprints do, each backend but torch is part of the fingerprint;
+        # the default is the command line's default backend for a new index.
+        marked = None if backend == "torch" else backend
+        self.fingerprint = Fingerprint(name, "0" * 64, "bow", True, 10**6, dims, backend=marked)
+        self.backend = backend
         self.calls = 0
         self.texts = 0
 

@@ -36,7 +36,7 @@ from rag_lab.app.store import (
     writer_lock,
 )
 from rag_lab.gate import MAX_KEPT
-from rag_lab.models.encoder import Encoder
+from rag_lab.models.encoder import BACKENDS, Encoder
 from rag_lab.models.minilm import ModelError
 from rag_lab.pipeline import Answer, Refusal, answer
 from rag_lab.questions import QuestionsError
@@ -129,13 +129,15 @@ def _index(args: argparse.Namespace) -> int:
         raise UsageError(f"{args.folder}: not a folder")
     inspect_file(args.index)  # a foreign file is refused before a lock is written beside it
     _writable(args.index)
-    encoder = Encoder()
     with writer_lock(args.index):
         if args.rebuild:
-            return _rebuild(args, encoder)
+            return _rebuild(args)
         with index.open_index(args.index) as store:
             _sound(store)
-            print(f"indexing {args.folder.resolve()} into {args.index}")
+            backend = _index_backend(store, args.backend)
+            encoder = _encoder(backend)
+            store.set_meta(index.BACKEND_KEY, backend)
+            print(f"indexing {args.folder.resolve()} into {args.index} (encoder: {backend})")
             report = ingest.index_folder(
                 args.folder,
                 store,
@@ -147,16 +149,27 @@ def _index(args: argparse.Namespace) -> int:
     return PARTIAL if report.failed else OK
 
 
-def _rebuild(args: argparse.Namespace, encoder: Encoder) -> int:
-    """A fresh index beside the old one, swapped in when complete (works on a damaged one)."""
+def _rebuild(args: argparse.Namespace) -> int:
+    """A fresh index beside the old one, swapped in when complete (works on a damaged one).
+
+    Its backend is ``--backend``, else the old index's, else :data:`index.DEFAULT_BACKEND`:
+    a rebuild is how an index changes backend.
+    """
     root = args.folder.resolve()
     held = None
+    backend = args.backend
     if args.index.exists():
         try:
             with index.open_index(args.index, readonly=True) as old:
                 held = old.meta("folder")
+                if backend is None:
+                    try:
+                        backend = index.recorded_backend(old)
+                    except StoreError:  # an unknown backend: the rebuild replaces it
+                        backend = None
         except sqlite3.DatabaseError:
             print(f"note: {args.index} is damaged; building a fresh index", file=sys.stderr)
+    backend = backend or index.DEFAULT_BACKEND
     if held is not None and held != str(root):
         raise folder.IngestError(
             [f"this index holds {held}, not {root}; index another folder with --index PATH"]
@@ -165,9 +178,14 @@ def _rebuild(args: argparse.Namespace, encoder: Encoder) -> int:
     journals = [Path(f"{p}-journal") for p in (fresh, args.index)]
     for stale in (fresh, journals[0]):
         stale.unlink(missing_ok=True)
-    print(f"rebuilding {root} into {args.index} (a fresh file, swapped in when complete)")
+    encoder = _encoder(backend)
+    print(
+        f"rebuilding {root} into {args.index} (encoder: {backend}; a fresh file, swapped in "
+        "when complete)"
+    )
     try:
         with SQLiteStore(fresh) as store:
+            store.set_meta(index.BACKEND_KEY, backend)
             report = ingest.index_folder(
                 root, store, encoder, rebuild=True, follow_symlinks=args.follow_symlinks
             )
@@ -186,7 +204,7 @@ def _retry(args: argparse.Namespace) -> int:
     _writable(args.index)
     with writer_lock(args.index), index.open_index(args.index) as store:
         _sound(store)
-        report = ingest.retry(store, Encoder())
+        report = ingest.retry(store, _encoder(_query_backend(store, None, args.index)))
         _print_report(report, store)
     return PARTIAL if report.failed else OK
 
@@ -196,7 +214,7 @@ def _status(args: argparse.Namespace) -> int:
         if args.check:
             return _check(args, store)
         _sound(store)
-        encoder = Encoder()
+        encoder = _encoder(_query_backend(store, None, args.index))
         st = index.status(store, index.current_stamp(encoder.fingerprint))
     if args.json:
         print(json.dumps(_status_json(st), indent=1, allow_nan=False))
@@ -226,19 +244,20 @@ def _check(args: argparse.Namespace, store: SQLiteStore) -> int:
 def _ask(args: argparse.Namespace) -> int:
     if not args.question.strip():
         raise UsageError('the question is empty; ask something, quoted: rag-lab ask "..."')
+    # The store stays open: the retriever reads the vectors once and the hits' texts last.
     with _existing(args.index) as store:
-        encoder = Encoder()
+        encoder = _encoder(_query_backend(store, args.backend, args.index))
         retriever = index.retriever(store, encoder)
         failed = index.status(store, index.current_stamp(encoder.fingerprint)).failed
-    window = encoder.fingerprint.max_seq_length
-    count = getattr(encoder, "count_tokens", None)
-    if count is not None and (n := count(args.question)) > window:
-        print(
-            f"warning: the question is {n:,} word-pieces; the encoder reads only the first "
-            f"{window}, so the rest does not take part in the search",
-            file=sys.stderr,
-        )
-    result = answer(args.question, retriever, args.cutoff, k=args.k)
+        window = encoder.fingerprint.max_seq_length
+        count = getattr(encoder, "count_tokens", None)
+        if count is not None and (n := count(args.question)) > window:
+            print(
+                f"warning: the question is {n:,} word-pieces; the encoder reads only the first "
+                f"{window}, so the rest does not take part in the search",
+                file=sys.stderr,
+            )
+        result = answer(args.question, retriever, args.cutoff, k=args.k)
     if failed:
         print(
             f"note: {len(failed)} documents failed to index and are not searched "
@@ -281,6 +300,54 @@ def _evaluate(args: argparse.Namespace) -> int:
     figures = sum(p.suffix == ".png" for p in written)
     print(f"\nwrote {written[0]}, {written[1].name} and {figures} figures in {out}/figures")
     return OK
+
+
+# --- encoders -------------------------------------------------------------------------
+
+
+def _encoder(backend: str) -> Encoder:
+    """The encoder for ``backend``; a missing ONNX Runtime is a usage error, not a crash."""
+    try:
+        return Encoder(backend=backend)
+    except ImportError as err:
+        raise UsageError(
+            f"the {backend} backend needs {err.name or 'a package'} ({err}); install the "
+            "extra (pip install 'rag_lab[onnx]'), or choose another --backend"
+        ) from None
+
+
+def _index_backend(store: Store, requested: str | None) -> str:
+    """The backend to index with: ``--backend``, else the index's, else the default.
+
+    Changing the backend of an index that holds vectors is refused (exit 2) unless it is
+    rebuilt: the old and the new vectors would not be comparable.
+    """
+    held = index.recorded_backend(store)
+    if requested is not None and held is not None and requested != held:
+        raise UsageError(
+            f"this index was built with the {held} encoder backend, and vectors of {requested} "
+            "are not comparable with them; re-embed every document with: "
+            f"rag-lab index {store.meta('folder') or 'DIR'} --rebuild --backend {requested}"
+        )
+    return requested or held or index.DEFAULT_BACKEND
+
+
+def _query_backend(store: Store, requested: str | None, path: Path) -> str:
+    """The backend to embed a query with: the one the index was built with.
+
+    A ``--backend`` that differs from it is refused (exit 2): its query vector would be
+    compared with vectors of another encoder. An index with no vectors yet takes
+    ``requested``, else the default (the search then says nothing is indexed).
+    """
+    held = index.recorded_backend(store)
+    if requested is not None and held is not None and requested != held:
+        raise UsageError(
+            f"the index {path} was built with the {held} encoder backend; a question "
+            f"embedded by {requested} is not comparable with its vectors. Leave out "
+            f"--backend (ask uses the index's), or rebuild the index with it: rag-lab index "
+            f"{store.meta('folder') or 'DIR'} --rebuild --backend {requested}"
+        )
+    return held or requested or index.DEFAULT_BACKEND
 
 
 # --- output ---------------------------------------------------------------------------
@@ -522,6 +589,13 @@ def _parser() -> argparse.ArgumentParser:
         help="allow removing more than half of the indexed documents (files really gone)",
     )
     sub.add_argument(
+        "--backend",
+        choices=BACKENDS,
+        help="the encoder that embeds the chunks (default: the index's, else "
+        f"{index.DEFAULT_BACKEND}); a query is always embedded with the index's backend, "
+        "and changing it needs --rebuild",
+    )
+    sub.add_argument(
         "--follow-symlinks",
         action="store_true",
         help="also follow symbolic links that leave DIR, and symlinked folders",
@@ -580,6 +654,12 @@ def _parser() -> argparse.ArgumentParser:
         type=_positive,
         default=MAX_KEPT,
         help=f"nearest chunks considered (default {MAX_KEPT})",
+    )
+    sub.add_argument(
+        "--backend",
+        choices=BACKENDS,
+        help="the encoder that embeds the question (default, and the only one accepted: the "
+        "backend the index was built with)",
     )
     sub.add_argument("--prompt", action="store_true", help="also print the full prompt")
     sub.add_argument("--json", action="store_true", help="print JSON instead of text")

@@ -20,10 +20,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from rag_lab.app.store import DocumentRecord, SQLiteStore, Stamp, Status, Store
+import numpy as np
+
+from rag_lab import dense
+from rag_lab.app.store import DocumentRecord, SQLiteStore, Stamp, Status, Store, StoreError
 from rag_lab.chunking import OVERLAP, TARGET
+from rag_lab.citations import Hit
+from rag_lab.models.encoder import BACKENDS
 from rag_lab.models.minilm import Fingerprint
-from rag_lab.search import ChunkIndex, DenseRetriever, TextEncoder
+from rag_lab.ranking import order
+from rag_lab.search import TextEncoder
 from rag_lab.sources.folder import READER_VERSION
 
 STRATEGY = "E"
@@ -34,6 +40,13 @@ DEFAULT_PATH = Path(".rag_lab") / "index.sqlite"
 INDEX_ENV = "RAG_LAB_INDEX"
 LISTED = 10
 """Stale documents named in a refusal before "… and N more"."""
+DEFAULT_BACKEND = "onnx"
+"""The backend of a new index: the same vectors as torch to float32 rounding, and a query
+needs neither torch nor sentence-transformers, so ``rag-lab ask`` starts in about a second."""
+LEGACY_BACKEND = "torch"
+"""The backend of an index written before the backend was recorded: torch was the only one."""
+BACKEND_KEY = "backend"
+"""The ``meta`` key that records the backend the index's vectors were embedded with."""
 
 
 class IndexNotReady(RuntimeError):
@@ -100,11 +113,13 @@ def is_stale(record: DocumentRecord, current: Stamp) -> bool:
 
 def retriever(
     store: Store, encoder: TextEncoder, pipeline_version: str = PIPELINE_VERSION
-) -> DenseRetriever:
+) -> StoredRetriever:
     """Dense retrieval over every indexed document; refuses a stale or empty index.
 
-    Raises :class:`StaleIndexError` if any document's stamp differs from the encoder's
-    and ``pipeline_version``; :class:`EmptyIndexError` if nothing is indexed.
+    Reads the vectors once, in one query, and a hit's text only when it is returned, so
+    the store must stay open while the retriever is used. Raises :class:`StaleIndexError`
+    if any document's stamp differs from the encoder's and ``pipeline_version``;
+    :class:`EmptyIndexError` if nothing is indexed.
     """
     current = current_stamp(encoder.fingerprint, pipeline_version)
     records = store.documents()
@@ -114,8 +129,53 @@ def retriever(
     ids = [r.id for r in records if r.status is Status.INDEXED]
     if not ids:
         raise EmptyIndexError("nothing is indexed yet: run rag-lab index DIR first")
-    chunks, vectors = store.chunks(ids)
-    return DenseRetriever(ChunkIndex(chunks, vectors), encoder, {r.id: r.title for r in records})
+    keys, vectors = store.vectors(ids)
+    return StoredRetriever(store, keys, vectors, encoder, {r.id: r.title for r in records})
+
+
+@dataclass(frozen=True)
+class StoredRetriever:
+    """Cosine search over an index's vectors; the texts of the hits are read from the store.
+
+    Ranks as :class:`~rag_lab.search.DenseRetriever` does (ties in document id, then
+    position order), without holding every chunk's text in memory.
+    """
+
+    store: Store
+    keys: list[tuple[str, int]]
+    """``(document id, position)`` of each row of :attr:`vectors`."""
+    vectors: np.ndarray
+    encoder: TextEncoder
+    titles: dict[str, str]
+    """Document id → document name, for citations."""
+
+    def nearest(self, question: str, k: int) -> list[Hit]:
+        distances = dense.cosine_distances(self.encoder.encode([question])[0], self.vectors)
+        top = [int(i) for i in order(distances, descending=False)[:k]]
+        chunks = self.store.chunks_at([self.keys[i] for i in top])
+        return [
+            Hit(c, self.titles[c.doc_id], float(distances[i]))
+            for c, i in zip(chunks, top, strict=True)
+        ]
+
+
+def recorded_backend(store: Store) -> str | None:
+    """The encoder backend the index was built with; None for an index with no vectors yet.
+
+    An index that holds vectors but records no backend was written before backends were
+    recorded, by torch (:data:`LEGACY_BACKEND`). Raises :class:`StoreError` for a backend
+    this version does not know.
+    """
+    held = store.meta(BACKEND_KEY)
+    if held is None:
+        embedded = any(r.stamp is not None for r in store.documents())
+        return LEGACY_BACKEND if embedded else None
+    if held not in BACKENDS:
+        raise StoreError(
+            f"the index records the encoder backend {held!r}, which this rag_lab does not "
+            f"know (it knows {', '.join(BACKENDS)}); rebuild it: rag-lab index DIR --rebuild"
+        )
+    return held
 
 
 @dataclass(frozen=True)

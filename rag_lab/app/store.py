@@ -132,6 +132,10 @@ class Store(Protocol):
 
     def chunks(self, doc_ids: Sequence[str]) -> tuple[list[Chunk], np.ndarray]: ...
 
+    def vectors(self, doc_ids: Sequence[str]) -> tuple[list[tuple[str, int]], np.ndarray]: ...
+
+    def chunks_at(self, keys: Sequence[tuple[str, int]]) -> list[Chunk]: ...
+
     def close(self) -> None: ...
 
 
@@ -311,6 +315,51 @@ class SQLiteStore:
                 out.append(Chunk(doc_id, idx, text, content, section, start, end))
                 vectors.append(np.frombuffer(blob, dtype=np.float32))
         return out, np.stack(vectors) if vectors else np.zeros((0, 0), dtype=np.float32)
+
+    def vectors(self, doc_ids: Sequence[str]) -> tuple[list[tuple[str, int]], np.ndarray]:
+        """The vectors of ``doc_ids`` without their texts, in one query: what a search reads.
+
+        Returns the ``(document id, position)`` of each row (document id, then position
+        order, as :meth:`chunks`) and a ``(rows, dimensions)`` float32 matrix made by one
+        ``np.frombuffer`` over the joined blobs. Vectors of different sizes raise
+        :class:`StoreError` (a damaged index; ``rag-lab status --check`` names the document).
+        """
+        wanted = set(doc_ids)
+        keys: list[tuple[str, int]] = []
+        blobs: list[bytes] = []
+        rows = self._db.execute("SELECT doc_id, idx, vector FROM chunks ORDER BY doc_id, idx")
+        for doc_id, idx, blob in rows:
+            if doc_id in wanted:
+                keys.append((doc_id, idx))
+                blobs.append(blob)
+        if not blobs:
+            return keys, np.zeros((0, 0), dtype=np.float32)
+        size = len(blobs[0])
+        if size == 0 or size % 4 or any(len(b) != size for b in blobs):
+            raise StoreError(
+                f"the index {self.path} holds vectors of different sizes; see rag-lab status "
+                f"--check --index {self.path}, and rebuild it with rag-lab index DIR --rebuild"
+            )
+        matrix = np.frombuffer(b"".join(blobs), dtype=np.float32).reshape(len(blobs), size // 4)
+        return keys, matrix
+
+    def chunks_at(self, keys: Sequence[tuple[str, int]]) -> list[Chunk]:
+        """The chunks at ``(document id, position)`` ``keys``, in the order given.
+
+        Raises :class:`KeyError` for a key that is not stored.
+        """
+        found: dict[tuple[str, int], Chunk] = {}
+        for doc_id, idx in keys:
+            row = self._db.execute(
+                'SELECT text, content, section, start, "end" FROM chunks '
+                "WHERE doc_id = ? AND idx = ?",
+                (doc_id, idx),
+            ).fetchone()
+            if row is None:
+                raise KeyError(f"{doc_id}#{idx}")
+            text, content, section, start, end = row
+            found[doc_id, idx] = Chunk(doc_id, idx, text, content, section, start, end)
+        return [found[key] for key in keys]
 
     def close(self) -> None:
         self._db.close()

@@ -16,7 +16,12 @@ from pathlib import Path
 import numpy as np
 from tqdm import tqdm
 
-from rag_lab.models.minilm import minilm_fingerprint, minilm_path, sentence_transformers
+from rag_lab.models.minilm import (
+    count_word_pieces,
+    minilm_fingerprint,
+    minilm_path,
+    sentence_transformers,
+)
 from rag_lab.models.onnx_minilm import ONNX_BACKENDS
 from rag_lab.models.vector_cache import EmbeddingCache, open_cache, through_cache
 
@@ -91,9 +96,12 @@ class Encoder:
         return self._model
 
     def count_tokens(self, text: str) -> int:
-        """Word-pieces of ``text``, special tokens included, before the window cuts it."""
-        tokenizer = self.model.tokenizer
-        return len(tokenizer(text, add_special_tokens=True, verbose=False)["input_ids"])
+        """Word-pieces of ``text``, special tokens included, before the window cuts it.
+
+        Counted by the model's own ``tokenizer.json`` with the ``tokenizers`` library, so
+        counting loads no weights and imports no torch, whatever the backend.
+        """
+        return int(count_word_pieces([text])[0])
 
     def encode_unnormalized(self, texts: Sequence[str]) -> np.ndarray:
         """Mean-pooled vectors *before* the model's Normalize layer (never cached).

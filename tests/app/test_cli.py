@@ -95,7 +95,7 @@ def test_ask_json_carries_the_citations(run, docs):
 
 def test_an_index_of_another_model_is_refused_with_one_line(run, docs, monkeypatch):
     run("index", str(docs))
-    monkeypatch.setattr(cli, "Encoder", lambda: HashEncoder(name="test/upgraded-model"))
+    monkeypatch.setattr(cli, "Encoder", lambda **kw: HashEncoder(name="test/upgraded-model", **kw))
     status, out, err = run("ask", "tensors")
     assert (status, out) == (cli.ERROR, "")
     [line] = err.splitlines()

@@ -408,7 +408,7 @@ def test_a_question_over_the_window_is_embedded_with_a_warning(env, monkeypatch)
     monkeypatch.setattr(
         HashEncoder, "count_tokens", lambda self, text: len(text.split()) + 2, raising=False
     )
-    monkeypatch.setattr(cli, "Encoder", lambda: _windowed(HashEncoder()))
+    monkeypatch.setattr(cli, "Encoder", lambda **kw: _windowed(HashEncoder(**kw)))
     run("index", docs)
     status, _, err = run("ask", "tensors " * 300)
     assert status == cli.OK
@@ -418,7 +418,7 @@ def test_a_question_over_the_window_is_embedded_with_a_warning(env, monkeypatch)
 def _windowed(encoder: HashEncoder) -> HashEncoder:
     f = encoder.fingerprint
     encoder.fingerprint = Fingerprint(
-        f.name, f.weights_sha256, f.pooling, f.normalized, 256, f.dimensions
+        f.name, f.weights_sha256, f.pooling, f.normalized, 256, f.dimensions, backend=f.backend
     )
     return encoder
 
