@@ -251,7 +251,10 @@ def _ask(args: argparse.Namespace) -> int:
         failed = index.status(store, index.current_stamp(encoder.fingerprint)).failed
         window = encoder.fingerprint.max_seq_length
         count = getattr(encoder, "count_tokens", None)
-        if count is not None and (n := count(args.question)) > window:
+        # A word-piece covers at least one character: a shorter question needs no count
+        # (nor the tokenizer it loads).
+        long = len(args.question) + 2 > window
+        if count is not None and long and (n := count(args.question)) > window:
             print(
                 f"warning: the question is {n:,} word-pieces; the encoder reads only the first "
                 f"{window}, so the rest does not take part in the search",

@@ -14,7 +14,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-from tqdm import tqdm
 
 from rag_lab.models.minilm import (
     count_word_pieces,
@@ -137,6 +136,8 @@ class Encoder:
         else:
             disable = not progress
         out = []
+        from tqdm import tqdm  # not at import: a query never shows a bar
+
         bar = tqdm(total=len(texts), desc="embedding", unit="text", disable=disable)
         for i in range(0, len(texts), self.batch_size):
             batch = texts[i : i + self.batch_size]
