@@ -7,6 +7,11 @@ fingerprint, dimensions, :data:`PIPELINE_VERSION`, the file reader's version), a
 :func:`retriever` refuses to search when any document's stamp differs from the stamp
 the query would be embedded with: it names the stale documents and says how to rebuild.
 
+The encoder backend (torch, ONNX fp32 or int8: different fingerprints, so different
+stamps) is recorded in the index's ``meta`` (:func:`recorded_backend`), so that a query is
+embedded by the encoder that built the index. A search reads the vectors once, in one
+query, and the texts of the hits only (:class:`StoredRetriever`).
+
 Failed documents hold no vectors and never block a search; they are listed by
 :func:`status` with their reasons. Storage is behind :class:`~rag_lab.app.store.Store`;
 :func:`open_index` gives the SQLite one.
