@@ -167,6 +167,11 @@ def main(argv: list[str] | None = None) -> None:
             f"files of ~{FILE_CHARS:,} chars from the lab's corpus, strategy {STRATEGY}, an "
             f"empty vector cache; ask: median wall of {ASKS} cold processes, max peak RSS"
         )
+        if os.environ.get("PYTHONDONTWRITEBYTECODE"):
+            print(
+                "note: PYTHONDONTWRITEBYTECODE is set, so every cold process compiles the "
+                "package's sources again (no __pycache__): ask times include that"
+            )
         head = (
             f"{'chunks':>7} {'files':>6} {'index s':>8} {'×':>6} {'index MB':>9} {'×':>6} "
             f"{'ask s':>6} {'×':>6} {'ask MB':>7} {'×':>6}"
