@@ -15,6 +15,8 @@ import pytest
 
 from rag_lab import paths
 from rag_lab.checksums import VerificationError, read_manifest
+from rag_lab.chunking import STRATEGIES, chunk_corpus, offset_errors
+from rag_lab.metrics import chunk_spans, destroyed_spans
 from rag_lab.questions import Span
 from rag_lab.sources import chroma
 from rag_lab.sources.chroma import COMMIT, DATA_PATH, PINNED_SUMS, BenchmarkError, fetch, load
@@ -186,3 +188,21 @@ def test_fetch_refuses_a_tampered_file_by_name(site, tmp_path):
     ]
     assert not (tmp_path / "fetched" / name).exists()
     assert (tmp_path / "fetched" / "corpora" / "finance.md").is_file()
+
+
+def test_every_strategy_chunks_the_benchmark_into_spans_that_slice_back(mirror):
+    docs, questions = load()
+    text = {d.id: d.text for d in docs}
+    spans = [s for q in questions for s in q.spans]
+    lost = {}
+    for name in STRATEGIES:
+        chunks = chunk_corpus(docs, name)
+        assert offset_errors(chunks, docs) == []
+        covers = chunk_spans(chunks, name)
+        assert all(
+            c.text.endswith(text[s.doc][s.start : s.end]) for c, s in zip(chunks, covers, strict=True)
+        )
+        lost[name] = len(destroyed_spans(covers, spans))
+    # An overlap can only save excerpts; a header changes no offsets.
+    assert lost["B"] <= lost["A"] and lost["D"] <= lost["C"]
+    assert (lost["E"], lost["F"]) == (lost["C"], lost["D"])
