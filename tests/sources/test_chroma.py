@@ -199,9 +199,8 @@ def test_every_strategy_chunks_the_benchmark_into_spans_that_slice_back(mirror):
         chunks = chunk_corpus(docs, name)
         assert offset_errors(chunks, docs) == []
         covers = chunk_spans(chunks, name)
-        assert all(
-            c.text.endswith(text[s.doc][s.start : s.end]) for c, s in zip(chunks, covers, strict=True)
-        )
+        pairs = zip(chunks, covers, strict=True)
+        assert all(c.text.endswith(text[s.doc][s.start : s.end]) for c, s in pairs)
         lost[name] = len(destroyed_spans(covers, spans))
     # An overlap can only save excerpts; a header changes no offsets.
     assert lost["B"] <= lost["A"] and lost["D"] <= lost["C"]
