@@ -421,7 +421,7 @@ def load_chroma_questions(
     physical line (a quoted cell may hold newlines), the id and the field.
     """
     path = Path(path)
-    source = _read_text(path)
+    source = _read_text(path).removeprefix("\ufeff")  # a BOM, as Excel writes one
     by_id = {d.id: d for d in documents}
     out: list[Violation] = []
     questions: list[SpanQuestion] = []

@@ -175,6 +175,9 @@ def test_a_chroma_csv_loads_into_span_questions(tmp_path):
         SpanQuestion("1", "What, plainly?", (Span("notes", 16, 21),)),
     ]
     assert len(Span("talk", 13, 28)) == 15
+    path.write_text("\ufeff" + path.read_text(encoding="utf-8"), encoding="utf-8")
+    assert load_chroma_questions(path, SPAN_DOCS) == questions  # a BOM is not a column
+    assert questions_kind(path) == "chroma-csv"
 
 
 def test_every_bad_row_is_reported_at_once_with_its_physical_line(tmp_path):
