@@ -11,6 +11,7 @@ The first failure stops the run with the notebook's name and papermill's error (
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from collections.abc import Sequence
@@ -41,15 +42,18 @@ def run(selected: Sequence[str] = ()) -> list[tuple[str, float]]:
     import papermill
 
     times = []
+    # Paths relative to the checkout: papermill records them in each notebook's metadata.
+    os.chdir(paths.ROOT)
     for nb in notebooks(selected):
-        print(f"== {nb.relative_to(paths.ROOT)}", flush=True)
+        nb = nb.relative_to(paths.ROOT)
+        print(f"== {nb}", flush=True)
         start = time.perf_counter()
         try:
             papermill.execute_notebook(
                 str(nb),
                 str(nb),
                 kernel_name="python3",
-                cwd=str(NOTEBOOKS),
+                cwd="notebooks",
                 execution_timeout=TIMEOUT_S,
                 progress_bar=False,
             )
