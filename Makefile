@@ -7,7 +7,6 @@ MAKEFLAGS += --no-builtin-rules
 VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
-NOTEBOOKS := $(sort $(wildcard notebooks/[0-9][0-9]_*.ipynb))
 
 # Reproducible numbers: offline model loading, pinned threads, fixed hashing.
 export HF_HUB_OFFLINE := 1
@@ -40,11 +39,7 @@ corpus: setup
 	@$(PY) -m rag_lab.sources.d2l || { echo "No verified corpus found: building it with 'make data'."; $(MAKE) data; }
 
 reproduce: setup corpus ## Run every notebook in order; regenerates figures/ and all tables
-	@for nb in $(NOTEBOOKS); do \
-	  echo "== $$nb"; \
-	  $(PY) -m papermill "$$nb" "$$nb" --kernel python3 --cwd notebooks \
-	    --execution-timeout 3600 --no-progress-bar; \
-	done
+	$(PY) -m rag_lab.experiments.reproduce
 
 lab: setup corpus ## Open JupyterLab on notebooks/, its kernel the project's .venv
 	$(PY) -m jupyter lab --notebook-dir=notebooks
@@ -59,8 +54,10 @@ test: setup corpus ## Unit, property and comparison tests, then every notebook u
 	$(PY) -m pytest tests notebooks --nbval-lax --nbval-current-env --nbval-sanitize-with notebooks/nbval_sanitize.cfg \
 	  --nbval-cell-timeout 1800
 
+# bench_stages.py first: the one table of every stage against the chapter; then the details.
 bench: setup corpus ## Speed benchmarks, each against a baseline measured in the same run
-	@for b in benchmarks/bench_*.py; do echo "== $$b"; $(PY) "$$b"; done
+	@for b in benchmarks/bench_stages.py $(filter-out benchmarks/bench_stages.py,$(sort $(wildcard benchmarks/bench_*.py))); do \
+	  echo "== $$b"; $(PY) "$$b"; done
 
 lint: setup ## ruff: lint and format check
 	$(PY) -m ruff check rag_lab tests benchmarks

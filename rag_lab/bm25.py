@@ -166,3 +166,7 @@ class LoopBM25:
                     total += self.idf[t] * f * (self.k1 + 1) / (f + norm)
             out[i] = total
         return out
+
+    def rank(self, query: str) -> np.ndarray:
+        """Text indices, best score first; ties keep text order (as :meth:`BM25.rank`)."""
+        return order(self.scores(query))

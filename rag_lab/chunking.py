@@ -67,11 +67,15 @@ class Strategy:
     """``"blind"`` or ``"boundaries"``."""
     header: bool
     overlap: bool
+    size: int = TARGET
+    """Characters per chunk. The six strategies use the chapter's :data:`TARGET`; other
+    sizes are the named option of :func:`sized`, measured beside them."""
 
     @property
     def label(self) -> str:
         parts = [self.cuts] + ["header"] * self.header + ["overlap"] * self.overlap
-        return " + ".join(parts)
+        size = "" if self.size == TARGET else f" at {self.size:,}"
+        return " + ".join(parts) + size
 
 
 STRATEGIES: dict[str, Strategy] = {
@@ -109,6 +113,21 @@ class Chunk:
         return f"{self.doc_id}#{self.index}"
 
 
+def sized(strategy: str | Strategy, size: int) -> Strategy:
+    """``strategy`` with chunks of ``size`` characters instead of 512, named ``C256`` etc.
+
+    The overlap stays :data:`OVERLAP` characters. ``sized("C", TARGET)`` is ``C`` itself.
+
+    >>> sized("C", 1024).label
+    'boundaries at 1,024'
+    """
+    s = _strategy(strategy)
+    if size < 1:
+        raise ValueError(f"a chunk size must be a positive number of characters, not {size}")
+    name = s.name.rstrip("0123456789")
+    return dataclasses.replace(s, name=name if size == TARGET else f"{name}{size}", size=size)
+
+
 def chunk_corpus(docs: Iterable[Document], strategy: str | Strategy) -> list[Chunk]:
     """Chunk every document in order; the list position is the chunk's global id."""
     return [chunk for doc in docs for chunk in chunk_document(doc, strategy)]
@@ -134,7 +153,9 @@ def chunk_document(doc: Document, strategy: str | Strategy) -> list[Chunk]:
         )
         return [_unmasked(c, doc.text, s) for c in chunk_document(masked, s)]
     parts = sections(doc.text)
-    spans = list(_blind(doc.text) if s.cuts == "blind" else _packed(doc.text, parts))
+    spans = list(
+        _blind(doc.text, s.size) if s.cuts == "blind" else _packed(doc.text, parts, s.size)
+    )
     chunks = []
     prev: tuple[int, int] | None = None
     for index, (start, end) in enumerate(spans):
@@ -184,35 +205,35 @@ def blind_cuts_inside(start: int, end: int) -> list[int]:
 # --- the cuts -----------------------------------------------------------------
 
 
-def _blind(text: str) -> Iterator[tuple[int, int]]:
-    for at in range(0, len(text), TARGET):
-        yield from _stripped(text, at, min(at + TARGET, len(text)))
+def _blind(text: str, size: int = TARGET) -> Iterator[tuple[int, int]]:
+    for at in range(0, len(text), size):
+        yield from _stripped(text, at, min(at + size, len(text)))
 
 
-def _packed(text: str, parts: list[Section]) -> Iterator[tuple[int, int]]:
+def _packed(text: str, parts: list[Section], size: int = TARGET) -> Iterator[tuple[int, int]]:
     for sec in parts:
-        yield from _pack_section(text, sec.body_start, sec.body_end)
+        yield from _pack_section(text, sec.body_start, sec.body_end, size)
 
 
-def _pack_section(text: str, lo: int, hi: int) -> Iterator[tuple[int, int]]:
-    """Paragraphs packed greedily; a paragraph over TARGET is packed by its sentences alone."""
+def _pack_section(text: str, lo: int, hi: int, size: int) -> Iterator[tuple[int, int]]:
+    """Paragraphs packed greedily; a paragraph over ``size`` is packed by its sentences alone."""
     group: list[tuple[int, int]] = []
     for m in _PARAGRAPH.finditer(text, lo, hi):
-        if m.end() - m.start() > TARGET:
-            yield from _greedy(text, group)
+        if m.end() - m.start() > size:
+            yield from _greedy(text, group, size)
             group = []
             sentences = _SENTENCE.finditer(text, m.start(), m.end())
-            yield from _greedy(text, [s.span() for s in sentences if s.end() > s.start()])
+            yield from _greedy(text, [s.span() for s in sentences if s.end() > s.start()], size)
         else:
             group.append(m.span())
-    yield from _greedy(text, group)
+    yield from _greedy(text, group, size)
 
 
-def _greedy(text: str, units: list[tuple[int, int]]) -> Iterator[tuple[int, int]]:
-    """Merge consecutive units while the merged span fits TARGET; a lone unit may exceed it."""
+def _greedy(text: str, units: list[tuple[int, int]], size: int) -> Iterator[tuple[int, int]]:
+    """Merge consecutive units while the merged span fits ``size``; a lone unit may exceed it."""
     current: tuple[int, int] | None = None
     for start, end in units:
-        if current and end - current[0] > TARGET:
+        if current and end - current[0] > size:
             yield from _stripped(text, *current)
             current = None
         current = (current[0] if current else start, end)

@@ -15,6 +15,9 @@ CACHE = ROOT / ".cache"
 MIRROR_CORPUS = ROOT.parent / "shared" / "corpus" / "d2l-en"
 """The prepared corpus beside a checkout, as laid out in this workplace."""
 
+MIRROR_CHROMA = ROOT.parent / "shared" / "benchmarks" / "chroma"
+"""Chroma's chunking benchmark beside a checkout, as laid out in this workplace."""
+
 BUILT_CORPUS = DATA / "corpus"
 """Where ``make data`` extracts the corpus from the upstream sources."""
 

@@ -155,6 +155,33 @@ def cluster_bootstrap(
     return float(lo), float(hi)
 
 
+def bootstrap_mean(
+    values: Sequence[float],
+    *,
+    level: float = 0.95,
+    resamples: int = BOOTSTRAP_RESAMPLES,
+    seed: int = BOOTSTRAP_SEED,
+) -> tuple[float, float]:
+    """Percentile interval of the mean of independent ``values`` (one per question).
+
+    Efron & Tibshirani (1993), *An Introduction to the Bootstrap*, ch. 13: draw ``len(values)``
+    values with replacement ``resamples`` times; the interval is the ``(1 - level)/2`` and
+    ``(1 + level)/2`` quantiles of the means. Seeded like :func:`cluster_bootstrap`.
+
+    >>> bootstrap_mean([0.5, 0.5, 0.5])
+    (0.5, 0.5)
+    """
+    if not 0 < level < 1:
+        raise ValueError(f"level must be in (0, 1), got {level}")
+    v = np.asarray(values, dtype=np.float64)
+    if v.ndim != 1 or len(v) == 0:
+        raise ValueError(f"need a non-empty list of values, got shape {v.shape}")
+    rng = np.random.default_rng(seed)
+    means = v[rng.integers(0, len(v), size=(resamples, len(v)))].mean(axis=1)
+    lo, hi = np.quantile(means, [(1 - level) / 2, (1 + level) / 2])
+    return float(lo), float(hi)
+
+
 def cluster_paired(
     hits_a: Sequence[bool], hits_b: Sequence[bool], clusters: Sequence[Hashable]
 ) -> Paired:

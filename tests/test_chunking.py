@@ -16,6 +16,7 @@ from rag_lab.chunking import (
     chunk_document,
     containing,
     offset_errors,
+    sized,
 )
 from rag_lab.documents import Document
 from rag_lab.markdown import MarkdownDoc
@@ -178,3 +179,39 @@ def _check_invariants(text: str, name: str) -> None:
 @given(_document, st.sampled_from(sorted(STRATEGIES)))
 def test_chunk_invariants_hold_on_generated_documents(text, name):
     _check_invariants(text, name)
+
+
+# --- other chunk sizes: a named option beside the six -------------------------------
+
+
+def test_sized_at_512_is_the_strategy_itself():
+    for name, s in STRATEGIES.items():
+        assert sized(name, TARGET) == s
+
+
+def test_sized_names_labels_and_refuses_a_bad_size():
+    assert sized("D", 256).name == "D256" and sized("D", 256).label == "boundaries + overlap at 256"
+    assert sized(sized("C", 256), 1024).name == "C1024"
+    with pytest.raises(ValueError, match="positive number of characters"):
+        sized("C", 0)
+
+
+def test_blind_cuts_follow_the_size():
+    text = "x" * 600
+    assert [(c.start, c.end) for c in chunk_document(doc(text), sized("A", 256))] == [
+        (0, 256),
+        (256, 512),
+        (512, 600),
+    ]
+
+
+@settings(max_examples=60, deadline=None)
+@given(_document, st.sampled_from(["A", "B", "C", "D", "E", "F"]), st.sampled_from([64, 256, 1024]))
+def test_sized_chunks_slice_back_and_fit_unless_one_sentence_is_longer(text, name, size):
+    s = sized(name, size)
+    d = doc(text)
+    chunks = chunk_document(d, s)
+    assert offset_errors(chunks, [d]) == []
+    for c in chunks:
+        if c.end - c.start > size:  # only a lone paragraph-less sentence may exceed the budget
+            assert s.cuts == "boundaries" and len(list(re.finditer(r"[.!?]\s", c.content))) == 0

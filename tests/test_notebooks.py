@@ -55,6 +55,13 @@ def test_outputs_carry_no_machine_paths_and_no_progress_residue(path):
                 assert mark not in text, (mark, text[:200])
 
 
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_metadata_carries_no_machine_paths(path):
+    # papermill records the paths it was given; `make reproduce` gives relative ones.
+    metadata = json.dumps(json.loads(path.read_text())["metadata"])
+    assert not MACHINE_PATH.search(metadata), MACHINE_PATH.search(metadata)[0]
+
+
 def test_every_notebook_ends_with_a_computed_reading():
     for path in NOTEBOOKS:
         last = _code_cells(path)[-1]

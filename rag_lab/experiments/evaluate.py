@@ -12,10 +12,16 @@ notebooks' own. What it covers:
   cutoff, at 0.525 and 0.675, and the cheapest cutoff when a bluff costs three refusals.
 
 Reranking (05) is left out: it needs a second model.
+
+A question file in Chroma's CSV format (excerpts by offsets, as in notebook 10) is detected by
+content and gets notebook 10's headline tables instead (:func:`evaluate_spans`): destroyed
+excerpts, span Recall@k of the six chunkings, their paired tests, Chroma's recall, precision
+and IoU, and dense, BM25 and hybrid on the best boundary strategy.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 from collections.abc import Sequence
@@ -34,11 +40,20 @@ from rag_lab.experiments import nb02_chunking as nb02
 from rag_lab.experiments import nb03_dense_retrieval as nb03
 from rag_lab.experiments import nb04_bm25_and_hybrid as nb04
 from rag_lab.experiments import nb06_distances_and_refusal as nb06
+from rag_lab.experiments import nb10_second_benchmark as nb10
 from rag_lab.experiments import plots
 from rag_lab.experiments.lab import Lab
-from rag_lab.experiments.tables import interval_table, question_ids
+from rag_lab.experiments.tables import interval_table, question_ids, recall_curve_figure
 from rag_lab.metrics import paired_table, summary_table
-from rag_lab.questions import QuestionSet, load_questions
+from rag_lab.questions import (
+    QuestionsError,
+    QuestionSet,
+    SpanQuestion,
+    Violation,
+    load_chroma_questions,
+    load_questions,
+    questions_kind,
+)
 from rag_lab.search import TextEncoder
 from rag_lab.sources.d2l import load_corpus
 from rag_lab.sources.folder import load_folder
@@ -189,6 +204,69 @@ def evaluate(
     return Evaluation(title, intro, tables, readings, figures, data)
 
 
+def evaluate_spans(
+    docs: Sequence[Document],
+    questions: Sequence[SpanQuestion],
+    encoder: TextEncoder,
+    *,
+    title: str = "corpus",
+) -> Evaluation:
+    """Notebook 10's headline tables on ``docs`` and questions answered by excerpts.
+
+    The six chunkings only (the notebook's size sweep is left out); BM25 with the chapter's
+    tokenizer, as in the notebook, so on Chroma's corpora the numbers are the notebook's.
+    """
+    bench = nb10.bench_of(docs, questions, encoder, sweep=False)
+    nb10.embed_all(bench)
+    destroyed = nb10.destroyed_table(bench)
+    ranks_by = nb10.rank_strategies(bench)
+    recall = nb10.recall_table(ranks_by, destroyed)
+    best = nb10.best_boundary(ranks_by)
+    system_ranks = nb10.rank_systems(bench, best)
+    tables = {
+        "destroyed answers": destroyed,
+        "dense recall by strategy": recall,
+        "paired tests between strategies": nb10.paired_view(ranks_by, bench.ids),
+        "Chroma's span metrics": nb10.span_table(bench, list(ranks_by)),
+        "dense, BM25 and hybrid": interval_table(system_ranks),
+        "paired tests between systems": nb10.systems_view(system_ranks, bench.ids),
+    }
+    figures = {
+        "dense_recall_by_strategy": recall_curve_figure(
+            ranks_by, "dense", hit="questions with every excerpt"
+        )
+    }
+    a, c = destroyed.loc["A"], destroyed.loc["C"]
+    readings = {
+        "spans": (
+            f"Blind cuts destroy {a['excerpts destroyed']} of {a['of excerpts']} excerpts "
+            f"({a['questions destroyed']} questions); boundaries {c['excerpts destroyed']}. "
+            f"The best boundary strategy by dense R@20 is {best}: "
+            f"{recall.loc[best, 'R@20']}; dense, BM25 and hybrid are compared on it."
+        )
+    }
+    fp = encoder.fingerprint
+    n_spans = sum(len(q.spans) for q in questions)
+    intro = (
+        f"{len(docs)} documents ({sum(len(d.text) for d in docs):,} characters); "
+        f"{len(questions)} questions answered by {n_spans} excerpts (Chroma's format). "
+        f"Encoder {fp.name}, fingerprint {fp.key}; rag_lab {__version__}."
+    )
+    data = {
+        "rag_lab": __version__,
+        "kind": "spans",
+        "encoder": {**fp.fields(), "key": fp.key},
+        "questions": [q.id for q in questions],
+        "destroyed": _records(destroyed),
+        "dense by strategy": {"summary": _records(summary_table(ranks_by)), "ranks": ranks_by},
+        "systems": {"strategy": best, "summary": _records(summary_table(system_ranks))},
+        "span metrics": _records(tables["Chroma's span metrics"]),
+        "gate": None,
+        "readings": readings,
+    }
+    return Evaluation(title, intro, tables, readings, figures, data)
+
+
 def _gate(lab, queries, qset, tables, figures, readings) -> dict:
     """Notebook 06's distances and gate sweep: adds their tables, figures and reading."""
     m = nb06.distance_matrices(lab, GATE_STRATEGY)
@@ -253,6 +331,19 @@ def run(
     :class:`~rag_lab.sources.folder.IngestError`, :class:`~rag_lab.sources.d2l.CorpusError` or
     :class:`~rag_lab.questions.QuestionsError`, each naming the file and the problem.
     """
+    if questions_kind(questions) == "chroma-csv":
+        if corpus is None:
+            need = "Chroma's question format needs the corpus it points into (--corpus DIR)"
+            raise QuestionsError(questions, [Violation(None, None, None, need)])
+        # Chroma's offsets count every character: read the files as plain text (no headings).
+        docs = [dataclasses.replace(d, format="plain") for d in load_folder(corpus)]
+        spans = load_chroma_questions(questions, docs)
+        if encoder is None:
+            from rag_lab.models.encoder import Encoder
+
+            encoder = Encoder()
+        evaluation = evaluate_spans(docs, spans, encoder, title=Path(corpus).resolve().name)
+        return evaluation, write(evaluation, out)
     docs = load_corpus() if corpus is None else load_folder(corpus)
     qset = load_questions(questions, docs, expected=None)
     name = Path(corpus).resolve().name if corpus is not None else "the lab's corpus"
@@ -324,9 +415,31 @@ _NOTES = {
 }
 
 
+_SPAN_SECTIONS = (
+    (
+        "Dense retrieval over six chunkings, excerpts by offsets (notebook 10)",
+        [
+            "destroyed answers",
+            "dense recall by strategy",
+            "paired tests between strategies",
+            "Chroma's span metrics",
+        ],
+        ["dense_recall_by_strategy"],
+        "spans",
+    ),
+    (
+        "Dense, BM25 and hybrid on the best boundary strategy (notebook 10)",
+        ["dense, BM25 and hybrid", "paired tests between systems"],
+        [],
+        None,
+    ),
+)
+
+
 def _markdown(ev: Evaluation) -> str:
     lines = [f"# rag_lab evaluation: {ev.title}", "", ev.intro, ""]
-    for n, (heading, tables, figures, reading) in enumerate(_SECTIONS, 1):
+    sections = _SPAN_SECTIONS if ev.data.get("kind") == "spans" else _SECTIONS
+    for n, (heading, tables, figures, reading) in enumerate(sections, 1):
         lines += [f"## {n} · {heading}", ""]
         if any(name not in ev.tables for name in tables):
             lines += [f"Not measured: {NO_GATE}.", ""]
@@ -345,7 +458,12 @@ def _markdown(ev: Evaluation) -> str:
 def _markdown_table(table: pd.DataFrame) -> str:
     """A padded pipe table (numbers right-aligned); a plain 0..n-1 index is left out."""
     plain = isinstance(table.index, pd.RangeIndex)
-    frame = table if plain else table.rename_axis(table.index.name or "").reset_index()
+    if plain:
+        frame = table
+    elif isinstance(table.index, pd.MultiIndex):
+        frame = table.reset_index()
+    else:
+        frame = table.rename_axis(table.index.name or "").reset_index()
     numeric = [pd.api.types.is_numeric_dtype(frame[c]) for c in frame.columns]
     rows = [[str(c) for c in frame.columns]]
     rows += [[_cell(v) for v in row] for row in frame.itertuples(index=False)]

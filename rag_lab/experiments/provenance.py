@@ -7,7 +7,15 @@ from importlib import metadata
 
 from rag_lab import __version__
 
-_PACKAGES = ("torch", "sentence-transformers", "transformers", "numpy", "pandas", "scipy")
+_PACKAGES = (
+    "torch",
+    "onnxruntime",
+    "sentence-transformers",
+    "transformers",
+    "numpy",
+    "pandas",
+    "scipy",
+)
 
 
 def versions() -> dict[str, str]:
@@ -25,7 +33,10 @@ def describe(with_model: bool = True) -> str:
     """One line per fact, for the versions cell at the top of a notebook."""
     lines = [" ".join(f"{k} {v}" for k, v in versions().items())]
     if with_model:
+        from rag_lab.checksums import sha256_file
+        from rag_lab.models.encoder import DEFAULT_BACKEND
         from rag_lab.models.minilm import minilm_fingerprint
+        from rag_lab.models.onnx_minilm import graph_path
 
         fp = minilm_fingerprint()
         lines.append(
@@ -33,4 +44,10 @@ def describe(with_model: bool = True) -> str:
             f"normalized={fp.normalized}, window {fp.max_seq_length}, "
             f"weights sha256 {fp.weights_sha256[:12]}…, fingerprint {fp.key}"
         )
+        if DEFAULT_BACKEND != "torch":
+            graph = sha256_file(graph_path(DEFAULT_BACKEND))
+            lines.append(
+                f"backend {DEFAULT_BACKEND}: ONNX Runtime graph exported from those weights, "
+                f"sha256 {graph[:12]}…"
+            )
     return "\n".join(lines)

@@ -116,9 +116,11 @@ def recall_curve_figure(
     colors: Mapping[str, str] | None = None,
     kmax: int = 20,
     labels: Mapping[str, str] | None = None,
+    hit: str = "queries with the needle",
 ):
     """Recall@k for k = 1..kmax as small multiples: one panel per system with its Wilson 95 %
-    band, the other systems faint behind it for comparison. ``labels`` name the panels."""
+    band, the other systems faint behind it for comparison. ``labels`` name the panels;
+    ``hit`` says what is counted (after "share of the n")."""
     import matplotlib.pyplot as plt
 
     ks = np.arange(1, kmax + 1)
@@ -156,8 +158,7 @@ def recall_curve_figure(
             ax.set_ylabel("Recall@k")
         n = len(next(iter(systems.values())))
         fig.suptitle(
-            f"{title}: share of the {n} queries with the needle in the top k "
-            "(band: Wilson 95 %; grey: the others)",
+            f"{title}: share of the {n} {hit} in the top k (band: Wilson 95 %; grey: the others)",
             fontsize=9,
         )
         fig.tight_layout()

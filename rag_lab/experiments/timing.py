@@ -9,6 +9,7 @@ median and the 90th percentile over the inputs.
 
 from __future__ import annotations
 
+import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -19,7 +20,7 @@ import numpy as np
 from rag_lab import dense
 from rag_lab.chunking import Chunk
 from rag_lab.experiments import chapter
-from rag_lab.models.encoder import Encoder, Timing
+from rag_lab.models.encoder import DEFAULT_BACKEND, Encoder, Timing
 from rag_lab.questions import Query
 from rag_lab.search import ChunkIndex, TextEncoder
 
@@ -54,17 +55,24 @@ CONDITION = "single-threaded, best of repeats per input, median over inputs"
 
 @contextmanager
 def single_threaded() -> Iterator[None]:
-    """One thread for torch and for the BLAS/OpenMP pools while inside; restored after."""
-    import torch
+    """One thread for the BLAS/OpenMP pools, and for torch if loaded, while inside.
+
+    Torch is pinned only when something has imported it already: importing it here would
+    cost seconds in runs that never use it. ONNX Runtime fixes its threads when a session
+    is made, so the timed encoders below are made with ``threads=1``.
+    """
     from threadpoolctl import threadpool_limits
 
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
+    torch = sys.modules.get("torch")
+    before = torch.get_num_threads() if torch is not None else None
+    if torch is not None:
+        torch.set_num_threads(1)
     try:
         with threadpool_limits(limits=1):
             yield
     finally:
-        torch.set_num_threads(before)
+        if torch is not None:
+            torch.set_num_threads(before)
 
 
 def time_per_call(stage: str, fn: Callable, inputs: Sequence, repeats: int = 3) -> Latency:
@@ -83,10 +91,12 @@ def time_per_call(stage: str, fn: Callable, inputs: Sequence, repeats: int = 3) 
     return Latency(stage, 1000 * np.array(best))
 
 
-def index_timing(chunks: Sequence[Chunk], sample: int = 128) -> Timing:
+def index_timing(
+    chunks: Sequence[Chunk], sample: int = 128, backend: str = DEFAULT_BACKEND
+) -> Timing:
     """Model time per chunk, single-threaded, cache bypassed, on an evenly spaced sample."""
     picks = np.linspace(0, len(chunks) - 1, min(sample, len(chunks))).round().astype(int)
-    encoder = Encoder(cache=False)
+    encoder = Encoder(backend=backend, cache=False, threads=1)
     encoder.encode(["warm-up"])  # model loading is not indexing
     with single_threaded():
         encoder.encode([chunks[i].text for i in picks], progress=False)
@@ -96,11 +106,15 @@ def index_timing(chunks: Sequence[Chunk], sample: int = 128) -> Timing:
 def stage_latencies(
     index: ChunkIndex, queries: Sequence[Query], encoder: TextEncoder
 ) -> list[Latency]:
-    """Query embedding (uncached), the BM25 scorer and the vector scan, per query."""
-    uncached = Encoder(cache=False)
+    """Query embedding (uncached, on ``encoder``'s backend), the BM25 scorer and the vector
+    scan, per query."""
+    backend = getattr(encoder, "backend", DEFAULT_BACKEND)
+    uncached = Encoder(backend=backend, cache=False, threads=1)
     vectors = encoder.encode([q.text for q in queries])
     return [
-        time_per_call("embed query", lambda q: uncached.encode([q.text]), queries, repeats=1),
+        time_per_call(
+            f"embed query ({backend})", lambda q: uncached.encode([q.text]), queries, repeats=1
+        ),
         time_per_call("BM25 (score + rank)", lambda q: index.bm25.rank(q.text), queries),
         time_per_call(
             "vector scan (distances + rank)",

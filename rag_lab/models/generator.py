@@ -31,6 +31,7 @@ import atexit
 import hashlib
 import os
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, fields
 from importlib import metadata
 from pathlib import Path
@@ -367,6 +368,22 @@ def _check(size: int, sha256: str, spec: _Weights, what: str) -> None:
             f"{what}: {size:,} bytes with sha256 {sha256}, expected {spec.size:,} bytes with "
             f"sha256 {spec.sha256}: these are not the {spec.name} weights ({_INSTALL} again)."
         )
+
+
+def text_tokens(texts: Sequence[str], model: str = DEFAULT_MODEL) -> list[int]:
+    """Tokens of each text in the generator's own tokenizer, no template, no special tokens:
+    what a chunk adds to a prompt. Only the vocabulary is loaded, once for all texts."""
+    try:
+        from llama_cpp import Llama
+        from llama_cpp._utils import suppress_stdout_stderr
+    except ImportError:
+        raise ModelError(f"llama-cpp-python is not installed: {_INSTALL}.") from None
+    with suppress_stdout_stderr(disable=False):
+        vocab = Llama(model_path=str(weights(model)), vocab_only=True, verbose=False)
+    try:
+        return [len(vocab.tokenize(t.encode("utf-8"), add_bos=False)) for t in texts]
+    finally:
+        vocab.close()
 
 
 def prompt_tokens(prompt: str, model: str = DEFAULT_MODEL) -> int:

@@ -38,7 +38,9 @@ class LateInteraction:
     def __init__(
         self, *, cache: bool = True, cache_root: Path | None = None, batch_size: int = BATCH_SIZE
     ) -> None:
-        self._encoder = Encoder(cache=False, batch_size=batch_size)
+        # Token vectors come from the torch model's token_embeddings output (the ONNX graph
+        # ends in the pooled sentence vector), so the fingerprint is torch's.
+        self._encoder = Encoder(backend="torch", cache=False, batch_size=batch_size)
         self.fingerprint = self._encoder.fingerprint
         root = cache_root or paths.cache_dir() / "token_embeddings"
         self.cache = open_cache(self.fingerprint, root) if cache else None

@@ -3,6 +3,8 @@
 - ``d2l``: the lab's corpus, *Dive into Deep Learning* chapters 2–4, verified by checksum;
   ``d2l.extract`` rebuilds it from the book's upstream sources.
 - ``folder``: a user's folder of Markdown and plain-text files.
+- ``chroma``: Chroma's chunking benchmark (five corpora, 472 questions answered by
+  excerpts given as offsets), verified by checksum; ``chroma.fetch`` downloads it.
 
 May import the core (``rag_lab.*``); never ``models``, ``app`` or ``experiments``.
 """

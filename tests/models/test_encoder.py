@@ -62,3 +62,17 @@ def test_a_different_fingerprint_gets_a_different_cache(tmp_path):
 
 def test_empty_input(encoder):
     assert encoder.encode([]).shape == (0, 384)
+
+
+def test_unnormalized_vectors_are_cached_apart_and_normalise_to_the_unit_ones(tmp_path):
+    enc = Encoder(cache_root=tmp_path)
+    raw = enc.encode_unnormalized(TEXTS)
+    norms = np.linalg.norm(raw, axis=1)
+    assert not np.allclose(norms, 1.0, atol=1e-3)  # really before the Normalize layer
+    np.testing.assert_allclose(raw / norms[:, None], enc.encode(TEXTS), atol=1e-6)
+    files = sorted(p.name for p in tmp_path.glob("*.sqlite"))
+    assert len(files) == 2  # one cache per fingerprint: the unit vectors never mix with these
+    # A second encoder reads them back from disk, byte for byte, without the model.
+    again = Encoder(cache_root=tmp_path)
+    np.testing.assert_array_equal(again.encode_unnormalized(TEXTS), raw)
+    assert again._model is None

@@ -414,3 +414,13 @@ def test_prompt_tokens_counts_what_the_generator_reads():
     generator = Generator(max_new_tokens=2)
     generator(prompt)
     assert prompt_tokens(prompt) == generator.calls[-1].prompt_tokens
+
+
+@pytest.mark.model
+def test_text_tokens_add_up_to_the_prompt_tokens_of_their_concatenation():
+    from rag_lab.models.generator import text_tokens
+
+    counts = text_tokens(["A tensor is an array.", "", "Weight decay"])
+    assert counts[1] == 0 and all(c > 0 for c in (counts[0], counts[2]))
+    # One token per word here, and the space before a word belongs to that word's token.
+    assert text_tokens(["A tensor is an array. Weight decay"]) == [sum(counts)]
