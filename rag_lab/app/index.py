@@ -52,7 +52,7 @@ second; indexing is about 1.7x faster than torch, with no measurable change in R
 (``benchmarks/bench_encoder_backends.py``). ``--backend onnx`` gives torch's vectors to
 float32 rounding."""
 LEGACY_BACKEND = "torch"
-"""The backend of an index written before the backend was recorded: torch was the only one."""
+"""The backend of an index that records none and whose stamps match no backend here."""
 BACKEND_KEY = "backend"
 """The ``meta`` key that records the backend the index's vectors were embedded with."""
 
@@ -171,19 +171,37 @@ def recorded_backend(store: Store) -> str | None:
     """The encoder backend the index was built with; None for an index with no vectors yet.
 
     An index that holds vectors but records no backend was written before backends were
-    recorded, by torch (:data:`LEGACY_BACKEND`). Raises :class:`StoreError` for a backend
-    this version does not know.
+    recorded: its backend is the one whose fingerprint its stamps carry (:func:`stamped_backend`).
+    Raises :class:`StoreError` for a recorded backend this version does not know.
     """
     held = store.meta(BACKEND_KEY)
     if held is None:
-        embedded = any(r.stamp is not None for r in store.documents())
-        return LEGACY_BACKEND if embedded else None
+        keys = {r.stamp.model_key for r in store.documents() if r.stamp is not None}
+        return stamped_backend(keys) if keys else None
     if held not in BACKENDS:
         raise StoreError(
             f"the index records the encoder backend {held!r}, which this rag_lab does not "
             f"know (it knows {', '.join(BACKENDS)}); rebuild it: rag-lab index DIR --rebuild"
         )
     return held
+
+
+def stamped_backend(keys: set[str]) -> str:
+    """The backend whose fingerprint key is among ``keys`` (torch first, then exported graphs).
+
+    :data:`LEGACY_BACKEND` when none is: the index is then stale whatever the query is
+    embedded with, and the stale check says so.
+    """
+    from rag_lab.models.minilm import minilm_fingerprint
+    from rag_lab.models.onnx_minilm import ONNX_BACKENDS, exported_fingerprint
+
+    if minilm_fingerprint().key in keys:
+        return "torch"
+    for backend in ONNX_BACKENDS:
+        fingerprint = exported_fingerprint(backend)
+        if fingerprint is not None and fingerprint.key in keys:
+            return backend
+    return LEGACY_BACKEND
 
 
 @dataclass(frozen=True)

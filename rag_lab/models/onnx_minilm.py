@@ -47,6 +47,21 @@ def graph_path(backend: str, root: Path | None = None) -> Path:
     return target
 
 
+def exported_fingerprint(backend: str, root: Path | None = None) -> Fingerprint | None:
+    """The fingerprint ``backend``'s encoder would have, if its graph is already exported.
+
+    Neither exports nor loads a session (it hashes the graph file); None when the graph is
+    not in the cache. For telling which backend made a stamp.
+    """
+    if backend not in ONNX_BACKENDS:
+        raise ValueError(f"backend must be one of {ONNX_BACKENDS}, not {backend!r}")
+    base = minilm_fingerprint()
+    path = (root or paths.cache_dir() / "onnx") / base.key / GRAPH_FILES[backend]
+    if not path.is_file():
+        return None
+    return dataclasses.replace(base, backend=backend, graph_sha256=sha256_file(path))
+
+
 class OnnxMiniLM:
     """The exported graph in one ONNX Runtime session, with the model's WordPiece tokenizer.
 

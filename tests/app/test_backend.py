@@ -110,14 +110,23 @@ def test_changing_the_backend_needs_a_rebuild(run, folder, tmp_path):
     assert Recording.made[-1] == "onnx-int8"
 
 
-def test_an_index_from_before_backends_is_torch(run, folder, tmp_path):
-    run("index", str(folder), "--backend", "torch")
+@pytest.mark.parametrize("built", ["torch", "onnx", "onnx-int8"])
+def test_an_index_from_before_backends_is_read_by_its_stamps(
+    run, folder, tmp_path, monkeypatch, built
+):
+    from rag_lab.models import minilm, onnx_minilm
+
+    fingerprints = {b: HashEncoder(backend=b).fingerprint for b in ("torch", "onnx", "onnx-int8")}
+    monkeypatch.setattr(minilm, "minilm_fingerprint", lambda: fingerprints["torch"])
+    monkeypatch.setattr(onnx_minilm, "exported_fingerprint", lambda b: fingerprints[b])
+    run("index", str(folder), "--backend", built)
     with sqlite3.connect(tmp_path / "index.sqlite") as db:
         db.execute("DELETE FROM meta WHERE key = ?", (index.BACKEND_KEY,))
     with SQLiteStore(tmp_path / "index.sqlite", readonly=True) as store:
-        assert index.recorded_backend(store) == index.LEGACY_BACKEND == "torch"
+        assert index.recorded_backend(store) == built
     assert run("ask", "tensors")[0] == cli.OK
-    assert Recording.made[-1] == "torch"
+    assert Recording.made[-1] == built
+    assert index.stamped_backend({"no such key"}) == index.LEGACY_BACKEND
 
 
 def test_an_empty_index_records_no_backend(tmp_path):
