@@ -18,7 +18,7 @@ class HashEncoder:
     """Stands in for the model: hashed bag of words, so texts sharing words are near."""
 
     def __init__(
-        self, name: str = "test/hash-bow", dims: int = 64, *, backend: str = "onnx-int8"
+        self, name: str = "test/hash-bow", dims: int = 64, *, backend: str = "onnx"
     ) -> None:
         # As the real fingerprints do, each backend but torch is part of the fingerprint;
         # the default is the command line's default backend for a new index.

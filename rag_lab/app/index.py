@@ -32,6 +32,7 @@ from rag_lab.app.store import DocumentRecord, SQLiteStore, Stamp, Status, Store,
 from rag_lab.chunking import OVERLAP, TARGET
 from rag_lab.citations import Hit
 from rag_lab.models.encoder import BACKENDS
+from rag_lab.models.encoder import DEFAULT_BACKEND as ENCODER_DEFAULT
 from rag_lab.models.minilm import Fingerprint
 from rag_lab.ranking import order
 from rag_lab.search import TextEncoder
@@ -45,12 +46,11 @@ DEFAULT_PATH = Path(".rag_lab") / "index.sqlite"
 INDEX_ENV = "RAG_LAB_INDEX"
 LISTED = 10
 """Stale documents named in a refusal before "… and N more"."""
-DEFAULT_BACKEND = "onnx-int8"
-"""The backend of a new index: a query needs neither torch nor sentence-transformers, and
-its graph loads in half the time of the fp32 one, so a cold ``rag-lab ask`` takes about a
-second; indexing is about 1.7x faster than torch, with no measurable change in R@4 or R@20
-(``benchmarks/bench_encoder_backends.py``). ``--backend onnx`` gives torch's vectors to
-float32 rounding."""
+DEFAULT_BACKEND = ENCODER_DEFAULT
+"""The backend of a new index: the lab's (ONNX fp32, torch's vectors to float32 rounding, so
+the chapter's cutoff means what it measured), and a query needs neither torch nor
+sentence-transformers. ``--backend onnx-int8`` loads and embeds faster, but moves distances
+by up to about 0.05, enough to flip a chunk near the cutoff."""
 LEGACY_BACKEND = "torch"
 """The backend of an index that records none and whose stamps match no backend here."""
 BACKEND_KEY = "backend"
