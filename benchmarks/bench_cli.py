@@ -1,11 +1,11 @@
 """``rag-lab index`` and a cold ``rag-lab ask``: wall time and peak memory as the folder grows.
 
 Run as ``python benchmarks/bench_cli.py`` (``--sizes 1000,10000`` to choose the sizes,
-``--backend onnx`` for another encoder). For each size it writes a deterministic folder of
-Markdown files of about :data:`FILE_CHARS` characters each, built from the lab's corpus
-(every file gets its own title, so every chunk text is new and nothing comes from a cache),
-until strategy E cuts at least that many chunks. Then, each command in its own process, as
-a user runs it:
+``--backend onnx-int8`` or ``torch`` for another encoder than a new index's). For each size
+it writes a deterministic folder of Markdown files of about :data:`FILE_CHARS` characters
+each, built from the lab's corpus (every file gets its own title, so every chunk text is
+new and nothing comes from a cache), until strategy E cuts at least that many chunks. Then,
+each command in its own process, as a user runs it:
 
 1. ``rag-lab index DIR``: wall time and peak resident memory (the child's ``ru_maxrss``
    from ``os.wait4``), embedding into an empty vector cache in a temporary folder;
