@@ -13,13 +13,19 @@ Ties are decided exactly. Each ``1 / (k + r)`` is a ``Fraction``, so two ids tie
 if and only if their true sums are equal, whatever the order of the lists; with
 floats, ranks (1, 3, 2) and (2, 1, 3) can sum to values one ulp apart and the
 "tie" would be broken by rounding. Equal scores are then ordered by first
-appearance: reading list 0 front to back, then list 1, and so on.
+appearance: reading list 0 front to back, then list 1, and so on. (Fractions are
+slow, so :func:`rrf` sorts by float sums first and recomputes exactly only the runs of
+ids whose float sums lie within :data:`NEAR` of each other: the float error of a sum is
+some 1e-17, so no other pair can be misordered.)
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from fractions import Fraction
+
+NEAR = 1e-12
+"""Float sums closer than this are compared exactly (their rounding error is ~1e-17)."""
 
 
 def rrf(lists: Sequence[Sequence[int]], k: int = 60) -> list[int]:
@@ -30,9 +36,28 @@ def rrf(lists: Sequence[Sequence[int]], k: int = 60) -> list[int]:
     the top ranks (60 in the paper and here). The result holds each id of the
     union exactly once.
     """
-    scores = _exact_scores(lists, k)
-    # sorted() is stable and the dict keeps first-appearance order.
-    return sorted(scores, key=scores.__getitem__, reverse=True)
+    _check(lists, k)
+    approx: dict[int, float] = {}
+    ranks: dict[int, list[int]] = {}
+    for ranking in lists:
+        for r, doc in enumerate(ranking, start=1):
+            approx[doc] = approx.get(doc, 0.0) + 1.0 / (k + r)
+            ranks.setdefault(doc, []).append(k + r)
+    first = {doc: i for i, doc in enumerate(approx)}  # dicts keep first-appearance order
+    by_float = sorted(approx, key=approx.__getitem__, reverse=True)  # stable: ties keep it
+    out: list[int] = []
+    start = 0
+    while start < len(by_float):
+        stop = start + 1
+        while stop < len(by_float) and approx[by_float[stop - 1]] - approx[by_float[stop]] < NEAR:
+            stop += 1
+        run = by_float[start:stop]
+        if len(run) > 1:
+            exact = {doc: sum(Fraction(1, d) for d in ranks[doc]) for doc in run}
+            run.sort(key=lambda doc: (-exact[doc], first[doc]))
+        out += run
+        start = stop
+    return out
 
 
 def rrf_scores(lists: Sequence[Sequence[int]], k: int = 60) -> dict[int, float]:
@@ -44,13 +69,18 @@ def rrf_scores(lists: Sequence[Sequence[int]], k: int = 60) -> dict[int, float]:
     return {doc: float(score) for doc, score in _exact_scores(lists, k).items()}
 
 
-def _exact_scores(lists: Sequence[Sequence[int]], k: int) -> dict[int, Fraction]:
+def _check(lists: Sequence[Sequence[int]], k: int) -> None:
     if k < 0:
         raise ValueError(f"k must be >= 0, got {k}")
-    scores: dict[int, Fraction] = {}
     for i, ranking in enumerate(lists):
         if len(set(ranking)) != len(ranking):
             raise ValueError(f"ranking {i} lists an id more than once")
+
+
+def _exact_scores(lists: Sequence[Sequence[int]], k: int) -> dict[int, Fraction]:
+    _check(lists, k)
+    scores: dict[int, Fraction] = {}
+    for ranking in lists:
         for r, doc in enumerate(ranking, start=1):
             scores[doc] = scores.get(doc, 0) + Fraction(1, k + r)
     return scores

@@ -5,9 +5,10 @@ from __future__ import annotations
 from fractions import Fraction
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from rag_lab import fusion
 from rag_lab.fusion import rrf, rrf_scores
 
 
@@ -101,3 +102,16 @@ def test_scores_do_not_depend_on_list_order(lists, random):
 @given(st.lists(st.integers(0, 50), unique=True, max_size=20))
 def test_one_list_is_returned_unchanged(ranking):
     assert rrf([ranking]) == ranking
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.lists(st.integers(0, 30), unique=True, max_size=25), min_size=1, max_size=4),
+    st.integers(0, 5),
+)
+def test_the_float_first_sort_equals_sorting_by_the_exact_sums(lists, k):
+    # Small k and few ids: many exact ties and near-ties, the cases the float pass must hand
+    # to the exact comparison.
+    exact = fusion._exact_scores(lists, k)
+    expected = sorted(exact, key=exact.__getitem__, reverse=True)
+    assert fusion.rrf(lists, k) == expected

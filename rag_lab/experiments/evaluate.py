@@ -331,26 +331,22 @@ def run(
     :class:`~rag_lab.sources.folder.IngestError`, :class:`~rag_lab.sources.d2l.CorpusError` or
     :class:`~rag_lab.questions.QuestionsError`, each naming the file and the problem.
     """
+    docs = load_corpus() if corpus is None else load_folder(corpus)
+    if encoder is None:
+        from rag_lab.models.encoder import Encoder
+
+        encoder = Encoder()
     if questions_kind(questions) == "chroma-csv":
         if corpus is None:
             need = "Chroma's question format needs the corpus it points into (--corpus DIR)"
             raise QuestionsError(questions, [Violation(None, None, None, need)])
         # Chroma's offsets count every character: read the files as plain text (no headings).
-        docs = [dataclasses.replace(d, format="plain") for d in load_folder(corpus)]
+        docs = [dataclasses.replace(d, format="plain") for d in docs]
         spans = load_chroma_questions(questions, docs)
-        if encoder is None:
-            from rag_lab.models.encoder import Encoder
-
-            encoder = Encoder()
         evaluation = evaluate_spans(docs, spans, encoder, title=Path(corpus).resolve().name)
         return evaluation, write(evaluation, out)
-    docs = load_corpus() if corpus is None else load_folder(corpus)
     qset = load_questions(questions, docs, expected=None)
     name = Path(corpus).resolve().name if corpus is not None else "the lab's corpus"
-    if encoder is None:
-        from rag_lab.models.encoder import Encoder
-
-        encoder = Encoder()
     # The chapter's ASCII tokenizer reproduces the chapter; any other corpus gets Unicode words.
     tokenizer = "ascii" if corpus is None else "unicode"
     evaluation = evaluate(docs, qset, encoder, title=name, tokenizer=tokenizer, progress=progress)

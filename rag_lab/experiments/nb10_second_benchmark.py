@@ -136,9 +136,15 @@ def setup(path: str | os.PathLike | None = None, encoder: TextEncoder | None = N
 
 
 def corpus_table(bench: Bench) -> pd.DataFrame:
-    """Per corpus: characters, questions, excerpts, and the chunks of C."""
+    """Per corpus: characters, questions, excerpts, excerpts whose text occurs more than once
+    in their corpus (so only offsets can say which occurrence is meant), and chunks of C."""
+    texts = {d.id: d.text for d in bench.docs}
+    spans = [s for q in bench.questions for s in q.spans]
     questions = pd.Series([q.spans[0].doc for q in bench.questions]).value_counts()
-    excerpts = pd.Series([s.doc for q in bench.questions for s in q.spans]).value_counts()
+    excerpts = pd.Series([s.doc for s in spans]).value_counts()
+    repeated = pd.Series(
+        [s.doc for s in spans if texts[s.doc].count(texts[s.doc][s.start : s.end]) > 1]
+    ).value_counts()
     chunks = pd.Series([c.doc_id for c in bench.chunks_by["C"]]).value_counts()
     rows = [
         {
@@ -146,6 +152,7 @@ def corpus_table(bench: Bench) -> pd.DataFrame:
             "characters": len(d.text),
             "questions": int(questions.get(d.id, 0)),
             "excerpts": int(excerpts.get(d.id, 0)),
+            "repeated": int(repeated.get(d.id, 0)),
             "chunks of C": int(chunks.get(d.id, 0)),
         }
         for d in bench.docs
@@ -200,7 +207,7 @@ def recall_table(ranks_by: Mapping[str, Ranks], destroyed: pd.DataFrame) -> pd.D
 
 
 def paired_view(ranks_by: Mapping[str, Ranks], ids: Sequence[str]) -> pd.DataFrame:
-    """The chapter's paired comparisons between strategies, n = 472, Holm over the family.
+    """The chapter's paired comparisons between strategies on every question, Holm over them.
     Each question is its own cluster, so the question-level test is the per-query one."""
     view = tables.paired_view(ranks_by, nb03.PAIRS, nb03.PAIRED_KS, ids)
     return view[nb03.SHOWN].reset_index(drop=True)
@@ -309,7 +316,7 @@ def sweep_table(bench: Bench, k: int = SWEEP_K, context_tokens=None) -> pd.DataF
     return pd.DataFrame(rows).set_index("strategy")
 
 
-def sweep_figure(sweep: pd.DataFrame, k: int = SWEEP_K):
+def sweep_figure(sweep: pd.DataFrame, n_questions: int, k: int = SWEEP_K):
     """Recall@k and Chroma's IoU against the characters k chunks cost, one point per chunking."""
     import matplotlib.pyplot as plt
 
@@ -337,7 +344,7 @@ def sweep_figure(sweep: pd.DataFrame, k: int = SWEEP_K):
         axes[0].legend(fontsize=7)
         fig.suptitle(
             f"Chunk size against context cost, {len(sweep)} chunkings, "
-            "472 questions (labels: characters per chunk)",
+            f"{n_questions} questions (labels: characters per chunk)",
             fontsize=9,
         )
         fig.tight_layout()
