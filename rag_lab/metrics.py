@@ -207,12 +207,38 @@ def span_first_hit_ranks(
     chunks: Sequence[Span],
     spans_per_query: Sequence[Sequence[Span]],
 ) -> list[int | None]:
-    """:func:`span_first_hit_rank` for each query; rankings and spans are indexed by query."""
+    """:func:`span_first_hit_rank` for each query; rankings and spans are indexed by query.
+
+    The same result, computed with arrays: each distinct span's covering chunks once, then
+    per query the rank of every chunk (an inverse permutation) and a minimum.
+    """
     if len(rankings) != len(spans_per_query):
         raise ValueError(f"{len(rankings)} rankings but {len(spans_per_query)} span lists")
-    return [
-        span_first_hit_rank(r, chunks, s) for r, s in zip(rankings, spans_per_query, strict=True)
-    ]
+    docs = np.array([c.doc for c in chunks], dtype=object)
+    starts = np.array([c.start for c in chunks], dtype=np.int64)
+    ends = np.array([c.end for c in chunks], dtype=np.int64)
+    covering: dict[Span, np.ndarray] = {}
+    out: list[int | None] = []
+    for ranking, spans in zip(rankings, spans_per_query, strict=True):
+        if not spans:
+            raise ValueError("a question needs at least one span")
+        order = np.asarray(ranking, dtype=np.int64)
+        rank_of = np.full(len(chunks), np.iinfo(np.int64).max, dtype=np.int64)
+        rank_of[order] = np.arange(1, len(order) + 1)
+        worst = 0
+        for span in spans:
+            if span not in covering:
+                covering[span] = np.flatnonzero(
+                    (docs == span.doc) & (starts <= span.start) & (ends >= span.end)
+                )
+            found = rank_of[covering[span]]
+            best = int(found.min()) if len(found) else None
+            if best is None or best > len(order):
+                worst = None
+                break
+            worst = max(worst, best)
+        out.append(worst)
+    return out
 
 
 def destroyed_spans(chunks: Sequence[Span], spans: Iterable[Span]) -> list[Span]:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rag_lab.chunking import OVERLAP, STRATEGIES, chunk_corpus
@@ -305,3 +305,25 @@ def test_chunks_of_another_document_change_only_the_denominators(refs, retrieved
     after = span_scores(refs, [*retrieved, ("z", 0, 7)])
     assert after.recall == before.recall
     assert after.precision <= before.precision and after.iou <= before.iou
+
+
+_spans = st.builds(
+    lambda doc, start, length: Span(doc, start, start + length),
+    st.sampled_from(["a", "b"]),
+    st.integers(0, 60),
+    st.integers(1, 30),
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(_spans, min_size=1, max_size=12), st.data())
+def test_the_array_version_equals_the_definition_query_by_query(chunks, data):
+    # Rankings may be partial (a chunk never ranked can cover nothing), spans may be covered
+    # by several chunks, by none, or only by a chunk left out of the ranking.
+    queries = data.draw(st.lists(st.lists(_spans, min_size=1, max_size=3), min_size=1, max_size=4))
+    rankings = [
+        data.draw(st.permutations(range(len(chunks))))[: data.draw(st.integers(0, len(chunks)))]
+        for _ in queries
+    ]
+    expected = [span_first_hit_rank(r, chunks, s) for r, s in zip(rankings, queries, strict=True)]
+    assert span_first_hit_ranks(rankings, chunks, queries) == expected
