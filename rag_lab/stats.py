@@ -222,4 +222,6 @@ def holm(pvalues: Sequence[float]) -> list[float]:
     adjusted = np.maximum.accumulate((m - np.arange(m)) * p[order])
     out = np.empty(m)
     out[order] = np.minimum(adjusted, 1.0)
-    return [float(round(v, 15)) for v in out]
+    # 15 significant digits: clean decimals (0.03, not 0.030000000000000002), and tiny p-values
+    # kept (rounding to 15 decimals would print 1e-24 as 0.0).
+    return [float(f"{v:.15g}") for v in out]

