@@ -255,11 +255,11 @@ def print_table(rows, n_chunks: int, n_queries: int, n_rerank: int) -> None:
         f"queries ({n_rerank} for the cross-encoder and late interaction)"
     )
     head = ("stage", "variant", "ms", "speed-up", "baseline", "chapter ms", "chapter ÷ here")
-    widths = ("<34", "<28", ">9", ">9", "<22", ">10", ">14")
+    widths = ("<36", "<28", ">9", ">9", "<22", ">10", ">14")
     print(" ".join(f"{h:{w}}" for h, w in zip(head, widths, strict=True)))
     for stage, name, ms, baseline, speedup, ref in rows:
         chap = f"{ref:10.2f} {ref / ms:14.2f}" if ref is not None else f"{'–':>10} {'–':>14}"
-        print(f"{stage:<34} {name:<28} {ms:9.3f} {speedup:8.2f}x {baseline:<22} {chap}")
+        print(f"{stage:<36} {name:<28} {ms:9.3f} {speedup:8.2f}x {baseline:<22} {chap}")
 
 
 if __name__ == "__main__":
