@@ -298,7 +298,7 @@ def _evaluate(args: argparse.Namespace) -> int:
     for table in ("dense recall by strategy", "dense, BM25 and hybrid", "gate"):
         if table in evaluation.tables:
             print(f"\n{table}:\n{evaluation.tables[table].to_string()}")
-    if evaluation.data["gate"] is None:
+    if evaluation.data["gate"] is None and evaluation.data.get("kind") != "spans":
         print(f"\nnote: {evaluate.NO_GATE}")
     figures = sum(p.suffix == ".png" for p in written)
     print(f"\nwrote {written[0]}, {written[1].name} and {figures} figures in {out}/figures")
