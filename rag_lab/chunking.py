@@ -121,7 +121,7 @@ def sized(strategy: str | Strategy, size: int) -> Strategy:
     >>> sized("C", 1024).label
     'boundaries at 1,024'
     """
-    s = _strategy(strategy)
+    s = as_strategy(strategy)
     if size < 1:
         raise ValueError(f"a chunk size must be a positive number of characters, not {size}")
     name = s.name.rstrip("0123456789")
@@ -146,7 +146,7 @@ def chunk_document(doc: Document, strategy: str | Strategy) -> list[Chunk]:
     with those characters masked (same length, so offsets, paragraphs and sentences are
     unchanged) and every chunk is cut again from the real text.
     """
-    s = _strategy(strategy)
+    s = as_strategy(strategy)
     if doc.format == "plain":
         masked = dataclasses.replace(
             doc, text=_LINE_START_HASH.sub("x", doc.text), format="markdown"
@@ -304,7 +304,8 @@ def _header(title: str, section: str) -> str:
     return f"[{title} > {section}]" if section else f"[{title}]"
 
 
-def _strategy(strategy: str | Strategy) -> Strategy:
+def as_strategy(strategy: str | Strategy) -> Strategy:
+    """``strategy`` itself, or the one of the six named ``"A"``–``"F"``; ValueError otherwise."""
     if isinstance(strategy, Strategy):
         return strategy
     try:

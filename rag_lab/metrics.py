@@ -25,7 +25,7 @@ from typing import NamedTuple
 import numpy as np
 import pandas as pd
 
-from rag_lab.chunking import STRATEGIES, Chunk, Strategy
+from rag_lab.chunking import Chunk, Strategy, as_strategy
 from rag_lab.questions import Query, Span
 from rag_lab.stats import Paired, paired, wilson
 
@@ -167,7 +167,7 @@ def chunk_span(chunk: Chunk, strategy: str | Strategy) -> Span:
     >>> chunk_span(Chunk("d", 1, "[T]\\nlap. Body.", "Body.", "", 10, 15), "F")
     Span(doc='d', start=5, end=15)
     """
-    s = _strategy(strategy)
+    s = as_strategy(strategy)
     # The header is one line, "[title > section]", then a newline (chunking._header).
     body = chunk.text.partition("\n")[2] if s.header else chunk.text
     return Span(chunk.doc_id, chunk.end - len(body), chunk.end)
@@ -175,7 +175,7 @@ def chunk_span(chunk: Chunk, strategy: str | Strategy) -> Span:
 
 def chunk_spans(chunks: Sequence[Chunk], strategy: str | Strategy) -> list[Span]:
     """:func:`chunk_span` of every chunk, in order: position ``i`` is chunk ``i``'s span."""
-    s = _strategy(strategy)
+    s = as_strategy(strategy)
     return [chunk_span(c, s) for c in chunks]
 
 
@@ -360,17 +360,6 @@ def _measure(ranges: Iterable[tuple[int, int]]) -> int:
             total += end - reach
             reach = end
     return total
-
-
-def _strategy(strategy: str | Strategy) -> Strategy:
-    if isinstance(strategy, Strategy):
-        return strategy
-    try:
-        return STRATEGIES[strategy]
-    except KeyError:
-        raise ValueError(
-            f"Unknown strategy {strategy!r}; choose one of {', '.join(STRATEGIES)}"
-        ) from None
 
 
 def _check_ranks(ranks: Ranks) -> None:

@@ -3,7 +3,12 @@
 from __future__ import annotations
 
 import re
+import threading
 import zlib
+from collections.abc import Iterator
+from contextlib import contextmanager
+from functools import partial
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import numpy as np
@@ -71,3 +76,28 @@ class FixedRetriever:
     def nearest(self, question: str, k: int) -> list[Hit]:
         pairs = sorted(zip(self.distances, CHUNKS, strict=True), key=lambda p: p[0])[:k]
         return [Hit(c, DOC.title, d) for d, c in pairs]
+
+
+@contextmanager
+def serve(folder: Path) -> Iterator[tuple[str, list[str]]]:
+    """A local HTTP server for ``folder`` (a stand-in for an upstream host) while inside:
+    yields its base URL and the list of paths requested so far; logs nothing to stderr."""
+    requested: list[str] = []
+
+    class Handler(SimpleHTTPRequestHandler):
+        def log_message(self, format, *args):
+            pass
+
+        def do_GET(self):
+            requested.append(self.path)
+            super().do_GET()
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), partial(Handler, directory=str(folder)))
+    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_port}", requested
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()

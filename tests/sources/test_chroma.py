@@ -6,12 +6,10 @@ import csv
 import hashlib
 import json
 import shutil
-import threading
-from functools import partial
-from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
+from fakes import serve
 
 from rag_lab import paths
 from rag_lab.checksums import VerificationError, read_manifest
@@ -123,17 +121,6 @@ def test_the_command_prints_a_verified_summary(mirror, capsys):
 # --- fetch, from a local stand-in for raw.githubusercontent.com --------------------------
 
 
-class _Handler(SimpleHTTPRequestHandler):
-    requested: list[str]
-
-    def log_message(self, format, *args):
-        pass
-
-    def do_GET(self):
-        self.requested.append(self.path)
-        super().do_GET()
-
-
 @pytest.fixture
 def site(mirror, tmp_path):
     """The mirror laid out as the upstream repository at the pinned commit, served locally.
@@ -146,15 +133,8 @@ def site(mirror, tmp_path):
     shutil.copy(mirror / "LICENSE", served / "LICENSE")
     for f in served.rglob("*"):
         f.chmod(0o755 if f.is_dir() else 0o644)
-    requested: list[str] = []
-    handler = type("Handler", (_Handler,), {"requested": requested})
-    server = ThreadingHTTPServer(("127.0.0.1", 0), partial(handler, directory=str(root)))
-    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
-    thread.start()
-    yield served, f"http://127.0.0.1:{server.server_port}", requested
-    server.shutdown()
-    server.server_close()
-    thread.join()
+    with serve(root) as (url, requested):
+        yield served, url, requested
 
 
 def test_fetch_downloads_verifies_and_keeps_the_files(site, tmp_path):

@@ -5,13 +5,11 @@ from __future__ import annotations
 import hashlib
 import shutil
 import socket
-import threading
 from dataclasses import dataclass
-from functools import partial
-from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
+from fakes import serve
 
 from rag_lab.checksums import VerificationError, read_manifest
 from rag_lab.sources.d2l.extract import upstream as d2l_upstream
@@ -22,19 +20,6 @@ from rag_lab.sources.d2l.extract.upstream import (
     locate_sources,
     pinned_commit,
 )
-
-
-class _Handler(SimpleHTTPRequestHandler):
-    """Serves a folder and records the paths asked for, without logging to stderr."""
-
-    requested: list[str]
-
-    def log_message(self, format, *args):
-        pass
-
-    def do_GET(self):
-        self.requested.append(self.path)
-        super().do_GET()
 
 
 @dataclass(frozen=True)
@@ -60,20 +45,12 @@ def upstream(tmp_path, monkeypatch):
     site = tmp_path / "site"
     served = site / pinned_commit()
     shutil.copytree(mirror, served)
-    requested: list[str] = []
-    handler = type("Handler", (_Handler,), {"requested": requested})
-    server = ThreadingHTTPServer(("127.0.0.1", 0), partial(handler, directory=str(site)))
-    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
-    thread.start()
-    monkeypatch.setattr(d2l_upstream, "DEFAULT_MIRROR", tmp_path / "no-mirror")
-    monkeypatch.delenv(d2l_upstream.MIRROR_ENV, raising=False)
-    url = f"http://127.0.0.1:{server.server_port}"
-    monkeypatch.setenv(d2l_upstream.UPSTREAM_URL_ENV, url)
-    monkeypatch.setenv("RAG_LAB_CACHE", str(tmp_path / "cache"))
-    yield Upstream(served, url, requested)
-    server.shutdown()
-    server.server_close()
-    thread.join()
+    with serve(site) as (url, requested):
+        monkeypatch.setattr(d2l_upstream, "DEFAULT_MIRROR", tmp_path / "no-mirror")
+        monkeypatch.delenv(d2l_upstream.MIRROR_ENV, raising=False)
+        monkeypatch.setenv(d2l_upstream.UPSTREAM_URL_ENV, url)
+        monkeypatch.setenv("RAG_LAB_CACHE", str(tmp_path / "cache"))
+        yield Upstream(served, url, requested)
 
 
 @pytest.mark.corpus
