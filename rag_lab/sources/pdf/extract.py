@@ -1,0 +1,319 @@
+"""A PDF's text, page by page, as three libraries read it; running lines removed; OCR.
+
+:func:`extract` reads a PDF with one of :data:`EXTRACTORS` in one of its :data:`MODES`:
+
+========== ============= ==================================================================
+extractor  mode          what it is
+========== ============= ==================================================================
+pypdf      ``default``   ``page.extract_text()``: text in content-stream (drawing) order
+pypdf      ``layout``    ``extract_text(extraction_mode="layout")``: the page as a grid of
+                         fixed-width characters by position, so columns come out side by
+                         side, line by line
+pdfminer   ``default``   pdfminer.six's layout analysis with its default ``LAParams()``:
+                         characters grouped into lines and text boxes, boxes ordered by
+                         ``boxes_flow=0.5`` (half horizontal, half vertical position)
+pdfminer   ``positional`` ``LAParams(boxes_flow=None)``: the same boxes, ordered by the
+                         position of their lower-left corner alone
+pdfium     ``default``   pypdfium2's ``get_text_range()``: PDFium's text page, in its order
+pdfium     ``bounded``   ``get_text_bounded()`` over the whole page: the characters inside a
+                         rectangle, as PDFium orders them
+========== ============= ==================================================================
+
+The three libraries are independent implementations (pure Python, pure Python, Google's
+C++ PDFium). What each returns is kept as it is, except that a form feed inside a page
+becomes a newline: :data:`PAGE_BREAK` joins the pages of :attr:`PdfText.text`, so any
+offset into it names one page (:meth:`PdfText.page_of`).
+
+A PDF the library cannot read raises :class:`PdfError` whose ``reason`` starts with
+``encrypted:`` (a password is needed) or ``malformed:``, followed by the parser's own words.
+A scanned PDF reads without error as pages of no text (:attr:`PdfText.has_text` is False);
+:func:`ocr` reads it with Tesseract instead, with each page's mean word confidence.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+from bisect import bisect_right
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+EXTRACTORS = ("pypdf", "pdfminer", "pdfium")
+MODES = {
+    "pypdf": ("default", "layout"),
+    "pdfminer": ("default", "positional"),
+    "pdfium": ("default", "bounded"),
+}
+PAGE_BREAK = "\f"
+"""Between pages in :attr:`PdfText.text` (as ``pdftotext`` writes them)."""
+
+
+class PdfError(Exception):
+    """A PDF that cannot be read; ``reason`` (``encrypted: …`` or ``malformed: …``) says why."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+class OcrUnavailable(RuntimeError):
+    """Tesseract (the ``tesseract`` program, or the pytesseract package) is not installed."""
+
+
+@dataclass(frozen=True)
+class PdfText:
+    """The text of each page of a PDF, as ``extractor`` read it in ``mode``.
+
+    >>> t = PdfText("pypdf", "default", ("one\\n", "two"))
+    >>> t.starts, t.page_of(t.text.index("two"))
+    ((0, 5), 2)
+    """
+
+    extractor: str
+    mode: str
+    pages: tuple[str, ...]
+
+    @property
+    def text(self) -> str:
+        """The pages joined by :data:`PAGE_BREAK`."""
+        return PAGE_BREAK.join(self.pages)
+
+    @property
+    def starts(self) -> tuple[int, ...]:
+        """Where each page starts in :attr:`text`."""
+        out, at = [], 0
+        for page in self.pages:
+            out.append(at)
+            at += len(page) + len(PAGE_BREAK)
+        return tuple(out)
+
+    def page_of(self, offset: int) -> int:
+        """The 1-based page holding character ``offset`` of :attr:`text` (a break: the page before)."""
+        if not 0 <= offset < max(len(self.text), 1):
+            raise ValueError(f"offset {offset} is outside the text (0..{len(self.text)})")
+        return bisect_right(self.starts, offset)
+
+    @property
+    def has_text(self) -> bool:
+        """False when no page has any text: no text layer (a scan?)."""
+        return any(p.strip() for p in self.pages)
+
+
+def extract(path: str | os.PathLike, extractor: str = "pypdf", mode: str = "default") -> PdfText:
+    """The text of each page of the PDF at ``path``; raise :class:`PdfError` saying why not."""
+    if extractor not in MODES:
+        raise ValueError(f"extractor must be one of {EXTRACTORS}, got {extractor!r}")
+    if mode not in MODES[extractor]:
+        raise ValueError(f"{extractor} modes are {MODES[extractor]}, got {mode!r}")
+    read = {"pypdf": _pypdf, "pdfminer": _pdfminer, "pdfium": _pdfium}[extractor]
+    pages = read(os.fspath(path), mode)
+    return PdfText(extractor, mode, tuple(p.replace(PAGE_BREAK, "\n") for p in pages))
+
+
+def remove_repeated_lines(
+    pages: Sequence[str], *, edge: int = 3, share: float = 0.5
+) -> tuple[list[str], list[tuple[int, str]]]:
+    """``pages`` without their running headers and footers, and the ``(page, line)`` removed.
+
+    A running line is one of the first or last ``edge`` non-blank lines of a page whose
+    normalised form (whitespace collapsed, every run of digits read as ``#``, so ``Page 9``
+    and ``Page 10`` are the same line) is also among the edge lines of more than ``share`` of the
+    pages, and of at least two. Lines elsewhere on a page are never removed, nor a second
+    line of the same form on the same side of a page (a first page's title that repeats
+    the running header stays).
+
+    >>> remove_repeated_lines(["Title\\nbody one\\n1", "Title\\nbody two\\n2"])[0]
+    ['body one', 'body two']
+    """
+    split = [p.split("\n") for p in pages]
+
+    def edges(lines: list[str]) -> tuple[list[int], list[int]]:
+        filled = [i for i, ln in enumerate(lines) if ln.strip()]
+        top = filled[:edge]
+        return top, [i for i in reversed(filled[-edge:]) if i not in top]
+
+    seen: Counter[str] = Counter()
+    for lines in split:
+        top, bottom = edges(lines)
+        seen.update({_key(lines[i]) for i in top + bottom})
+    needed = max(2, math.floor(share * len(pages)) + 1)
+    running = {k for k, n in seen.items() if n >= needed}
+    out, removed = [], []
+    for number, lines in enumerate(split, start=1):
+        drop: set[int] = set()
+        for side in edges(lines):  # outermost first
+            keys: set[str] = set()
+            for i in side:
+                key = _key(lines[i])
+                if key in running and key not in keys:
+                    drop.add(i)
+                    keys.add(key)
+        removed += [(number, lines[i]) for i in sorted(drop)]
+        out.append("\n".join(ln for i, ln in enumerate(lines) if i not in drop))
+    return out, removed
+
+
+@dataclass(frozen=True)
+class OcrPage:
+    """One page as Tesseract read it."""
+
+    text: str
+    """Words joined by spaces, lines by newlines, paragraphs by a blank line."""
+    confidence: float
+    """Mean word confidence, 0–100 (Tesseract's ``conf``); NaN when no word was found."""
+    words: int
+
+
+def ocr(path: str | os.PathLike, dpi: int = 300, lang: str = "eng") -> list[OcrPage]:
+    """Each page of the PDF at ``path`` rendered at ``dpi`` and read by Tesseract.
+
+    Raises :class:`OcrUnavailable` when Tesseract is not installed (Debian:
+    ``apt-get install tesseract-ocr``), :class:`PdfError` when the PDF cannot be rendered.
+    """
+    pytesseract = _tesseract()
+    import pypdfium2
+
+    try:
+        pdf = pypdfium2.PdfDocument(os.fspath(path))
+    except pypdfium2.PdfiumError as err:
+        raise PdfError(_pdfium_reason(err)) from None
+    try:
+        return [_ocr_page(pytesseract, page, dpi, lang) for page in pdf]
+    finally:
+        pdf.close()
+
+
+def tesseract_version() -> str:
+    """The installed Tesseract's version, e.g. ``5.3.0``; raise :class:`OcrUnavailable`."""
+    return str(_tesseract().get_tesseract_version())
+
+
+# --- the three libraries ------------------------------------------------------------------
+
+
+def _pypdf(path: str, mode: str) -> list[str]:
+    from pypdf import PdfReader
+    from pypdf.errors import FileNotDecryptedError, PdfReadError, PyPdfError
+
+    try:
+        reader = PdfReader(path)
+        if reader.is_encrypted and not reader.decrypt(""):
+            raise PdfError("encrypted: pypdf: a password is needed, the empty one fails")
+        kwargs = {"extraction_mode": "layout"} if mode == "layout" else {}
+        return [page.extract_text(**kwargs) for page in reader.pages]
+    except PdfError:
+        raise
+    except FileNotDecryptedError as err:
+        raise PdfError(f"encrypted: pypdf: {_words(err)}") from None
+    except NotImplementedError as err:  # e.g. an encryption algorithm pypdf lacks
+        raise PdfError(f"encrypted: pypdf: {_words(err)}") from None
+    except (PdfReadError, PyPdfError, ValueError, KeyError, TypeError) as err:
+        raise PdfError(f"malformed: pypdf: {_words(err)}") from None
+
+
+def _pdfminer(path: str, mode: str) -> list[str]:
+    from io import StringIO
+
+    from pdfminer.converter import TextConverter
+    from pdfminer.layout import LAParams
+    from pdfminer.pdfdocument import PDFEncryptionError, PDFPasswordIncorrect
+    from pdfminer.pdfinterp import PDFPageInterpreter, PDFResourceManager
+    from pdfminer.pdfpage import PDFPage
+    from pdfminer.pdfparser import PDFSyntaxError
+    from pdfminer.psparser import PSException
+
+    laparams = LAParams(boxes_flow=None) if mode == "positional" else LAParams()
+    pages = []
+    try:
+        with open(path, "rb") as fp:
+            manager = PDFResourceManager()
+            for page in PDFPage.get_pages(fp):
+                out = StringIO()
+                device = TextConverter(manager, out, laparams=laparams)
+                PDFPageInterpreter(manager, device).process_page(page)
+                device.close()
+                pages.append(out.getvalue().removesuffix(PAGE_BREAK))
+    except (PDFPasswordIncorrect, PDFEncryptionError) as err:
+        raise PdfError(f"encrypted: pdfminer: {_words(err) or type(err).__name__}") from None
+    except (PDFSyntaxError, PSException, ValueError, KeyError, TypeError) as err:
+        raise PdfError(f"malformed: pdfminer: {_words(err) or type(err).__name__}") from None
+    return pages
+
+
+def _pdfium(path: str, mode: str) -> list[str]:
+    import pypdfium2
+
+    try:
+        pdf = pypdfium2.PdfDocument(path)
+    except pypdfium2.PdfiumError as err:
+        raise PdfError(_pdfium_reason(err)) from None
+    try:
+        pages = []
+        for page in pdf:
+            textpage = page.get_textpage()
+            if mode == "bounded":
+                pages.append(textpage.get_text_bounded())
+            else:
+                pages.append(textpage.get_text_range())
+        return pages
+    finally:
+        pdf.close()
+
+
+def _pdfium_reason(err: Exception) -> str:
+    words = _words(err)
+    kind = "encrypted" if "password" in words.lower() else "malformed"
+    return f"{kind}: pdfium: {words}"
+
+
+def _words(err: BaseException) -> str:
+    return " ".join(str(err).split())
+
+
+def _key(line: str) -> str:
+    return re.sub(r"\d+", "#", " ".join(line.split()))
+
+
+# --- OCR ------------------------------------------------------------------------------------
+
+
+def _tesseract():
+    try:
+        import pytesseract
+    except ImportError:
+        raise OcrUnavailable(
+            "Tesseract is not installed: the pytesseract package is missing "
+            "(pip install -e .[pdf])"
+        ) from None
+    try:
+        pytesseract.get_tesseract_version()
+    except pytesseract.TesseractNotFoundError:
+        raise OcrUnavailable(
+            "Tesseract is not installed: no `tesseract` program on PATH "
+            "(Debian: apt-get install tesseract-ocr)"
+        ) from None
+    return pytesseract
+
+
+def _ocr_page(pytesseract, page, dpi: int, lang: str) -> OcrPage:
+    image = page.render(scale=dpi / 72, grayscale=True).to_pil()
+    data = pytesseract.image_to_data(image, lang=lang, output_type=pytesseract.Output.DICT)
+    lines: dict[tuple[int, int, int], list[str]] = {}
+    confidences = []
+    for i, word in enumerate(data["text"]):
+        conf = float(data["conf"][i])
+        if conf < 0 or not word.strip():  # rows for blocks, paragraphs and lines, not words
+            continue
+        key = (data["block_num"][i], data["par_num"][i], data["line_num"][i])
+        lines.setdefault(key, []).append(word)
+        confidences.append(conf)
+    text, last = [], None
+    for (block, par, _), words in lines.items():
+        if last is not None and last != (block, par):
+            text.append("")
+        text.append(" ".join(words))
+        last = (block, par)
+    mean = sum(confidences) / len(confidences) if confidences else math.nan
+    return OcrPage("\n".join(text), mean, len(confidences))
