@@ -35,6 +35,7 @@ from __future__ import annotations
 import math
 import os
 import re
+import shutil
 from bisect import bisect_right
 from collections import Counter
 from collections.abc import Sequence
@@ -90,7 +91,10 @@ class PdfText:
         return tuple(out)
 
     def page_of(self, offset: int) -> int:
-        """The 1-based page holding character ``offset`` of :attr:`text` (a break: the page before)."""
+        """The 1-based page holding character ``offset`` of :attr:`text`.
+
+        A :data:`PAGE_BREAK` belongs to the page before it.
+        """
         if not 0 <= offset < max(len(self.text), 1):
             raise ValueError(f"offset {offset} is outside the text (0..{len(self.text)})")
         return bisect_right(self.starts, offset)
@@ -122,7 +126,8 @@ def remove_repeated_lines(
     and ``Page 10`` are the same line) is also among the edge lines of more than ``share`` of the
     pages, and of at least two. Lines elsewhere on a page are never removed, nor a second
     line of the same form on the same side of a page (a first page's title that repeats
-    the running header stays).
+    the running header stays). The price of reading digits as ``#``: body lines that
+    differ only in their numbers, at the edges of most pages, would go too.
 
     >>> remove_repeated_lines(["Title\\nbody one\\n1", "Title\\nbody two\\n2"])[0]
     ['body one', 'body two']
@@ -284,10 +289,11 @@ def _tesseract():
         import pytesseract
     except ImportError:
         raise OcrUnavailable(
-            "Tesseract is not installed: the pytesseract package is missing "
-            "(pip install -e .[pdf])"
+            "Tesseract is not installed: the pytesseract package is missing (pip install -e .[pdf])"
         ) from None
-    try:
+    try:  # which() first: get_tesseract_version() remembers its first answer
+        if shutil.which(pytesseract.pytesseract.tesseract_cmd) is None:
+            raise pytesseract.TesseractNotFoundError()
         pytesseract.get_tesseract_version()
     except pytesseract.TesseractNotFoundError:
         raise OcrUnavailable(

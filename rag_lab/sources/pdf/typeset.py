@@ -34,7 +34,6 @@ import os
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
 from rag_lab.documents import Document
 from rag_lab.markdown import MarkdownDoc
@@ -291,24 +290,26 @@ class _Writer:
         font, size, leading = BODY
         ncols = max(len(r) for r in rows)
         rows = [r + [""] * (ncols - len(r)) for r in rows]
-        natural = [
-            max(_width(r[c], font, size) for r in rows) + 2 * CELL_PAD for c in range(ncols)
-        ]
+        natural = [max(_width(r[c], font, size) for r in rows) + 2 * CELL_PAD for c in range(ncols)]
         scale = min(1.0, self.width / sum(natural))
         widths = [w * scale for w in natural]
         for r, row in enumerate(rows):
-            wrapped = [_wrap(cell, font, size, w - 2 * CELL_PAD) or [""] for cell, w in zip(row, widths)]
+            wrapped = [
+                _wrap(cell, font, size, w - 2 * CELL_PAD) or [""]
+                for cell, w in zip(row, widths, strict=True)
+            ]
             height = max(len(w) for w in wrapped) * leading + 2 * CELL_PAD
             self.room(height)
             top, x = self.y, self.x
             self.canvas.setLineWidth(0.5)
             texts = []
-            for lines, w in zip(wrapped, widths):
+            for lines, w in zip(wrapped, widths, strict=True):
                 self.canvas.rect(x, top - height, w, height)
                 for i, line in enumerate(lines):
                     text = self._encodable(line)
                     self.canvas.setFont("Helvetica-Bold" if r == 0 else font, size)
-                    self.canvas.drawString(x + CELL_PAD, top - CELL_PAD - (i + 1) * leading + (leading - size), text)
+                    baseline = top - CELL_PAD - i * leading - size
+                    self.canvas.drawString(x + CELL_PAD, baseline, text)
                 texts.append(" ".join(lines))
                 x += w
             self.pages[-1].append(" ".join(t for t in texts if t))

@@ -1,0 +1,194 @@
+"""PDFs typeset with known ground truth, read back by three libraries, OCR'd by Tesseract.
+
+Every PDF here is made in the test from a small document, so the tests need neither the
+corpus nor files in the repo; they are skipped when the ``pdf`` extra is not installed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+import pytest
+
+pytest.importorskip("reportlab")
+pytest.importorskip("pypdf")
+pytest.importorskip("pdfminer")
+pytest.importorskip("pypdfium2")
+
+from rag_lab.documents import Document
+from rag_lab.sources.pdf import extract as ex
+from rag_lab.sources.pdf.typeset import LAYOUTS, pages_of, scan, typeset
+
+NEEDLES = [f"Needle number {i} says the value of item {i} is {i * 7} units." for i in range(6)]
+WORDS = "tensors shapes axes matrices vectors scalars norms sums products of rank".split()
+ALL_MODES = [(name, mode) for name, modes in ex.MODES.items() for mode in modes]
+
+
+def _doc(paragraphs: int = 90) -> Document:
+    """A heading, code, a table, and prose long enough for several pages, needles spread in it."""
+    parts = ["# Tiny Tensors", "", "Some prose before the code.", "", "```python", "x = 1", "```"]
+    parts += ["", "| name | value |", "|:--|--:|", "| alpha | 1 |", "| beta | 2 |", ""]
+    for p in range(paragraphs):
+        words = WORDS[p % len(WORDS) :] + WORDS[: p % len(WORDS)]  # no two alike, digits aside
+        parts.append(" ".join(words * 3) + ".")
+        if p % 15 == 7:
+            parts.append(NEEDLES[p // 15])
+        parts.append("")
+    return Document("tiny", "Tiny Tensors", "\n".join(parts))
+
+
+@pytest.fixture(scope="module")
+def one_column(tmp_path_factory):
+    path = tmp_path_factory.mktemp("pdf") / "one.pdf"
+    return path, typeset(_doc(), "one-column", path, NEEDLES)
+
+
+def _found_on(needle: str, text: ex.PdfText) -> tuple[int, ...]:
+    return pages_of(needle, text.pages)
+
+
+def test_pages_of_normalises_whitespace_and_spans_a_page_break():
+    assert pages_of("b  c", ["a b", "c\nd"]) == (1, 2)
+    assert pages_of("c d", ["a b", "c\nd"]) == (2,)
+    assert pages_of("e", ["a b", "c d"]) == ()
+
+
+def test_every_needle_is_placed_and_the_document_spans_pages(one_column):
+    _, placed = one_column
+    assert len(placed.pages) >= 3
+    assert all(placed.needles[n] for n in NEEDLES)
+    assert len({placed.needles[n] for n in NEEDLES}) >= 3  # on more than one page
+    assert placed.replaced == 0
+
+
+@pytest.mark.parametrize(("extractor", "mode"), ALL_MODES)
+def test_each_extractor_finds_each_needle_on_its_recorded_page(one_column, extractor, mode):
+    path, placed = one_column
+    text = ex.extract(path, extractor, mode)
+    assert len(text.pages) == len(placed.pages)
+    for needle in NEEDLES:
+        assert _found_on(needle, text) == placed.needles[needle], needle
+
+
+def test_offsets_map_to_pages(one_column):
+    path, _ = one_column
+    text = ex.extract(path, "pdfium")
+    for number, start in enumerate(text.starts, start=1):
+        assert text.page_of(start) == number
+        assert text.text[start : start + len(text.pages[number - 1])] == text.pages[number - 1]
+    needle = NEEDLES[3]
+    at = " ".join(text.text.split()).find(needle)  # pdfium breaks lines with \r\n
+    assert at >= 0
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_typesetting_is_byte_for_byte_stable(tmp_path, layout):
+    a, b = tmp_path / "a.pdf", tmp_path / "b.pdf"
+    typeset(_doc(20), layout, a)
+    typeset(_doc(20), layout, b)
+    assert hashlib.sha256(a.read_bytes()).digest() == hashlib.sha256(b.read_bytes()).digest()
+
+
+def test_characters_the_core_fonts_lack_are_drawn_as_question_marks(tmp_path):
+    doc = Document("greek", "Greek", "# Greek\n\nThe angle α is small, é is fine.\n")
+    placed = typeset(doc, "one-column", tmp_path / "g.pdf", ["The angle ? is small, é is fine."])
+    assert placed.replaced == 1
+    assert placed.needles["The angle ? is small, é is fine."] == (1,)
+    assert "é is fine" in ex.extract(tmp_path / "g.pdf", "pypdf").text
+
+
+def test_the_tables_layout_draws_one_row_of_cells_per_table_row(tmp_path):
+    tables = typeset(_doc(2), "tables", tmp_path / "t.pdf")
+    plain = typeset(_doc(2), "one-column", tmp_path / "p.pdf")
+    assert "alpha 1" in tables.pages[0].split("\n")
+    assert "| alpha | 1 |" in plain.pages[0].split("\n")
+    assert "alpha" in ex.extract(tmp_path / "t.pdf", "pdfminer").pages[0]
+
+
+def test_repeated_lines_hand_computed():
+    pages = ["Guide\nintro text\nPage 1", "Guide\nGuide\nmore text\nPage 2", "Guide\nend\nPage 10"]
+    kept, removed = ex.remove_repeated_lines(pages)
+    assert kept == ["intro text", "Guide\nmore text", "end"]  # a second "Guide" is body
+    assert removed == [(1, "Guide"), (1, "Page 1"), (2, "Guide"), (2, "Page 2"),
+                       (3, "Guide"), (3, "Page 10")]  # fmt: skip
+    assert ex.remove_repeated_lines(["Guide\nonly page\n1"])[1] == []  # one page: no repetition
+
+
+@pytest.mark.parametrize(("extractor", "mode"), ALL_MODES)
+def test_running_header_and_footer_are_removed_and_body_lines_kept(tmp_path, extractor, mode):
+    path = tmp_path / "rh.pdf"
+    placed = typeset(_doc(), "running-header", path, NEEDLES)
+    text = ex.extract(path, extractor, mode)
+    kept, removed = ex.remove_repeated_lines(text.pages)
+    n = len(placed.pages)
+    assert sorted(" ".join(line.split()) for _, line in removed) == sorted(
+        ["Tiny Tensors"] * n + [f"Page {i}" for i in range(1, n + 1)]
+    )
+    for page, drawn in zip(kept, placed.pages, strict=True):
+        flat = " ".join(page.split())
+        for line in drawn.split("\n")[1:-1]:  # the body: all but header and footer
+            assert " ".join(line.split()) in flat
+    assert "Tiny Tensors" in " ".join(kept[0].split())  # the title heading stays
+
+
+@pytest.fixture(scope="module")
+def encrypted(one_column, tmp_path_factory):
+    from pypdf import PdfWriter
+
+    writer = PdfWriter(clone_from=one_column[0])
+    writer.encrypt("secret", algorithm="AES-256")
+    path = tmp_path_factory.mktemp("pdf") / "encrypted.pdf"
+    writer.write(path)
+    return path
+
+
+@pytest.mark.parametrize("extractor", ex.EXTRACTORS)
+def test_an_encrypted_pdf_fails_with_the_parsers_reason(encrypted, extractor):
+    with pytest.raises(ex.PdfError) as err:
+        ex.extract(encrypted, extractor)
+    assert err.value.reason.startswith(f"encrypted: {extractor}: ")
+
+
+@pytest.mark.parametrize("extractor", ex.EXTRACTORS)
+@pytest.mark.parametrize("data", [b"", b"%PDF-1.4\nnot a PDF at all\n"])
+def test_a_malformed_pdf_fails_with_the_parsers_reason(tmp_path, extractor, data):
+    (tmp_path / "bad.pdf").write_bytes(data)
+    with pytest.raises(ex.PdfError) as err:
+        ex.extract(tmp_path / "bad.pdf", extractor)
+    assert err.value.reason.startswith(f"malformed: {extractor}: ")
+    assert len(err.value.reason) > len(f"malformed: {extractor}: ")
+
+
+@pytest.fixture(scope="module")
+def scanned(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("pdf")
+    doc = Document("s", "Scan", "# Scanned Page\n\n" + NEEDLES[0] + "\n\nA second short line.\n")
+    typeset(doc, "one-column", folder / "s.pdf", NEEDLES[:1])
+    assert scan(folder / "s.pdf", folder / "scan.pdf", dpi=100) == 1
+    return folder / "scan.pdf"
+
+
+@pytest.mark.parametrize(("extractor", "mode"), ALL_MODES)
+def test_a_scanned_pdf_has_no_text_layer(scanned, extractor, mode):
+    text = ex.extract(scanned, extractor, mode)
+    assert len(text.pages) == 1
+    assert not text.has_text
+
+
+def test_ocr_reads_the_scan_with_a_confidence(scanned):
+    try:
+        ex.tesseract_version()
+    except ex.OcrUnavailable as err:
+        pytest.skip(str(err))
+    (page,) = ex.ocr(scanned, dpi=200)
+    assert "Scanned Page" in page.text
+    assert "second short line" in page.text
+    assert 50 < page.confidence <= 100
+    assert page.words >= 15
+
+
+def test_ocr_without_tesseract_says_so(scanned, monkeypatch):
+    pytesseract = pytest.importorskip("pytesseract")
+    monkeypatch.setattr(pytesseract.pytesseract, "tesseract_cmd", "/nonexistent/tesseract")
+    with pytest.raises(ex.OcrUnavailable, match="Tesseract is not installed"):
+        ex.ocr(scanned)
