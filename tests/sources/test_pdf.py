@@ -30,7 +30,7 @@ def _doc(paragraphs: int = 90) -> Document:
     parts += ["", "| name | value |", "|:--|--:|", "| alpha | 1 |", "| beta | 2 |", ""]
     for p in range(paragraphs):
         words = WORDS[p % len(WORDS) :] + WORDS[: p % len(WORDS)]  # no two alike, digits aside
-        parts.append(" ".join(words * 3) + ".")
+        parts.append(" ".join(f"{' '.join(words)} {p}-{k}." for k in range(3)))
         if p % 15 == 7:
             parts.append(NEEDLES[p // 15])
         parts.append("")
@@ -59,6 +59,7 @@ def test_every_needle_is_placed_and_the_document_spans_pages(one_column):
     assert all(placed.needles[n] for n in NEEDLES)
     assert len({placed.needles[n] for n in NEEDLES}) >= 3  # on more than one page
     assert placed.replaced == 0
+    assert placed.body == placed.pages  # no running lines in this layout
 
 
 @pytest.mark.parametrize(("extractor", "mode"), ALL_MODES)
@@ -124,9 +125,10 @@ def test_running_header_and_footer_are_removed_and_body_lines_kept(tmp_path, ext
     assert sorted(" ".join(line.split()) for _, line in removed) == sorted(
         ["Tiny Tensors"] * n + [f"Page {i}" for i in range(1, n + 1)]
     )
-    for page, drawn in zip(kept, placed.pages, strict=True):
+    for number, (page, drawn, body) in enumerate(zip(kept, placed.pages, placed.body, strict=True)):
+        assert drawn.split("\n") == ["Tiny Tensors", *body.split("\n"), f"Page {number + 1}"]
         flat = " ".join(page.split())
-        for line in drawn.split("\n")[1:-1]:  # the body: all but header and footer
+        for line in body.split("\n"):
             assert " ".join(line.split()) in flat
     assert "Tiny Tensors" in " ".join(kept[0].split())  # the title heading stays
 
@@ -192,3 +194,14 @@ def test_ocr_without_tesseract_says_so(scanned, monkeypatch):
     monkeypatch.setattr(pytesseract.pytesseract, "tesseract_cmd", "/nonexistent/tesseract")
     with pytest.raises(ex.OcrUnavailable, match="Tesseract is not installed"):
         ex.ocr(scanned)
+
+
+def test_a_needle_cut_by_a_page_break_is_on_both_pages_and_found_once_headers_go(tmp_path):
+    path = tmp_path / "rh.pdf"
+    first = typeset(_doc(), "running-header", path)
+    needle = first.body[0].split("\n")[-1] + " " + first.body[1].split("\n")[0]
+    placed = typeset(_doc(), "running-header", path, [needle])
+    assert placed.needles[needle] == (1, 2)
+    text = ex.extract(path, "pdfminer")
+    assert pages_of(needle, text.pages) == ()  # "Page 1" and the title lie between its halves
+    assert pages_of(needle, ex.remove_repeated_lines(text.pages)[0]) == (1, 2)

@@ -71,9 +71,14 @@ class Placement:
     """The text drawn on each page, one drawn line per line, in reading order: the running
     header first and the footer last (``running-header``), column 1 before column 2, a
     table row's cells left to right."""
+    body: tuple[str, ...]
+    """:attr:`pages` without the running header and footer lines (the same text in the
+    other layouts)."""
     needles: dict[str, tuple[int, ...]]
     """Needle → the 1-based pages its text covers (two when a page break falls inside it),
-    matched with whitespace normalised; ``()`` when it is not on any page verbatim."""
+    found in :attr:`body` with whitespace normalised, so a needle cut by a page break is
+    found across the running lines between its halves; ``()`` when it is not on any page
+    verbatim."""
     replaced: int = 0
     """Characters the core fonts cannot encode, drawn as ``?``."""
 
@@ -92,9 +97,10 @@ def typeset(
     writer = _Writer(canvas, layout, doc.title)
     for block in _blocks(doc.text):
         writer.block(block)
-    pages = writer.finish()
+    pages, body = writer.finish()
     canvas.save()
-    return Placement(layout, pages, {n: pages_of(n, pages) for n in needles}, writer.replaced)
+    found = {n: pages_of(n, body) for n in needles}
+    return Placement(layout, pages, body, found, writer.replaced)
 
 
 def scan(pdf_path: str | os.PathLike, out_path: str | os.PathLike, dpi: int = 150) -> int:
@@ -221,6 +227,7 @@ class _Writer:
             self.top -= 2 * BODY[2]
             self.bottom += 2 * BODY[2]
         self.pages: list[list[str]] = []
+        self.body: list[list[str]] = []
         self.column = 0
         self.y = self.top
         self._new_page()
@@ -279,12 +286,16 @@ class _Writer:
             self.column = 0
         self.y = self.top
 
-    def draw(self, x: float, y: float, text: str, font: str, size: float) -> None:
+    def draw(
+        self, x: float, y: float, text: str, font: str, size: float, running: bool = False
+    ) -> None:
         """Draw ``text`` with its baseline at ``y``; record it as a line of this page."""
         text = self._encodable(text)
         self.canvas.setFont(font, size)
         self.canvas.drawString(x, y, text)
         self.pages[-1].append(text)
+        if not running:
+            self.body[-1].append(text)
 
     def table(self, rows: list[list[str]]) -> None:
         font, size, leading = BODY
@@ -313,22 +324,25 @@ class _Writer:
                 texts.append(" ".join(lines))
                 x += w
             self.pages[-1].append(" ".join(t for t in texts if t))
+            self.body[-1].append(self.pages[-1][-1])
             self.y = top - height
 
-    def finish(self) -> tuple[str, ...]:
+    def finish(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """Each page's text, with and without its running lines."""
         self._end_page()
-        return tuple("\n".join(lines) for lines in self.pages)
+        return tuple("\n".join(p) for p in self.pages), tuple("\n".join(p) for p in self.body)
 
     def _new_page(self) -> None:
         self.pages.append([])
+        self.body.append([])
         if self.layout == "running-header":
             font, size = HEADER
-            self.draw(MARGIN, PAGE_SIZE[1] - MARGIN - size, self.title, font, size)
+            self.draw(MARGIN, PAGE_SIZE[1] - MARGIN - size, self.title, font, size, True)
 
     def _end_page(self) -> None:
         if self.layout == "running-header":
             font, size = HEADER
-            self.draw(MARGIN, MARGIN, f"Page {len(self.pages)}", font, size)
+            self.draw(MARGIN, MARGIN, f"Page {len(self.pages)}", font, size, True)
 
     def _encodable(self, text: str) -> str:
         out = []
