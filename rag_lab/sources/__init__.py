@@ -5,6 +5,9 @@
 - ``folder``: a user's folder of Markdown and plain-text files.
 - ``chroma``: Chroma's chunking benchmark (five corpora, 472 questions answered by
   excerpts given as offsets), verified by checksum; ``chroma.fetch`` downloads it.
+- ``pdf``: PDFs typeset from documents with known needle pages (``pdf.typeset``) and read
+  back page by page by pypdf, pdfminer.six, pypdfium2 or Tesseract (``pdf.extract``); the
+  optional ``pdf`` extra.
 
 May import the core (``rag_lab.*``); never ``models``, ``app`` or ``experiments``.
 """
