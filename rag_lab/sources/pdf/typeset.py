@@ -38,10 +38,15 @@ from dataclasses import dataclass
 from rag_lab.documents import Document
 from rag_lab.markdown import MarkdownDoc
 
-LAYOUTS = ("one-column", "two-column", "running-header", "tables")
-"""``one-column``; ``two-column``; ``running-header`` (one column, the document's title at
-the top and ``Page N`` at the bottom of every page); ``tables`` (one column, Markdown
-tables drawn as ruled tables)."""
+LAYOUTS = ("one-column", "two-column", "two-column-rows", "running-header", "tables")
+"""``one-column``; ``two-column``; ``two-column-rows`` (the same page, but its lines drawn
+row by row across the columns: top line of column 1, top line of column 2, then the next
+row, as producers that write text by position do); ``running-header`` (one column, the
+document's title at the top and ``Page N`` at the bottom of every page); ``tables`` (one
+column, Markdown tables drawn as ruled tables).
+
+The two two-column layouts look the same on paper; only the order of the drawing
+instructions in the file differs, which is what an extractor reading in drawing order sees."""
 
 PAGE_SIZE = (595.2756, 841.8898)
 """A4 in points (1/72 inch)."""
@@ -216,7 +221,7 @@ class _Writer:
         self.replaced = 0
         width, height = PAGE_SIZE
         inner = width - 2 * MARGIN
-        if layout == "two-column":
+        if layout.startswith("two-column"):
             column = (inner - GUTTER) / 2
             self.columns = [(MARGIN, column), (MARGIN + column + GUTTER, column)]
         else:
@@ -228,6 +233,10 @@ class _Writer:
             self.bottom += 2 * BODY[2]
         self.pages: list[list[str]] = []
         self.body: list[list[str]] = []
+        self.deferred: list[tuple[float, float, str, str, float]] | None = (
+            [] if layout == "two-column-rows" else None
+        )
+        """``two-column-rows``: the page's strings, drawn when the page ends, by row."""
         self.column = 0
         self.y = self.top
         self._new_page()
@@ -291,8 +300,11 @@ class _Writer:
     ) -> None:
         """Draw ``text`` with its baseline at ``y``; record it as a line of this page."""
         text = self._encodable(text)
-        self.canvas.setFont(font, size)
-        self.canvas.drawString(x, y, text)
+        if self.deferred is not None and not running:
+            self.deferred.append((y, x, text, font, size))
+        else:
+            self.canvas.setFont(font, size)
+            self.canvas.drawString(x, y, text)
         self.pages[-1].append(text)
         if not running:
             self.body[-1].append(text)
@@ -340,6 +352,11 @@ class _Writer:
             self.draw(MARGIN, PAGE_SIZE[1] - MARGIN - size, self.title, font, size, True)
 
     def _end_page(self) -> None:
+        if self.deferred:  # top row first, left column first within a row
+            for y, x, text, font, size in sorted(self.deferred, key=lambda d: (-d[0], d[1])):
+                self.canvas.setFont(font, size)
+                self.canvas.drawString(x, y, text)
+            self.deferred.clear()
         if self.layout == "running-header":
             font, size = HEADER
             self.draw(MARGIN, MARGIN, f"Page {len(self.pages)}", font, size, True)
