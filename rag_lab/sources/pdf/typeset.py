@@ -153,6 +153,22 @@ def pages_of(needle: str, pages: Sequence[str]) -> tuple[int, ...]:
     return tuple(i + 1 for i, (s, e) in enumerate(spans) if s < end and at < e)
 
 
+def table_rows(doc: Document) -> list[tuple[str, ...]]:
+    """The cells of every row of every Markdown table in ``doc`` (rule rows left out),
+    as the ``"tables"`` layout draws them, one row of cells per table row.
+
+    >>> table_rows(Document("t", "T", "| a | b |\\n|---|---|\\n| 1 | 2 |\\n"))
+    [('a', 'b'), ('1', '2')]
+    """
+    return [
+        tuple(_cells(row))
+        for block in _blocks(doc.text)
+        if block.kind == "table"
+        for row in block.lines
+        if not _RULE_ROW.fullmatch(row)
+    ]
+
+
 # --- the document as blocks --------------------------------------------------------------
 
 

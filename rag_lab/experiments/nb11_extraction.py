@@ -1,0 +1,665 @@
+"""Notebook 11: where content dies. PDF extraction, measured before retrieval and through it.
+
+The 20 documents are typeset as PDFs whose ground truth is known
+(:mod:`rag_lab.sources.pdf.typeset`: which text is drawn on which page, in which order),
+read back by three libraries in two modes each (:mod:`rag_lab.sources.pdf.extract`), and
+the scanned variant by Tesseract. Three things are measured:
+
+- **survival**: the 32 needles found verbatim in the extracted text (whitespace
+  normalised), per layout and reader, with Wilson intervals; the share of the drawn text's
+  8-word runs kept in order (what interleaving breaks); for the tables layout, the rows whose
+  cells come out in order;
+- **waste**: chunks of strategy E over the extracted text that carry a running header or
+  footer, and the share of embedded word-pieces those lines take;
+- **the symptom three layers later**: dense Recall@4 and @20 of the 64 queries over the
+  extracted corpus against the clean Markdown, paired per question (the 64 queries are 32
+  questions asked twice), for each layout's best and worst reader.
+
+What each mitigation recovers is the same measures, with it and without: running lines
+removed by repetition, a layout-aware reader, OCR with a confidence threshold.
+
+Extraction and OCR results are cached (:func:`rag_lab.paths.cache_dir`) keyed by the PDF's
+bytes, the reader and its library's version; the PDFs themselves are made again each run
+(they are byte for byte the same) and never kept in the repository.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+from collections.abc import Mapping, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from importlib.metadata import version
+from multiprocessing import get_context
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from tqdm.auto import tqdm
+
+from rag_lab import dense, paths
+from rag_lab.chunking import Chunk, chunk_corpus
+from rag_lab.documents import Document
+from rag_lab.experiments import plots, tables
+from rag_lab.experiments.lab import Lab
+from rag_lab.metrics import Ranks, first_hit_ranks, recall_at
+from rag_lab.models.minilm import count_word_pieces
+from rag_lab.questions import Query
+from rag_lab.ranking import order
+from rag_lab.search import ChunkIndex
+from rag_lab.sources.pdf import extract as ex
+from rag_lab.sources.pdf import typeset as ts
+from rag_lab.stats import wilson
+
+READERS: tuple[str, ...] = tuple(f"{e} {m}" for e in ex.EXTRACTORS for m in ex.MODES[e])
+"""Every extractor in every mode, named ``"pypdf default"``, ``"pdfminer positional"``, …"""
+LAYOUTS = ts.LAYOUTS
+STRATEGY = "E"
+"""The chunking measured over extracted text: the app's (paragraphs, sentences, header)."""
+KS = (4, 20)
+RUN = 8
+"""Words per run for the reading-order measure."""
+SCAN_LAYOUT = "one-column"
+SCAN_DPI = 150
+"""Scans are rendered at 150 dpi, grey: an office scanner's draft setting. OCR reads the
+images at the same resolution (rendering them finer adds no detail)."""
+OCR_WORKERS = 2
+"""Tesseract processes at once, one thread each (:func:`rag_lab.sources.pdf.extract.ocr`)."""
+OCR_THRESHOLDS = (70.0, 80.0, 90.0, 95.0)
+"""Mean page confidences (0–100) under which an OCR'd page is flagged."""
+WINDOW = 256
+"""The encoder's window in word-pieces: past it, text is never embedded."""
+_QUOTES = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"'})
+
+
+def flat(text: str) -> str:
+    """Whitespace normalised: every run of whitespace (newline, form feed, …) one space."""
+    return " ".join(text.split())
+
+
+def folded(text: str) -> str:
+    """:func:`flat`, typographic quotes read as straight ones (what OCR often swaps)."""
+    return flat(text.translate(_QUOTES))
+
+
+def reader_parts(reader: str) -> tuple[str, str]:
+    extractor, mode = reader.split(" ")
+    return extractor, mode
+
+
+# --- typesetting -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Typeset:
+    """The corpus drawn in one layout: a PDF and its ground truth per document."""
+
+    layout: str
+    files: dict[str, Path]
+    placed: dict[str, ts.Placement]
+
+    @property
+    def pages(self) -> int:
+        return sum(len(p.pages) for p in self.placed.values())
+
+
+def needles_by_doc(queries: Sequence[Query]) -> dict[str, list[str]]:
+    """Each document's distinct needles, in question order."""
+    out: dict[str, list[str]] = {}
+    for q in queries:
+        if q.needle not in out.setdefault(q.question.doc, []):
+            out[q.question.doc].append(q.needle)
+    return out
+
+
+def typeset_all(
+    docs: Sequence[Document], needles: Mapping[str, Sequence[str]], folder: str | os.PathLike
+) -> dict[str, Typeset]:
+    """Every document in every layout under ``folder`` (one subfolder per layout)."""
+    out = {}
+    for layout in tqdm(LAYOUTS, desc="typeset", leave=False):
+        here = Path(folder) / layout
+        here.mkdir(parents=True, exist_ok=True)
+        files, placed = {}, {}
+        for doc in docs:
+            files[doc.id] = here / f"{doc.id}.pdf"
+            placed[doc.id] = ts.typeset(doc, layout, files[doc.id], needles.get(doc.id, ()))
+        out[layout] = Typeset(layout, files, placed)
+    return out
+
+
+def scan_all(sets: Typeset, folder: str | os.PathLike, dpi: int = SCAN_DPI) -> Typeset:
+    """The layout's PDFs rendered to images: the same ground truth, no text layer."""
+    here = Path(folder) / f"scanned-{sets.layout}"
+    here.mkdir(parents=True, exist_ok=True)
+    files = {}
+    for doc_id, pdf in tqdm(sets.files.items(), desc="scan", leave=False):
+        files[doc_id] = here / f"{doc_id}.pdf"
+        ts.scan(pdf, files[doc_id], dpi=dpi)
+    return Typeset(f"scanned {sets.layout}", files, sets.placed)
+
+
+def layout_table(sets: Mapping[str, Typeset]) -> pd.DataFrame:
+    """Pages, needles placed, needles a page break cuts, characters the fonts could not draw."""
+    rows = []
+    for layout, s in sets.items():
+        spans = [pages for p in s.placed.values() for pages in p.needles.values()]
+        rows.append(
+            {
+                "layout": layout,
+                "documents": len(s.files),
+                "pages": s.pages,
+                "needles placed": sum(1 for pages in spans if pages),
+                "needles": len(spans),
+                "cut by a page break": sum(1 for pages in spans if len(pages) > 1),
+                "characters drawn as ?": sum(p.replaced for p in s.placed.values()),
+            }
+        )
+    return pd.DataFrame(rows).set_index("layout")
+
+
+# --- extraction, cached ----------------------------------------------------------------------
+
+
+def library_versions() -> dict[str, str]:
+    """The version of each extractor's library (what the cache keys on)."""
+    return {
+        "pypdf": version("pypdf"),
+        "pdfminer": version("pdfminer.six"),
+        "pdfium": version("pypdfium2"),
+    }
+
+
+def _cache_file(key: dict) -> Path:
+    digest = hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:32]
+    return paths.cache_dir() / "pdf-text" / f"{digest}.json"
+
+
+def _store(file: Path, value) -> None:
+    file.parent.mkdir(parents=True, exist_ok=True)
+    tmp = file.with_suffix(f".{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(value))
+    tmp.replace(file)
+
+
+def _cached(key: dict, compute):
+    file = _cache_file(key)
+    if file.is_file():
+        return json.loads(file.read_text())
+    value = compute()
+    _store(file, value)
+    return value
+
+
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _extract_key(path: Path, reader: str) -> dict:
+    library = library_versions()[reader_parts(reader)[0]]
+    return {"pdf": _sha256(path), "reader": reader, "library": library}
+
+
+def _extract_pages(path: Path, reader: str) -> list[str]:
+    return list(ex.extract(path, *reader_parts(reader)).pages)
+
+
+def extract_cached(path: Path, reader: str) -> ex.PdfText:
+    """:func:`rag_lab.sources.pdf.extract.extract`, cached by the PDF's bytes and the reader."""
+    pages = _cached(_extract_key(path, reader), lambda: _extract_pages(path, reader))
+    return ex.PdfText(*reader_parts(reader), tuple(pages))
+
+
+EXTRACT_WORKERS = 2
+"""Processes extracting at once on a cold cache (pdfminer.six, pure Python, is most of it)."""
+
+
+def extract_all(
+    sets: Mapping[str, Typeset], readers: Sequence[str] = READERS, workers: int = EXTRACT_WORKERS
+) -> dict[tuple[str, str], dict[str, ex.PdfText]]:
+    """(layout, reader) → document id → the extracted pages; what the cache lacks is
+    extracted in ``workers`` processes first."""
+    jobs = [
+        (layout, r, d, f) for layout in sets for r in readers for d, f in sets[layout].files.items()
+    ]
+    missing = [(f, r) for _, r, _, f in jobs if not _cache_file(_extract_key(f, r)).is_file()]
+    if missing:
+        files, names = [f for f, _ in missing], [r for _, r in missing]
+        with ProcessPoolExecutor(workers, mp_context=get_context("spawn")) as pool:
+            done = pool.map(_extract_pages, files, names, chunksize=4)
+            bar = tqdm(done, total=len(missing), desc="extract", leave=False)
+            for f, r, pages in zip(files, names, bar, strict=True):
+                _store(_cache_file(_extract_key(f, r)), pages)
+    out: dict[tuple[str, str], dict[str, ex.PdfText]] = {}
+    for layout, reader, doc, file in jobs:
+        out.setdefault((layout, reader), {})[doc] = extract_cached(file, reader)
+    return out
+
+
+def ocr_cached(path: Path, pages: Sequence[int], dpi: int = SCAN_DPI) -> list[ex.OcrPage]:
+    """:func:`rag_lab.sources.pdf.extract.ocr` of ``pages``, cached by bytes and Tesseract."""
+    key = {"pdf": _sha256(path), "pages": list(pages), "dpi": dpi, "ocr": ex.tesseract_version()}
+    rows = _cached(
+        key,
+        lambda: [
+            [p.text, None if math.isnan(p.confidence) else p.confidence, p.words]
+            for p in ex.ocr(path, dpi=dpi, pages=pages, workers=OCR_WORKERS)
+        ],
+    )
+    return [ex.OcrPage(t, math.nan if c is None else c, w) for t, c, w in rows]
+
+
+# --- what survives ---------------------------------------------------------------------------
+
+
+def canonical(pages: Sequence[str]) -> str:
+    """The pages as one text to chunk: PDFium's ``\\r\\n`` read as ``\\n``, pages joined by
+    :data:`~rag_lab.sources.pdf.extract.PAGE_BREAK`, so offsets still name a page."""
+    return ex.PAGE_BREAK.join(p.replace("\r\n", "\n").replace("\r", "\n") for p in pages)
+
+
+def survival(needles: Mapping[str, Sequence[str]], texts: Mapping[str, str], fold=flat) -> int:
+    """How many needles are found, normalised by ``fold``, in their document's text."""
+    return sum(1 for doc, ns in needles.items() for n in ns if fold(n) in fold(texts.get(doc, "")))
+
+
+def _runs(text: str, n: int = RUN) -> set[tuple[str, ...]]:
+    words = text.split()
+    return {tuple(words[i : i + n]) for i in range(len(words) - n + 1)}
+
+
+def runs_kept(placed: Mapping[str, ts.Placement], texts: Mapping[str, str]) -> float:
+    """The share of the drawn body's 8-word runs found in the extracted text: words that
+    come out in another order (columns interleaved, table cells scattered) break runs."""
+    kept = total = 0
+    for doc, p in placed.items():
+        want = _runs(" ".join(p.body))
+        have = _runs(texts.get(doc, ""))
+        kept += len(want & have)
+        total += len(want)
+    return kept / total if total else math.nan
+
+
+def rows_kept(docs: Sequence[Document], texts: Mapping[str, str]) -> tuple[int, int]:
+    """Table rows whose cells come out in order, as one run of words: (kept, rows)."""
+    kept = total = 0
+    for doc in docs:
+        text = flat(texts.get(doc.id, ""))
+        for cells in ts.table_rows(doc):
+            total += 1
+            kept += flat(" ".join(c for c in cells if c)) in text
+    return kept, total
+
+
+def survival_table(
+    docs: Sequence[Document],
+    sets: Mapping[str, Typeset],
+    extracted: Mapping[tuple[str, str], Mapping[str, ex.PdfText]],
+    needles: Mapping[str, Sequence[str]],
+) -> pd.DataFrame:
+    """Per layout and reader: needles kept (Wilson 95 %), 8-word runs kept, table rows kept."""
+    n = sum(len(v) for v in needles.values())
+    rows = []
+    for (layout, reader), by_doc in extracted.items():
+        texts = {d: canonical(t.pages) for d, t in by_doc.items()}
+        k = survival(needles, texts)
+        lo, hi = wilson(k, n)
+        kept_rows, all_rows = rows_kept(docs, texts) if layout == "tables" else (0, 0)
+        rows.append(
+            {
+                "layout": layout,
+                "reader": reader,
+                "needles kept": k,
+                "n": n,
+                "share": k / n,
+                "lo": lo,
+                "hi": hi,
+                "8-word runs kept": runs_kept(sets[layout].placed, texts),
+                "table rows kept": kept_rows / all_rows if all_rows else math.nan,
+                "characters": sum(len(t) for t in texts.values()),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def survival_view(table: pd.DataFrame) -> pd.DataFrame:
+    """:func:`survival_table` for reading: ``k/n [lo, hi]`` and shares to three places."""
+    out = pd.DataFrame(
+        {
+            "layout": table["layout"],
+            "reader": table["reader"],
+            "needles kept": [
+                f"{k}/{n} [{lo:.3f}, {hi:.3f}]"
+                for k, n, lo, hi in zip(
+                    table["needles kept"], table["n"], table["lo"], table["hi"], strict=True
+                )
+            ],
+            "8-word runs kept": table["8-word runs kept"].map("{:.3f}".format),
+            "table rows kept": table["table rows kept"].map(
+                lambda v: "" if math.isnan(v) else f"{v:.3f}"
+            ),
+        }
+    )
+    return out.set_index(["layout", "reader"])
+
+
+def survival_figure(table: pd.DataFrame):
+    """Needles kept (with Wilson intervals) and 8-word runs kept, by layout and reader."""
+    import matplotlib.pyplot as plt
+
+    with plots.style():
+        fig, axes = plt.subplots(1, 2, figsize=(12.5, 4.2), sharey=True)
+        layouts = list(dict.fromkeys(table["layout"]))
+        readers = list(dict.fromkeys(table["reader"]))
+        width = 0.8 / len(readers)
+        colors = plt.get_cmap("tab10").colors
+        for j, reader in enumerate(readers):
+            rows = table[table["reader"] == reader].set_index("layout").loc[layouts]
+            x = np.arange(len(layouts)) + (j - (len(readers) - 1) / 2) * width
+            err = np.vstack([rows["share"] - rows["lo"], rows["hi"] - rows["share"]])
+            axes[0].bar(x, rows["share"], width, yerr=err, capsize=2, color=colors[j], label=reader)
+            axes[1].bar(x, rows["8-word runs kept"], width, color=colors[j], label=reader)
+        titles = ("needles kept verbatim (Wilson 95 %)", "8-word runs of the drawn text kept")
+        for ax, title in zip(axes, titles, strict=True):
+            ax.set_xticks(np.arange(len(layouts)), layouts, rotation=15)
+            ax.set_ylim(0, 1.05)
+            ax.set_title(title)
+        axes[0].set_ylabel("share")
+        axes[1].legend(loc="lower left", fontsize=8, ncols=2)
+        fig.tight_layout()
+    return fig
+
+
+def best_and_worst(table: pd.DataFrame) -> dict[str, tuple[str, str]]:
+    """Per layout, the reader keeping the most needles and the one keeping the fewest;
+    ties are broken by 8-word runs kept, then by the order of :data:`READERS`."""
+    out = {}
+    for layout, rows in table.groupby("layout", sort=False):
+        key = rows.assign(pos=[READERS.index(r) for r in rows["reader"]])
+        ranked = key.sort_values(
+            ["needles kept", "8-word runs kept", "pos"], ascending=[False, False, True]
+        )
+        worst = key.sort_values(
+            ["needles kept", "8-word runs kept", "pos"], ascending=[True, True, True]
+        )
+        out[layout] = (ranked["reader"].iloc[0], worst["reader"].iloc[0])
+    return out
+
+
+# --- running headers and footers -------------------------------------------------------------
+
+
+def running_spans(placed: ts.Placement, text: str) -> list[tuple[int, int]]:
+    """Where the running lines of each page are in ``text`` (:func:`canonical`), by the
+    ground truth: the lines drawn on a page but not in its body (the title at the top,
+    ``Page N`` at the bottom), found as whole lines of the page's extracted text, the top
+    line first from the top, the bottom one first from the bottom."""
+    spans = []
+    at = 0
+    for drawn, page in zip(placed.pages, text.split(ex.PAGE_BREAK), strict=True):
+        running = drawn.split("\n")
+        top, bottom = running[0], running[-1]
+        lines, offsets, pos = page.split("\n"), [], at
+        for line in lines:
+            offsets.append(pos)
+            pos += len(line) + 1
+        for target, order_ in ((top, range(len(lines))), (bottom, reversed(range(len(lines))))):
+            for i in order_:
+                if lines[i].strip() == target:
+                    spans.append((offsets[i], offsets[i] + len(lines[i])))
+                    break
+        at += len(page) + len(ex.PAGE_BREAK)
+    return spans
+
+
+def extracted_docs(
+    docs: Sequence[Document], by_doc: Mapping[str, ex.PdfText], remove_running: bool = False
+) -> list[Document]:
+    """The corpus as a reader extracted it: plain documents (no Markdown is left), titled
+    as their PDF is; with ``remove_running``, repeated lines removed first."""
+    out = []
+    for doc in docs:
+        pages = list(by_doc[doc.id].pages)
+        if remove_running:
+            pages = ex.remove_repeated_lines([canonical([p]) for p in pages])[0]
+        out.append(Document(doc.id, doc.title, canonical(pages), format="plain"))
+    return out
+
+
+def waste_row(chunks: Sequence[Chunk], spans: Mapping[str, Sequence[tuple[int, int]]]) -> dict:
+    """Chunks whose content overlaps a running line, and the word-pieces those lines take
+    of all the embedded ones (each chunk's text counted up to the encoder's window)."""
+    carrying = 0
+    lines: list[str] = []
+    for c in chunks:
+        inside = [(s, e) for s, e in spans.get(c.doc_id, ()) if s < c.end and c.start < e]
+        if inside:
+            carrying += 1
+            lines += [c.content[max(s - c.start, 0) : e - c.start] for s, e in inside]
+    embedded = np.minimum(count_word_pieces([c.text for c in chunks]), WINDOW).sum()
+    pieces = (count_word_pieces(lines) - 2).sum() if lines else 0  # less [CLS] and [SEP]
+    return {
+        "chunks": len(chunks),
+        "carrying running lines": carrying,
+        "share of chunks": carrying / len(chunks),
+        "word-pieces wasted": int(pieces),
+        "share of embedded word-pieces": float(pieces / embedded),
+    }
+
+
+def removal_check(
+    placed: Mapping[str, ts.Placement], by_doc: Mapping[str, ex.PdfText]
+) -> dict[str, int]:
+    """What removal by repetition took, against the ground truth: running lines removed,
+    running lines left, body lines removed by mistake."""
+    right = missed = wrong = 0
+    for doc, p in placed.items():
+        pages = [canonical([t]) for t in by_doc[doc].pages]
+        _, removed = ex.remove_repeated_lines(pages)
+        removed_by_page: dict[int, list[str]] = {}
+        for number, line in removed:
+            removed_by_page.setdefault(number, []).append(line.strip())
+        for number, drawn in enumerate(p.pages, start=1):
+            lines = drawn.split("\n")
+            running = [lines[0], lines[-1]]
+            got = removed_by_page.get(number, [])
+            hit = [r for r in running if r in got]
+            right += len(hit)
+            missed += len(running) - len(hit)
+            wrong += len(got) - len(hit)
+    return {
+        "running lines removed": right,
+        "running lines left": missed,
+        "body lines removed": wrong,
+    }
+
+
+# --- retrieval -------------------------------------------------------------------------------
+
+
+def relevant_flat(chunks: Sequence[Chunk], queries: Sequence[Query]) -> list[set[int]]:
+    """Per query, the chunks whose embedded text holds the needle, whitespace normalised
+    (extraction rewraps lines, so a needle may come out with a newline where it had a space)."""
+    flats = [flat(c.text) for c in chunks]
+    memo: dict[str, set[int]] = {}
+    for q in queries:
+        if q.needle not in memo:
+            n = flat(q.needle)
+            memo[q.needle] = {i for i, t in enumerate(flats) if n in t}
+    return [memo[q.needle] for q in queries]
+
+
+def dense_ranks(lab: Lab, chunks: Sequence[Chunk], queries: Sequence[Query]) -> Ranks:
+    """First-hit ranks under dense retrieval over ``chunks`` (relevance: :func:`relevant_flat`)."""
+    index = ChunkIndex.build(chunks, lab.encoder)
+    distances = dense.cosine_distance_matrix(
+        lab.encoder.encode([q.text for q in queries]), index.vectors
+    )
+    rankings = [order(row, descending=False) for row in distances]
+    return first_hit_ranks(rankings, relevant_flat(chunks, queries))
+
+
+@dataclass(frozen=True)
+class Corpus:
+    """One extracted corpus retrieval is measured on."""
+
+    name: str
+    layout: str
+    reader: str
+    docs: list[Document]
+    chunks: list[Chunk]
+
+
+def corpora(
+    lab: Lab,
+    extracted: Mapping[tuple[str, str], Mapping[str, ex.PdfText]],
+    picks: Mapping[str, tuple[str, str]],
+    extra: Sequence[tuple[str, str, bool]] = (),
+) -> list[Corpus]:
+    """The corpora to retrieve from: each layout's best and worst reader, then ``extra``
+    (layout, reader, running lines removed)."""
+    wanted = [(layout, r, False) for layout, pair in picks.items() for r in dict.fromkeys(pair)]
+    out = []
+    for layout, reader, remove in wanted + list(extra):
+        docs = extracted_docs(lab.docs, extracted[layout, reader], remove)
+        name = f"{layout} · {reader}" + (" · running lines removed" if remove else "")
+        out.append(Corpus(name, layout, reader, docs, chunk_corpus(docs, STRATEGY)))
+    return out
+
+
+def embed_all(lab: Lab, corpora_: Sequence[Corpus]) -> str:
+    """Embed every corpus's chunks once (the vector cache keeps them); say how many."""
+    texts = list(dict.fromkeys(c.text for corpus in corpora_ for c in corpus.chunks))
+    lab.encoder.encode(texts)
+    return f"{len(texts):,} distinct chunk texts over {len(corpora_)} extracted corpora"
+
+
+def retrieval_systems(
+    lab: Lab, corpora_: Sequence[Corpus], clean: str = "Markdown"
+) -> dict[str, Ranks]:
+    """First-hit ranks of the 64 queries: the clean Markdown's chunks, then each corpus's."""
+    queries = lab.queries
+    out = {clean: dense_ranks(lab, lab.chunks_by[STRATEGY], queries)}
+    for corpus in corpora_:
+        out[corpus.name] = dense_ranks(lab, corpus.chunks, queries)
+    return out
+
+
+def loss_table(systems: Mapping[str, Ranks], queries: Sequence[Query], clean: str = "Markdown"):
+    """Each extracted corpus against the clean one at R@4 and R@20, paired per question."""
+    pairs = [(name, clean) for name in systems if name != clean]
+    return tables.paired_view(systems, pairs, KS, tables.question_ids(queries))
+
+
+def loss_figure(systems: Mapping[str, Ranks], clean: str = "Markdown"):
+    """R@4 and R@20 of every corpus, the clean Markdown's as a line."""
+    import matplotlib.pyplot as plt
+
+    names = [n for n in systems if n != clean]
+    with plots.style():
+        fig, ax = plt.subplots(figsize=(11, 0.42 * len(names) + 1.6))
+        y = np.arange(len(names))[::-1]
+        for k, color, dy in ((4, "tab:blue", 0.18), (20, "tab:orange", -0.18)):
+            values = [recall_at(systems[n], k) for n in names]
+            ax.barh(y + dy, values, 0.34, color=color, label=f"R@{k}")
+            ax.axvline(recall_at(systems[clean], k), color=color, ls="--", lw=1)
+        ax.set_yticks(y, names, fontsize=8)
+        ax.set_xlim(0, 1)
+        ax.set_xlabel("Recall@k of the 64 queries (dashed: the clean Markdown)")
+        ax.set_title("Retrieval over the extracted text, dense, strategy E")
+        ax.legend(loc="lower right")
+        fig.tight_layout()
+    return fig
+
+
+# --- OCR ---------------------------------------------------------------------------------
+
+
+def ocr_sample(scanned: Typeset) -> dict[str, list[int]]:
+    """The pages OCR reads: every page holding (part of) a needle, by document."""
+    out = {}
+    for doc, p in scanned.placed.items():
+        pages = sorted({n for pages in p.needles.values() for n in pages})
+        if pages:
+            out[doc] = pages
+    return out
+
+
+@dataclass(frozen=True)
+class OcrRun:
+    pages: pd.DataFrame
+    """One row per page read: document, page, mean confidence, words, needles on it."""
+    needles: pd.DataFrame
+    """One row per needle: its pages, kept strict and with quotes folded, its pages' lowest
+    mean confidence."""
+
+
+def ocr_run(scanned: Typeset, needles: Mapping[str, Sequence[str]]) -> OcrRun:
+    """OCR the sample (:func:`ocr_sample`) and check every needle on its pages."""
+    sample = ocr_sample(scanned)
+    page_rows, needle_rows = [], []
+    for doc, numbers in tqdm(sample.items(), desc="OCR", leave=False):
+        read = dict(zip(numbers, ocr_cached(scanned.files[doc], numbers), strict=True))
+        placed = scanned.placed[doc]
+        for n, page in read.items():
+            on = [x for x in needles.get(doc, ()) if n in placed.needles.get(x, ())]
+            page_rows.append(
+                {
+                    "document": doc,
+                    "page": n,
+                    "confidence": page.confidence,
+                    "words": page.words,
+                    "needles": len(on),
+                }
+            )
+        for needle in needles.get(doc, ()):
+            pages = placed.needles.get(needle, ())
+            text = "\n".join(read[n].text for n in pages)
+            needle_rows.append(
+                {
+                    "document": doc,
+                    "needle": needle,
+                    "pages": pages,
+                    "kept": flat(needle) in flat(text),
+                    "kept, quotes folded": folded(needle) in folded(text),
+                    "confidence": min(read[n].confidence for n in pages),
+                }
+            )
+    return OcrRun(pd.DataFrame(page_rows), pd.DataFrame(needle_rows))
+
+
+def ocr_threshold_table(run: OcrRun, thresholds: Sequence[float] = OCR_THRESHOLDS) -> pd.DataFrame:
+    """Per threshold: pages flagged, and needles kept on the pages above it and under it."""
+    rows = []
+    for t in thresholds:
+        low = run.needles["confidence"] < t
+        kept = run.needles["kept"]
+        rows.append(
+            {
+                "flag pages under": t,
+                "pages flagged": int((run.pages["confidence"] < t).sum()),
+                "pages": len(run.pages),
+                "needles kept, pages not flagged": f"{int(kept[~low].sum())}/{int((~low).sum())}",
+                "needles kept, pages flagged": f"{int(kept[low].sum())}/{int(low.sum())}",
+            }
+        )
+    return pd.DataFrame(rows).set_index("flag pages under")
+
+
+def text_layer_table(extracted: Mapping[tuple[str, str], Mapping[str, ex.PdfText]]) -> pd.DataFrame:
+    """What each reader gets from the scans: characters (other than whitespace) and pages."""
+    rows = []
+    for (layout, reader), by_doc in extracted.items():
+        rows.append(
+            {
+                "layout": layout,
+                "reader": reader,
+                "pages": sum(len(t.pages) for t in by_doc.values()),
+                "characters": sum(len(flat(t.text).replace(" ", "")) for t in by_doc.values()),
+                "documents with a text layer": sum(t.has_text for t in by_doc.values()),
+            }
+        )
+    return pd.DataFrame(rows).set_index(["layout", "reader"])
