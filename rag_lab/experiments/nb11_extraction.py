@@ -21,6 +21,8 @@ removed by repetition, a layout-aware reader, OCR with a confidence threshold.
 Extraction and OCR results are cached (:func:`rag_lab.paths.cache_dir`) keyed by the PDF's
 bytes, the reader and its library's version; the PDFs themselves are made again each run
 (they are byte for byte the same) and never kept in the repository.
+
+Progress bars show on a terminal only (tqdm's ``disable=None``), so headless runs carry none.
 """
 
 from __future__ import annotations
@@ -38,7 +40,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from tqdm.auto import tqdm
+from tqdm import tqdm
 
 from rag_lab import dense, paths
 from rag_lab.chunking import Chunk, chunk_corpus
@@ -52,7 +54,7 @@ from rag_lab.ranking import order
 from rag_lab.search import ChunkIndex
 from rag_lab.sources.pdf import extract as ex
 from rag_lab.sources.pdf import typeset as ts
-from rag_lab.stats import wilson
+from rag_lab.stats import ALPHA, wilson
 
 READERS: tuple[str, ...] = tuple(f"{e} {m}" for e in ex.EXTRACTORS for m in ex.MODES[e])
 """Every extractor in every mode, named ``"pypdf default"``, ``"pdfminer positional"``, …"""
@@ -72,7 +74,7 @@ OCR_THRESHOLDS = (70.0, 80.0, 90.0, 95.0)
 """Mean page confidences (0–100) under which an OCR'd page is flagged."""
 WINDOW = 256
 """The encoder's window in word-pieces: past it, text is never embedded."""
-_QUOTES = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"'})
+_MARKS = str.maketrans("", "", "`*'\"\u2018\u2019\u201c\u201d")
 
 
 def flat(text: str) -> str:
@@ -81,8 +83,10 @@ def flat(text: str) -> str:
 
 
 def folded(text: str) -> str:
-    """:func:`flat`, typographic quotes read as straight ones (what OCR often swaps)."""
-    return flat(text.translate(_QUOTES))
+    """:func:`flat` with quotes, backticks and asterisks left out: the small marks OCR reads
+    as one another (a backtick as ``‘``, an asterisk as ``“``), so that what is left to
+    differ is letters, digits and the other symbols."""
+    return flat(text.translate(_MARKS))
 
 
 def reader_parts(reader: str) -> tuple[str, str]:
@@ -120,7 +124,7 @@ def typeset_all(
 ) -> dict[str, Typeset]:
     """Every document in every layout under ``folder`` (one subfolder per layout)."""
     out = {}
-    for layout in tqdm(LAYOUTS, desc="typeset", leave=False):
+    for layout in tqdm(LAYOUTS, desc="typeset", leave=False, disable=None):
         here = Path(folder) / layout
         here.mkdir(parents=True, exist_ok=True)
         files, placed = {}, {}
@@ -136,7 +140,7 @@ def scan_all(sets: Typeset, folder: str | os.PathLike, dpi: int = SCAN_DPI) -> T
     here = Path(folder) / f"scanned-{sets.layout}"
     here.mkdir(parents=True, exist_ok=True)
     files = {}
-    for doc_id, pdf in tqdm(sets.files.items(), desc="scan", leave=False):
+    for doc_id, pdf in tqdm(sets.files.items(), desc="scan", leave=False, disable=None):
         files[doc_id] = here / f"{doc_id}.pdf"
         ts.scan(pdf, files[doc_id], dpi=dpi)
     return Typeset(f"scanned {sets.layout}", files, sets.placed)
@@ -230,7 +234,7 @@ def extract_all(
         files, names = [f for f, _ in missing], [r for _, r in missing]
         with ProcessPoolExecutor(workers, mp_context=get_context("spawn")) as pool:
             done = pool.map(_extract_pages, files, names, chunksize=4)
-            bar = tqdm(done, total=len(missing), desc="extract", leave=False)
+            bar = tqdm(done, total=len(missing), desc="extract", leave=False, disable=None)
             for f, r, pages in zip(files, names, bar, strict=True):
                 _store(_cache_file(_extract_key(f, r)), pages)
     out: dict[tuple[str, str], dict[str, ex.PdfText]] = {}
@@ -299,12 +303,17 @@ def survival_table(
     sets: Mapping[str, Typeset],
     extracted: Mapping[tuple[str, str], Mapping[str, ex.PdfText]],
     needles: Mapping[str, Sequence[str]],
+    remove_running: bool = False,
+    layouts: Sequence[str] | None = None,
 ) -> pd.DataFrame:
-    """Per layout and reader: needles kept (Wilson 95 %), 8-word runs kept, table rows kept."""
+    """Per layout and reader: needles kept (Wilson 95 %), 8-word runs kept, table rows kept;
+    with ``remove_running``, of the text after running lines are removed by repetition."""
     n = sum(len(v) for v in needles.values())
     rows = []
     for (layout, reader), by_doc in extracted.items():
-        texts = {d: canonical(t.pages) for d, t in by_doc.items()}
+        if layouts is not None and layout not in layouts:
+            continue
+        texts = {d.id: d.text for d in extracted_docs(docs, by_doc, remove_running)}
         k = survival(needles, texts)
         lo, hi = wilson(k, n)
         kept_rows, all_rows = rows_kept(docs, texts) if layout == "tables" else (0, 0)
@@ -593,15 +602,15 @@ class OcrRun:
     pages: pd.DataFrame
     """One row per page read: document, page, mean confidence, words, needles on it."""
     needles: pd.DataFrame
-    """One row per needle: its pages, kept strict and with quotes folded, its pages' lowest
-    mean confidence."""
+    """One row per needle: its pages, kept verbatim and with marks ignored (:func:`folded`),
+    the lowest mean confidence of its pages."""
 
 
 def ocr_run(scanned: Typeset, needles: Mapping[str, Sequence[str]]) -> OcrRun:
     """OCR the sample (:func:`ocr_sample`) and check every needle on its pages."""
     sample = ocr_sample(scanned)
     page_rows, needle_rows = [], []
-    for doc, numbers in tqdm(sample.items(), desc="OCR", leave=False):
+    for doc, numbers in tqdm(sample.items(), desc="OCR", leave=False, disable=None):
         read = dict(zip(numbers, ocr_cached(scanned.files[doc], numbers), strict=True))
         placed = scanned.placed[doc]
         for n, page in read.items():
@@ -624,7 +633,7 @@ def ocr_run(scanned: Typeset, needles: Mapping[str, Sequence[str]]) -> OcrRun:
                     "needle": needle,
                     "pages": pages,
                     "kept": flat(needle) in flat(text),
-                    "kept, quotes folded": folded(needle) in folded(text),
+                    "kept, marks ignored": folded(needle) in folded(text),
                     "confidence": min(read[n].confidence for n in pages),
                 }
             )
@@ -663,3 +672,547 @@ def text_layer_table(extracted: Mapping[tuple[str, str], Mapping[str, ex.PdfText
             }
         )
     return pd.DataFrame(rows).set_index(["layout", "reader"])
+
+
+def ocr_misses(run: OcrRun, scanned: Typeset, width: int = 90) -> pd.DataFrame:
+    """Each needle OCR did not keep verbatim, beside what Tesseract read in its place (the
+    stretch of the page text that matches it best), both cut to ``width`` characters."""
+    import difflib
+
+    rows = []
+    sample = ocr_sample(scanned)
+    for _, r in run.needles[~run.needles["kept"]].iterrows():
+        numbers = sample[r["document"]]
+        pages = ocr_cached(scanned.files[r["document"]], numbers)
+        text = flat(" ".join(pages[numbers.index(n)].text for n in r["pages"]))
+        needle = flat(r["needle"])
+        match = difflib.SequenceMatcher(None, text, needle, autojunk=False)
+        block = max(match.get_matching_blocks(), key=lambda b: b.size)
+        start = max(0, block.a - block.b)
+        read = text[start : start + len(needle)]
+        first = next(
+            (i for i, (a, b) in enumerate(zip(needle, read, strict=False)) if a != b), len(read)
+        )
+        lo = max(0, first - 20)
+        rows.append(
+            {
+                "document": r["document"],
+                "marks ignored": "kept" if r["kept, marks ignored"] else "lost",
+                "needle": needle[lo : lo + width],
+                "OCR read": read[lo : lo + width],
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def excerpt(by_doc: Mapping[str, ex.PdfText], doc: str, page: int = 1, lines: int = 6) -> str:
+    """The first ``lines`` non-blank lines of one extracted page, as a reader gave them."""
+    text = canonical([by_doc[doc].pages[page - 1]])
+    kept = [ln.rstrip() for ln in text.split("\n") if ln.strip()]
+    return "\n".join(ln if len(ln) <= 110 else ln[:109] + "…" for ln in kept[:lines])
+
+
+def rows_table(
+    docs: Sequence[Document],
+    extracted: Mapping[tuple[str, str], Mapping[str, ex.PdfText]],
+    layout: str = "tables",
+) -> pd.DataFrame:
+    """Per reader, the table rows (of the ``tables`` layout) whose cells come out in order."""
+    rows = []
+    for (lay, reader), by_doc in extracted.items():
+        if lay != layout:
+            continue
+        kept, total = rows_kept(docs, {d: canonical(t.pages) for d, t in by_doc.items()})
+        lo, hi = wilson(kept, total)
+        rows.append({"reader": reader, "rows kept": f"{kept}/{total} [{lo:.3f}, {hi:.3f}]"})
+    return pd.DataFrame(rows).set_index("reader")
+
+
+def table_of_rows(docs: Sequence[Document]) -> tuple[str, tuple[str, ...]]:
+    """The first document with a table, and that table's first data row."""
+    for doc in docs:
+        rows = ts.table_rows(doc)
+        if len(rows) > 1:
+            return doc.id, rows[1]
+    raise ValueError("no document has a table")
+
+
+def waste_table(
+    docs: Sequence[Document],
+    sets: Mapping[str, Typeset],
+    extracted: Mapping[tuple[str, str], Mapping[str, ex.PdfText]],
+    layout: str = "running-header",
+) -> pd.DataFrame:
+    """Per reader: strategy E's chunks over the extracted text that carry a running line and
+    the word-pieces those lines take; then what removal by repetition took, checked against
+    the ground truth (:func:`removal_check`)."""
+    rows = []
+    for (lay, reader), by_doc in extracted.items():
+        if lay != layout:
+            continue
+        corpus = extracted_docs(docs, by_doc)
+        spans = {d.id: running_spans(sets[layout].placed[d.id], d.text) for d in corpus}
+        row = waste_row(chunk_corpus(corpus, STRATEGY), spans)
+        rows.append({"reader": reader, **row, **removal_check(sets[layout].placed, by_doc)})
+    return pd.DataFrame(rows).set_index("reader")
+
+
+def mitigation_table(
+    survival: pd.DataFrame,
+    survival_removed: pd.DataFrame,
+    waste: pd.DataFrame,
+    systems: Mapping[str, Ranks],
+    queries: Sequence[Query],
+    run: OcrRun | None,
+    text_layer: pd.DataFrame,
+    picks: Mapping[str, tuple[str, str]],
+) -> pd.DataFrame:
+    """What each mitigation recovers, measured with it and without it."""
+    ids = tables.question_ids(queries)
+    rows = []
+    rh, reader = "running-header", picks["running-header"][0]
+    sv = survival.set_index(["layout", "reader"])
+    n = int(sv["n"].iloc[0])
+    raw = int(sv.loc[(rh, reader), "needles kept"])
+    removed = int(
+        survival_removed.set_index(["layout", "reader"]).loc[(rh, reader), "needles kept"]
+    )
+    carrying = int(waste.loc[reader, "carrying running lines"])
+    left = int(waste.loc[reader, "running lines left"])
+    a, b = f"{rh} · {reader} · running lines removed", f"{rh} · {reader}"
+    rows.append(
+        {
+            "mitigation": "remove running lines by repetition",
+            "where": f"{rh}, {reader}",
+            "without": f"needles {raw}/{n}; {carrying} chunks carry running lines",
+            "with": f"needles {removed}/{n}; {left} running lines left",
+            "retrieval, paired by question": _paired_line(systems, a, b, ids),
+        }
+    )
+    two = "two-column-rows"
+    best, worst = picks[two]
+    rows.append(
+        {
+            "mitigation": f"a layout-aware reader ({best})",
+            "where": f"{two}, against {worst}",
+            "without": f"needles {int(sv.loc[(two, worst), 'needles kept'])}/{n}",
+            "with": f"needles {int(sv.loc[(two, best), 'needles kept'])}/{n}",
+            "retrieval, paired by question": _paired_line(
+                systems, f"{two} · {best}", f"{two} · {worst}", ids
+            ),
+        }
+    )
+    if run is not None:
+        n = len(run.needles)
+        chars = int(text_layer["characters"].max())
+        rows.append(
+            {
+                "mitigation": "OCR (Tesseract), pages holding needles",
+                "where": f"scanned {SCAN_LAYOUT}, {SCAN_DPI} dpi",
+                "without": f"{chars} characters from any reader: needles 0/{n}",
+                "with": f"needles {int(run.needles['kept'].sum())}/{n} verbatim, "
+                f"{int(run.needles['kept, marks ignored'].sum())}/{n} with marks ignored",
+                "retrieval, paired by question": "not measured: only a sample of pages is read",
+            }
+        )
+    return pd.DataFrame(rows).set_index("mitigation")
+
+
+def _paired_line(systems: Mapping[str, Ranks], a: str, b: str, ids: Sequence[str]) -> str:
+    """``R@4 +w/−l, p; R@20 …`` for a against b, by question (unadjusted, one comparison)."""
+    from rag_lab.metrics import hits_at
+    from rag_lab.stats import cluster_paired
+
+    parts = []
+    for k in KS:
+        r = cluster_paired(hits_at(systems[a], k), hits_at(systems[b], k), ids)
+        parts.append(f"R@{k} {recall_at(systems[b], k):.3f} → {recall_at(systems[a], k):.3f} ({r})")
+    return "; ".join(parts)
+
+
+# --- tests and the reading -------------------------------------------------------------------
+
+
+def kept_vector(
+    needles: Mapping[str, Sequence[str]], texts: Mapping[str, str], fold=flat
+) -> np.ndarray:
+    """Per needle (documents in order, needles in question order): found in the text?"""
+    return np.array(
+        [fold(n) in fold(texts.get(doc, "")) for doc, ns in needles.items() for n in ns],
+        dtype=bool,
+    )
+
+
+def layout_tests(
+    docs: Sequence[Document],
+    extracted: Mapping[tuple[str, str], Mapping[str, ex.PdfText]],
+    needles: Mapping[str, Sequence[str]],
+    base: str = "one-column",
+) -> pd.DataFrame:
+    """Each reader on each layout against the same reader on ``base``: the needles one keeps
+    and the other loses, an exact sign test on them (each needle is one question, so these
+    are independent), Holm over the table."""
+    from rag_lab.stats import holm, paired
+
+    def vector(layout: str, reader: str) -> np.ndarray:
+        corpus = extracted_docs(docs, extracted[layout, reader])
+        return kept_vector(needles, {d.id: d.text for d in corpus})
+
+    rows = []
+    layouts = list(dict.fromkeys(layout for layout, _ in extracted))
+    for layout in layouts:
+        if layout == base:
+            continue
+        for reader in READERS:
+            if (layout, reader) not in extracted:
+                continue
+            r = paired(vector(layout, reader), vector(base, reader))
+            rows.append({"layout": layout, "reader": reader, "test": r, "p": r.p})
+    adjusted = holm([r["p"] for r in rows])
+    out = pd.DataFrame(
+        {
+            "layout": [r["layout"] for r in rows],
+            "reader": [r["reader"] for r in rows],
+            f"kept here, lost on {base} / the reverse": [str(r["test"]) for r in rows],
+            "p Holm": [f"{p:#.2g}" for p in adjusted],
+            "verdict": [
+                "loses needles"
+                if p < ALPHA and r["test"].losses > r["test"].wins
+                else "gains needles"
+                if p < ALPHA
+                else "no loss shown"
+                for r, p in zip(rows, adjusted, strict=True)
+            ],
+        }
+    )
+    return out.set_index(["layout", "reader"])
+
+
+def claim_rows(
+    tests: pd.DataFrame,
+    rows_by_reader: pd.DataFrame,
+    waste: pd.DataFrame,
+    text_layer: pd.DataFrame,
+    run: OcrRun | None,
+    loss: pd.DataFrame,
+    needles_in_tables: int,
+) -> pd.DataFrame:
+    """The chapter's five statements about extraction, each beside what was measured here."""
+
+    def losing(layout: str) -> list[str]:
+        t = tests.loc[layout]
+        return list(t.index[t["verdict"] == "loses needles"])
+
+    rows = []
+    for layout in ("two-column", "two-column-rows"):
+        lost = losing(layout)
+        rows.append(
+            {
+                "chapter": f"two-column layouts interleave ({layout})",
+                "measured": (
+                    f"needles lost against one column by {', '.join(lost)}"
+                    if lost
+                    else "no reader loses needles against one column"
+                ),
+                "verdict": _share_verdict(len(lost), len(tests.loc[layout])),
+            }
+        )
+    kept = {r: _ratio(v) for r, v in rows_by_reader["rows kept"].items()}
+    soup = [r for r, (k, n) in kept.items() if k < n]
+    rows.append(
+        {
+            "chapter": "tables become word soup",
+            "measured": "rows with cells in order: "
+            + ", ".join(f"{r} {k}/{n}" for r, (k, n) in kept.items())
+            + f"; needles inside tables: {needles_in_tables}",
+            "verdict": _share_verdict(len(soup), len(kept)),
+        }
+    )
+    carrying = waste["share of chunks"]
+    rows.append(
+        {
+            "chapter": "running headers repeat in every chunk",
+            "measured": f"{carrying.min():.1%}–{carrying.max():.1%} of chunks carry one "
+            f"(those across a page break); {waste['share of embedded word-pieces'].max():.2%} "
+            "of embedded word-pieces at most",
+            "verdict": "reproduces" if carrying.min() == 1 else "does not reproduce as stated",
+        }
+    )
+    chars = int(text_layer["characters"].max())
+    ocr_part = (
+        "OCR not run"
+        if run is None
+        else f"OCR: mean page confidence {run.pages['confidence'].mean():.1f}, "
+        f"needles {int(run.needles['kept'].sum())}/{len(run.needles)} verbatim"
+    )
+    rows.append(
+        {
+            "chapter": "a scanned page has no text until OCR gives some, with a confidence",
+            "measured": f"{chars} characters from any of the {len(text_layer)} readers; {ocr_part}",
+            "verdict": "reproduces"
+            if chars == 0 and run is not None
+            else "not measured"
+            if run is None
+            else "does not reproduce",
+        }
+    )
+    worse = loss[loss["verdict"].str.endswith("< Markdown")]
+    same = loss[loss["verdict"] == "no difference shown"]
+    rows.append(
+        {
+            "chapter": "the symptom shows up as bad retrieval, three layers later",
+            "measured": f"{len(worse)} of {len(loss)} comparisons worse than the clean Markdown "
+            f"(by question, Holm): {', '.join(sorted(set(worse['a']))) or 'none'}; "
+            f"{len(same)} with no difference shown",
+            "verdict": "reproduces where extraction loses the needles"
+            if len(worse)
+            else "does not reproduce",
+        }
+    )
+    return pd.DataFrame(rows).set_index("chapter")
+
+
+def _ratio(text: str) -> tuple[int, int]:
+    k, n = text.split(" ")[0].split("/")
+    return int(k), int(n)
+
+
+def _share_verdict(bad: int, total: int) -> str:
+    if bad == 0:
+        return "does not reproduce"
+    return "reproduces" if bad == total else f"reproduces for {bad} of {total} readers"
+
+
+def needles_in_tables(docs: Sequence[Document], needles: Mapping[str, Sequence[str]]) -> int:
+    """Needles that lie inside a Markdown table row of their document."""
+    by_id = {d.id: d for d in docs}
+    count = 0
+    for doc, ns in needles.items():
+        rows = [ln for ln in by_id[doc].text.splitlines() if ln.lstrip().startswith("|")]
+        count += sum(1 for n in ns if any(n in r for r in rows))
+    return count
+
+
+def reading(
+    survival: pd.DataFrame,
+    survival_removed: pd.DataFrame,
+    tests: pd.DataFrame,
+    rows_by_reader: pd.DataFrame,
+    waste: pd.DataFrame,
+    loss: pd.DataFrame,
+    systems: Mapping[str, Ranks],
+    queries: Sequence[Query],
+    run: OcrRun | None,
+    thresholds: pd.DataFrame | None,
+    text_layer: pd.DataFrame,
+    page_cuts: tuple[int, int],
+    needles_in_tables: int,
+) -> str:
+    """The notebook's reading, every number taken from the tables passed in."""
+    sv = survival.set_index(["layout", "reader"])
+    n = int(sv["n"].iloc[0])
+
+    def kept(layout: str, readers=None) -> str:
+        v = sv.loc[layout]["needles kept"]
+        if readers is not None:
+            v = v[list(readers)]
+        lo, hi = int(v.min()), int(v.max())
+        return f"{lo}/{n}" if lo == hi else f"{lo}–{hi}/{n}"
+
+    def losers(layout: str) -> list[str]:
+        t = tests.loc[layout]
+        return list(t.index[t["verdict"] == "loses needles"])
+
+    out = []
+    one = kept("one-column")
+    two_lost, rows_lost = losers("two-column"), losers("two-column-rows")
+    rows_kept_readers = [r for r in READERS if r not in rows_lost]
+    two = (
+        f"only {', '.join(two_lost)} {'loses' if len(two_lost) == 1 else 'lose'} them "
+        f"({kept('two-column', two_lost)})"
+        + (
+            ": its layout mode lays the page out as a grid of characters, so the two columns "
+            "come out side by side on every line"
+            if two_lost == ["pypdf layout"]
+            else ""
+        )
+        if two_lost
+        else "no reader loses needles"
+    )
+    rows_line = (
+        f"{len(rows_lost)} of {len(READERS)} readers lose them "
+        f"({kept('two-column-rows', rows_lost)})"
+        + (
+            f", and {', '.join(rows_kept_readers)} keep "
+            f"{kept('two-column-rows', rows_kept_readers)}"
+            if rows_kept_readers
+            else ", every one"
+        )
+        if rows_lost
+        else "no reader loses needles"
+    )
+    by_order = {"pypdf default", "pdfium default"} <= set(rows_lost)
+    analysis = bool(rows_kept_readers) and all(r.startswith("pdfminer") for r in rows_kept_readers)
+    out.append(
+        f"**What survives.** On one column every reader keeps {one} needles. On two columns "
+        f"drawn column by column, as typesetting programs draw them, {two}. On the same page "
+        f"drawn row by row across the columns, {rows_line}."
+        + (
+            " So the interleaving is real, and it depends on how the file was drawn as much as "
+            "on the reader: the default modes of pypdf and PDFium follow the drawing order, "
+            "and only layout analysis (pdfminer.six's text boxes) puts the columns back."
+            if by_order and analysis
+            else ""
+        )
+    )
+    kept_rows = {r: _ratio(v) for r, v in rows_by_reader["rows kept"].items()}
+    full = [r for r, (k, m) in kept_rows.items() if k == m]
+    worst = min(kept_rows, key=lambda r: kept_rows[r][0] / kept_rows[r][1])
+    k_w, m_w = kept_rows[worst]
+    out.append(
+        f"**Tables.** {', '.join(full) or 'No reader'} "
+        f"{'keeps' if len(full) == 1 else 'keep'} every table row's cells in order; "
+        f"{worst} keeps {k_w} of {m_w} rows"
+        + (
+            " (its text boxes take a ruled table column by column)"
+            if worst.startswith("pdfminer") and k_w < m_w
+            else ""
+        )
+        + ". "
+        + (
+            "No needle lies in a table, so the retrieval numbers below cannot show this loss."
+            if needles_in_tables == 0
+            else f"{needles_in_tables} needles lie in tables."
+        )
+    )
+    removed = survival_removed.set_index(["layout", "reader"]).loc["running-header"]
+    lost_cut, lost = page_cuts
+    out.append(
+        f"**Running headers and footers.** The readers keep {kept('running-header')} needles on "
+        "the running-header layout; "
+        + (
+            f"every needle lost there ({lost} losses over the readers) is one a page break cuts, "
+            "with the footer and the next header between its halves. "
+            if lost_cut == lost
+            else f"{lost_cut} of the {lost} losses (over the readers) are needles a page "
+            "break cuts. "
+        )
+        + "Removing the lines that repeat at the page edges restores "
+        f"{_span(removed['needles kept'], '{:.0f}')}/{n}. "
+        f"The removal took {int(waste['running lines removed'].min())} running lines and left "
+        f"{int(waste['running lines left'].max())}, removing "
+        f"{int(waste['body lines removed'].max())} body lines. Before it, "
+        f"{_span(waste['share of chunks'], '{:.1%}')} of strategy E's chunks carry a running line"
+        + (
+            ": not every chunk, as the chapter has it, but those that span a page break"
+            if waste["share of chunks"].max() < 1
+            else ""
+        )
+        + "; those lines take "
+        f"{waste['share of embedded word-pieces'].max():.2%} of the embedded word-pieces at most."
+    )
+    worse = loss[loss["verdict"].str.endswith("< Markdown")]
+    clean = next(iter(systems))
+    parts, all_lost = [], True
+    for name in dict.fromkeys(worse["a"]):
+        layout, reader = name.split(" · ")[:2]
+        all_lost &= int(sv.loc[(layout, reader), "needles kept"]) < n
+        parts.append(
+            f"{name} (R@20 {recall_at(systems[name], 20):.3f} against "
+            f"{recall_at(systems[clean], 20):.3f})"
+        )
+    same = loss[loss["verdict"] == "no difference shown"]
+    questions = len(set(tables.question_ids(queries)))
+    out.append(
+        "**Three layers later.** "
+        + (
+            "Retrieval over the extracted text is worse than over the clean Markdown, by "
+            f"question after Holm, for {'; '.join(parts)}"
+            + (": the corpora whose needles were lost. " if all_lost else ". ")
+            if parts
+            else "No extracted corpus retrieves worse than the clean Markdown by question. "
+        )
+        + f"For the {len(set(same['a']))} others no difference is shown (by question, "
+        f"{_range(same, 'q wins')} wins and {_range(same, 'q losses')} losses): on "
+        f"{questions} questions, what these corpora lose besides their needles (line "
+        "wrapping, headings, running lines) is too small to show."
+    )
+    if run is not None:
+        n_ocr = len(run.needles)
+        v, f = int(run.needles["kept"].sum()), int(run.needles["kept, marks ignored"].sum())
+        out.append(
+            f"**Scans.** No reader gets a single character from the scanned pages "
+            f"({int(text_layer['characters'].max())}). Tesseract, on the {len(run.pages)} pages "
+            f"that hold needles, reads them with a mean page confidence of "
+            f"{run.pages['confidence'].mean():.1f} (from {run.pages['confidence'].min():.1f} to "
+            f"{run.pages['confidence'].max():.1f}) and keeps {v}/{n_ocr} needles verbatim; "
+            f"{f}/{n_ocr} once quotes, backticks and asterisks are ignored"
+            + (
+                ": most of what OCR loses is small marks (a backtick read as a quote), the "
+                "marks code identifiers and quoted terms are written with."
+                if f - v > (n_ocr - v) / 2
+                else "."
+            )
+            + (_threshold_line(thresholds) if thresholds is not None else "")
+        )
+    out.append(
+        "**Limits.** These PDFs are clean: core fonts with a full character map, no "
+        "hyphenation, no ligatures, scans rendered without skew or noise. Real files add "
+        "those failures, so this is how much is lost at best; `rag-lab index` on your own PDFs "
+        "shows what your files lose (the removed lines, pages without text, OCR confidence)."
+    )
+    return "\n\n".join(out)
+
+
+def page_cuts(
+    sets: Mapping[str, Typeset],
+    extracted: Mapping[tuple[str, str], Mapping[str, ex.PdfText]],
+    needles: Mapping[str, Sequence[str]],
+    layout: str = "running-header",
+) -> tuple[int, int]:
+    """Over every reader of ``layout``: (needles lost that a page break cuts, needles lost)."""
+    cut = lost = 0
+    for (lay, _), by_doc in extracted.items():
+        if lay != layout:
+            continue
+        for doc, ns in needles.items():
+            text = flat(canonical(by_doc[doc].pages))
+            for n in ns:
+                if flat(n) not in text:
+                    lost += 1
+                    cut += len(sets[layout].placed[doc].needles[n]) > 1
+    return cut, lost
+
+
+def _span(values: pd.Series, fmt: str) -> str:
+    lo, hi = fmt.format(values.min()), fmt.format(values.max())
+    return lo if lo == hi else f"{lo}–{hi}"
+
+
+def _range(table: pd.DataFrame, column: str) -> str:
+    lo, hi = int(table[column].min()), int(table[column].max())
+    return f"{lo}" if lo == hi else f"{lo}–{hi}"
+
+
+def _threshold_line(thresholds: pd.DataFrame) -> str:
+    """What flagging pages under a confidence threshold catches, at the first threshold
+    that flags any page."""
+    flagged = thresholds[thresholds["pages flagged"] > 0]
+    if flagged.empty:
+        return " No page falls under any threshold tried, so a threshold flags nothing here."
+    t = flagged.index[0]
+    row = flagged.iloc[0]
+    k_low, n_low = _ratio(row["needles kept, pages flagged"])
+    k_high, n_high = _ratio(row["needles kept, pages not flagged"])
+    missed = n_high - k_high > n_low - k_low
+    return (
+        f" Flagging pages under confidence {t:g} flags {row['pages flagged']} of "
+        f"{row['pages']}; they hold {n_low} needles, {n_low - k_low} of them lost, against "
+        f"{n_high - k_high} lost of {n_high} on the pages not flagged"
+        + (
+            ": the threshold points at worse pages but misses most losses, which sit on pages "
+            "read with high confidence (a backtick read as a quote costs no confidence)."
+            if missed
+            else "."
+        )
+    )
