@@ -297,7 +297,8 @@ def describe(st: IndexStatus) -> str:
         lines += [f"  {r.path}" for r in st.stale]
     if st.pdfs:
         lines.append(
-            f"{st.pdfs} PDFs, {st.running_lines} running header and footer lines removed from them"
+            f"{st.pdfs} PDF{'s' * (st.pdfs != 1)}, {st.running_lines} running header and "
+            "footer lines removed (rag-lab index --keep-running-lines keeps them)"
         )
     if st.flagged:
         lines.append(
