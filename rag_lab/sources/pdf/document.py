@@ -132,7 +132,12 @@ class PdfDocument:
     @property
     def reading(self) -> str:
         """How the text was read, in one line: what a re-read must match to be skipped."""
-        ocr = f"; OCR {self.ocr.engine}" if self.ocr else ""
+        # The threshold is part of it: another one re-reads the file, so its flags are redone.
+        ocr = (
+            f"; OCR {self.ocr.engine}, pages under {self.ocr.min_confidence:g} flagged"
+            if self.ocr
+            else ""
+        )
         running = f"running lines {self.running_lines}"
         return f"pdf reader {READER_VERSION}: {self.extractor}; {running}{ocr}"
 
