@@ -30,6 +30,7 @@ from rag_lab.citations import PageChars, citation, parse_fragment, quote_matches
 from rag_lab.documents import Document
 from rag_lab.sources import folder
 from rag_lab.sources.pdf import document as pdf
+from rag_lab.sources.pdf import extract as ex
 from rag_lab.sources.pdf.typeset import pages_of, scan, typeset
 
 needs_tesseract = pytest.mark.skipif(
@@ -89,6 +90,22 @@ def test_pdfium_line_ends_and_hyphenation_markers_are_cleaned():
     assert pdf.normalise("exam\ufffe  \r\nple") == "example"
     assert pdf.normalise("in\ufffevisible, \x02here") == "invisible, here"
     assert pdf.normalise("a\fb") == "a\nb"
+
+
+def test_a_word_hyphenated_across_lines_is_whole_again(tmp_path):
+    from reportlab.pdfgen.canvas import Canvas
+
+    canvas = Canvas(str(tmp_path / "h.pdf"), invariant=1)
+    canvas.setFont("Helvetica", 10)
+    canvas.drawString(72, 700, "A line that ends in a broken exam-")
+    canvas.drawString(72, 688, "ple, and a dash - here.")
+    canvas.save()
+    raw = ex.extract(tmp_path / "h.pdf", "pdfium").pages[0]
+    assert "exam\ufffeple" in raw  # PDFium's marker, the two lines joined
+    assert (
+        pdf.read_pdf(tmp_path / "h.pdf").text
+        == "A line that ends in a broken example, and a dash - here."
+    )
 
 
 def test_pages_are_joined_by_a_page_break_and_a_blank_line():

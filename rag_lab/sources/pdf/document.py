@@ -9,10 +9,13 @@ and a citation says ``#page=N&char=s,e``.
 Cleaning (:func:`normalise`), so that the text is what the page shows:
 
 - ``\\r\\n`` and lone ``\\r`` (PDFium ends its lines with ``\\r\\n``) become ``\\n``;
-- PDFium marks a hyphen it judged to be a soft (hyphenation) hyphen with U+0002 or
-  U+FFFE (a noncharacter). At a line end it stands for a word broken across the lines:
-  marker and line break are removed, so the word is whole again (``exam\\x02\\nple`` →
-  ``example``). Anywhere else it is invisible on the page and dropped;
+- PDFium marks a hyphen it judges to be a hyphenation (a ``-`` ending a line, the word
+  going on at the start of the next) with U+FFFE, a noncharacter, or U+0002, and joins the
+  two lines itself: ``exam-`` / ``ple`` comes back as ``exam\\ufffeple``. The marker is
+  dropped, so the word is whole again (``example``); where a marker is followed by a line
+  break (not seen from PDFium 159, handled all the same), the break goes too. The price:
+  a compound whose own hyphen ends a line (``well-`` / ``known``) comes out as
+  ``wellknown``;
 - the form feed :data:`PAGE_BREAK` inside a page becomes a newline, so that the one form
   feed of a page is the one that ends it.
 
@@ -20,9 +23,11 @@ Pages are joined by :data:`PAGE_JOIN`, a form feed then a blank line: the form f
 keeps the page break visible in the text (as ``pdftotext`` writes it), the blank line
 makes it a paragraph break for the chunker (:mod:`rag_lab.chunking` packs paragraphs, and a
 paragraph ends at a blank line). So a paragraph that runs on over a page break is split
-there, into two paragraphs; a chunk may still hold both halves, and then it spans two
-pages. PDFium gives no blank lines between the paragraphs of a page, so within a page the
-chunker packs sentences.
+there, into two paragraphs. PDFium gives no blank lines between the paragraphs of a page,
+so a page of text is one long paragraph to the chunker, which packs it by its sentences
+and never joins it with the next: a chunk spans two pages (cited ``pp. 3–4``) only when
+they hold short paragraphs (under :data:`~rag_lab.chunking.TARGET` characters), as pages
+of little text, and Tesseract's output (which has blank lines between paragraphs), do.
 
 A PDF with no text on any page has no text layer (a scan): :class:`NoTextLayer`, unless
 ``ocr`` is asked, when the pages are read by Tesseract (:func:`~.extract.ocr`, 300 dpi)
