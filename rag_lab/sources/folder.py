@@ -260,6 +260,11 @@ def _read_pdf(source: Source, digest: str, options: PdfOptions) -> Read:
         raise Unreadable(f"{pdf.NO_TEXT}, and OCR is unavailable: {err}", digest) from None
     except pdf.PdfError as err:
         raise Unreadable(err.reason, digest) from None
+    except ImportError as err:  # the pdf extra is not installed: the file's not at fault
+        raise Unreadable(
+            f"cannot read PDFs: the {err.name or 'PDF'} package is missing (pip install -e .[pdf])",
+            digest,
+        ) from None
     doc = Document(source.id, got.title, got.text, source.file, format="plain")
     return Read(doc, digest, got)
 
