@@ -35,7 +35,7 @@ from pathlib import Path
 from tqdm import tqdm
 
 from rag_lab.app.index import PIPELINE_VERSION, STRATEGY, current_stamp
-from rag_lab.app.store import Pages, Status, Store
+from rag_lab.app.store import DocumentRecord, Pages, Stamp, Status, Store
 from rag_lab.chunking import chunk_document
 from rag_lab.search import TextEncoder
 from rag_lab.sources.folder import (
@@ -46,7 +46,9 @@ from rag_lab.sources.folder import (
     discover,
     read_source,
     scan,
+    unchanged_scan,
 )
+from rag_lab.sources.pdf.document import PdfDocument
 
 WRITE_BATCH = 64
 """Chunks embedded and written per step within a document's transaction."""
@@ -179,20 +181,21 @@ def _ingest(
     flagged: dict[str, tuple[int, ...]] = {}
     for source in tqdm(sources, desc="indexing", unit="file", disable=_disable(progress)):
         prev = previous.get(source.id)
+        kept = prev is not None and prev.status is not Status.FAILED
         try:
+            # An unchanged scan is settled before it is read: OCR takes seconds a page.
+            scanned = kept and prev.pages is not None and bool(prev.pages.confidences)
+            if scanned and unchanged_scan(source, options, prev.reading or "", prev.sha256 or ""):
+                settled = _settle(store, prev, current, rebuild)
+                if settled is not None:
+                    (skipped if settled == "skipped" else stale).append(source.id)
+                    continue
             got = read_source(source, options)
             doc, digest = got.document, got.sha256
-            unchanged = prev is not None and prev.sha256 == digest and prev.reading == got.reading
-            if unchanged and prev.status is not Status.FAILED:
-                if prev.stamp == current:
-                    if prev.status is Status.STALE:  # the stamp is current again
-                        store.set_status([source.id], Status.INDEXED)
-                    skipped.append(source.id)
-                    continue
-                if not rebuild:
-                    if prev.status is not Status.STALE:
-                        store.set_status([source.id], Status.STALE)
-                    stale.append(source.id)
+            if kept and prev.sha256 == digest and prev.reading == got.reading:
+                settled = _settle(store, prev, current, rebuild)
+                if settled is not None:
+                    (skipped if settled == "skipped" else stale).append(source.id)
                     continue
             chunks = chunk_document(doc, STRATEGY)
             if not chunks:
@@ -215,7 +218,21 @@ def _ingest(
     return IngestReport(indexed, skipped, failed, stale, running_lines=running, flagged=flagged)
 
 
-def _pages(pdf) -> Pages:
+def _settle(store: Store, prev: DocumentRecord, current: Stamp, rebuild: bool) -> str | None:
+    """For an unchanged document: ``skipped`` (stamp current), ``stale`` (not, and no
+    ``rebuild``; its status set), or None: it is to be indexed again."""
+    if prev.stamp == current:
+        if prev.status is Status.STALE:  # the stamp is current again
+            store.set_status([prev.id], Status.INDEXED)
+        return "skipped"
+    if rebuild:
+        return None
+    if prev.status is not Status.STALE:
+        store.set_status([prev.id], Status.STALE)
+    return "stale"
+
+
+def _pages(pdf: PdfDocument) -> Pages:
     """What the index keeps of a :class:`~rag_lab.sources.pdf.document.PdfDocument`."""
     return Pages(
         pdf.starts,

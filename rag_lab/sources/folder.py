@@ -269,6 +269,25 @@ def _read_pdf(source: Source, digest: str, options: PdfOptions) -> Read:
     return Read(doc, digest, got)
 
 
+def unchanged_scan(source: Source, options: PdfOptions, reading: str, sha256: str) -> bool:
+    """Is ``source`` a scan read before by OCR as ``reading``, with the bytes ``sha256``?
+
+    True when OCR is asked, the reading these ``options`` would give a scan is ``reading``
+    (:func:`~rag_lab.sources.pdf.document.ocr_reading`) and the file's bytes are the same:
+    then OCRing it again (seconds a page) would give the same text. False when any of this
+    does not hold or cannot be told (no Tesseract, an unreadable file): then it is read.
+    """
+    if not options.ocr or source.file.suffix.lower() not in PDF_SUFFIXES:
+        return False
+    try:
+        expected = pdf.ocr_reading(
+            options.extractor, options.keep_running_lines, options.ocr_min_confidence
+        )
+        return expected == reading and sha256_bytes(source.file.read_bytes()) == sha256
+    except (pdf.OcrUnavailable, ImportError, OSError):
+        return False
+
+
 def load_folder(folder: str | os.PathLike) -> list[Document]:
     """Every document of ``folder``, or :class:`IngestError` listing each file that fails.
 

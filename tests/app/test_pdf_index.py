@@ -8,6 +8,7 @@ skipped when its program is not installed.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import re
@@ -26,7 +27,7 @@ from hypothesis import strategies as st
 
 from rag_lab.app import cli, index, ingest
 from rag_lab.app.store import SCHEMA_VERSION, SQLiteStore
-from rag_lab.citations import PageChars, citation, parse_fragment, quote_matches
+from rag_lab.citations import Hit, PageChars, citation, parse_fragment, quote_matches
 from rag_lab.documents import Document
 from rag_lab.sources import folder
 from rag_lab.sources.pdf import document as pdf
@@ -75,9 +76,7 @@ def _indexed_citations(root: Path, store: SQLiteStore, **options) -> list:
     assert not report.failed, report.failed
     retriever = index.retriever(store, HashEncoder())
     chunks, _ = store.chunks(list(retriever.titles))
-    hits = [
-        index.Hit(c, retriever.titles[c.doc_id], 0.0, retriever.paged.get(c.doc_id)) for c in chunks
-    ]
+    hits = [Hit(c, retriever.titles[c.doc_id], 0.0, retriever.paged.get(c.doc_id)) for c in chunks]
     return [citation(i, h) for i, h in enumerate(hits, start=1)]
 
 
@@ -296,6 +295,59 @@ def test_ocr_indexes_a_scan_keeps_its_confidences_and_flags_low_pages(run, mixed
     cited = [c for c in json.loads(out)["citations"] if c["href"].startswith("scan.pdf")]
     assert cited
     assert all(c["warning"].startswith("p. 1: OCR mean word confidence") for c in cited)
+
+
+@needs_tesseract
+def test_an_unchanged_scan_is_not_ocred_again_and_another_threshold_redoes_it(
+    tmp_path, monkeypatch
+):
+    root = tmp_path / "docs"
+    root.mkdir()
+    typeset(_document([[12, 9]] * 2, "Scanned"), "one-column", tmp_path / "paper.pdf")
+    scan(tmp_path / "paper.pdf", root / "scan.pdf")
+    calls = []
+    real = pdf.ocr
+    monkeypatch.setattr(pdf, "ocr", lambda *a: calls.append(a) or real(*a))
+
+    def index_with(**options) -> ingest.IngestReport:
+        with SQLiteStore(tmp_path / "i.sqlite") as store:
+            return ingest.index_folder(
+                root, store, HashEncoder(), progress=False, pdf=folder.PdfOptions(**options)
+            )
+
+    assert index_with(ocr=True).indexed == ["scan"]
+    assert index_with(ocr=True).skipped == ["scan"]
+    assert len(calls) == 1
+    assert index_with(ocr=True, ocr_min_confidence=99.9).flagged == {"scan": (1,)}
+    assert len(calls) == 2
+    assert index_with().failed == {"scan": f"{pdf.NO_TEXT} {pdf.OCR_HINT}"}  # no --ocr
+
+
+def test_a_manifest_lists_the_pdfs_to_index(tmp_path):
+    root = write(tmp_path / "docs", {"notes.md": "# Notes\n\nPumps.\n"})
+    typeset(_document([[8, 6]]), "one-column", root / "listed.pdf")
+    typeset(_document([[8, 6]]), "one-column", root / "unlisted.pdf")
+    digest = hashlib.sha256((root / "listed.pdf").read_bytes()).hexdigest()
+    (root / "SHA256SUMS").write_text(f"{digest}  listed.pdf\n")
+    assert [s.path for s in folder.discover(root)] == ["listed.pdf"]
+    doc, _ = folder.read(folder.discover(root)[0])
+    assert doc.format == "plain" and doc.title == "Manual"
+
+
+def test_retry_reads_pdfs_with_the_options_of_the_last_run(tmp_path):
+    root = tmp_path / "docs"
+    root.mkdir()
+    typeset(_document(LONG), "running-header", root / "manual.pdf")
+    (root / "bad.pdf").write_bytes(b"not a pdf")
+    options = folder.PdfOptions(extractor="pypdf", keep_running_lines=True)
+    with SQLiteStore(tmp_path / "i.sqlite") as store:
+        ingest.index_folder(root, store, HashEncoder(), progress=False, pdf=options)
+        (root / "bad.pdf").write_bytes((root / "manual.pdf").read_bytes())
+        report = ingest.retry(store, HashEncoder(), progress=False)
+        assert report.indexed == ["bad"]
+        assert store.document("bad").reading == store.document("manual").reading
+        assert "pypdf default" in store.document("bad").reading
+        assert store.document("bad").reading.endswith("running lines kept")
 
 
 # --- re-reading and the schema ------------------------------------------------------

@@ -136,15 +136,52 @@ class PdfDocument:
 
     @property
     def reading(self) -> str:
-        """How the text was read, in one line: what a re-read must match to be skipped."""
-        # The threshold is part of it: another one re-reads the file, so its flags are redone.
-        ocr = (
-            f"; OCR {self.ocr.engine}, pages under {self.ocr.min_confidence:g} flagged"
-            if self.ocr
-            else ""
+        """How the text was read, in one line (:func:`reading`)."""
+        ocr = self.ocr
+        return reading(
+            self.extractor,
+            self.running_lines,
+            ocr.engine if ocr else None,
+            ocr.min_confidence if ocr else None,
         )
-        running = f"running lines {self.running_lines}"
-        return f"pdf reader {READER_VERSION}: {self.extractor}; {running}{ocr}"
+
+
+def reading(
+    extractor: str,
+    running_lines: str,
+    ocr_engine: str | None = None,
+    min_confidence: float | None = None,
+) -> str:
+    """How a PDF's text was read, in one line: what a re-read must match to be skipped.
+
+    ``extractor`` is :attr:`PdfDocument.extractor` (the library's version included), so an
+    upgrade re-reads; the OCR threshold is part of it, so another one redoes the flags.
+    """
+    ocr = f"; OCR {ocr_engine}, pages under {min_confidence:g} flagged" if ocr_engine else ""
+    return f"pdf reader {READER_VERSION}: {extractor}; running lines {running_lines}{ocr}"
+
+
+def ocr_reading(
+    extractor: str = DEFAULT_EXTRACTOR,
+    keep_running_lines: bool = False,
+    ocr_min_confidence: float = OCR_MIN_CONFIDENCE,
+) -> str:
+    """The :func:`reading` a scan read with these options gets, without reading it.
+
+    So that an unchanged scan is not OCRed again to learn that it is unchanged. Raises
+    :class:`~.extract.OcrUnavailable` when Tesseract is not installed.
+    """
+    return reading(
+        f"{extractor} {MODE}, {library_version(extractor)}",
+        "kept" if keep_running_lines else "removed",
+        ocr_engine(),
+        ocr_min_confidence,
+    )
+
+
+def ocr_engine() -> str:
+    """``tesseract 5.3.0, 300 dpi``: what reads scans; raise :class:`~.extract.OcrUnavailable`."""
+    return f"tesseract {tesseract_version()}, {OCR_DPI} dpi"
 
 
 def page_of(starts: tuple[int, ...] | list[int], offset: int) -> int:
@@ -172,17 +209,17 @@ def read_pdf(
         raise ValueError(f"extractor must be one of {EXTRACTORS}, got {extractor!r}")
     read = extract(path, extractor, MODE)
     title = pdf_title(path) or Path(path).stem
-    reading = None
+    got = None
     if read.has_text:
         pages = [normalise(p) for p in read.pages]
     elif not use_ocr:
         raise NoTextLayer(f"{NO_TEXT} {OCR_HINT}")
     else:
-        version = tesseract_version()  # OcrUnavailable before any page is rendered
+        engine = ocr_engine()  # OcrUnavailable before any page is rendered
         scanned = ocr(path, OCR_DPI)
         pages = [normalise(p.text) for p in scanned]
-        reading = OcrReading(
-            f"tesseract {version}, {OCR_DPI} dpi",
+        got = OcrReading(
+            engine,
             tuple(p.confidence for p in scanned),
             ocr_min_confidence,
         )
@@ -197,7 +234,7 @@ def read_pdf(
         extractor=f"{extractor} {MODE}, {library_version(extractor)}",
         removed=tuple(removed),
         running_lines="kept" if keep_running_lines else "removed",
-        ocr=reading,
+        ocr=got,
     )
 
 
@@ -258,7 +295,10 @@ __all__ = [
     "PdfDocument",
     "PdfError",
     "normalise",
+    "ocr_engine",
+    "ocr_reading",
     "page_of",
     "pdf_title",
     "read_pdf",
+    "reading",
 ]
