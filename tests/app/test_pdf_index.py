@@ -140,12 +140,12 @@ paragraphs = st.lists(st.lists(st.integers(1, 40), min_size=1, max_size=5), min_
 
 
 @settings(
-    max_examples=12,
+    max_examples=25,
     deadline=None,
     derandomize=True,
     suppress_health_check=[HealthCheck.too_slow],
 )
-@given(paragraphs=paragraphs, layout=st.sampled_from(["one-column", "running-header"]))
+@given(paragraphs=paragraphs, layout=st.sampled_from(["one-column", "running-header", "two-column"]))
 def test_every_chunk_cites_the_page_its_quote_starts_on(paragraphs, layout):
     doc = _document(paragraphs)
     with tempfile.TemporaryDirectory() as tmp:
