@@ -107,6 +107,22 @@ def test_a_word_hyphenated_across_lines_is_whole_again(tmp_path):
     )
 
 
+@pytest.mark.parametrize("layout", ["one-column", "two-column", "running-header"])
+def test_paragraphs_are_found_by_the_space_between_lines(tmp_path, layout):
+    doc = _document([[12, 9, 15, 7], [20], [5, 5], [30, 8, 12]] * 12)
+    typeset(doc, layout, tmp_path / "a.pdf")
+    got = pdf.read_pdf(tmp_path / "a.pdf")
+    assert len(got.pages) >= 2
+    firsts = {p.split()[0] for p in doc.text.split("\n\n")[1:]}  # each paragraph's first word
+    for page in got.pages:
+        starts = [p.split()[0] for p in page.split("\n\n")]
+        inside = [w for w in starts[1:] if w not in firsts | {"Manual"}]
+        # No break inside a paragraph, except where it goes on in the next column.
+        assert len(inside) <= (1 if layout == "two-column" else 0), inside
+    found = {p.split()[0] for page in got.pages for p in page.split("\n\n")}
+    assert firsts <= found  # and every paragraph starts one
+
+
 def test_pages_are_joined_by_a_page_break_and_a_blank_line():
     d = pdf.PdfDocument("T", ("one", "", "three"), "x")
     assert d.text == "one\f\n\n\f\n\nthree"
@@ -145,7 +161,9 @@ paragraphs = st.lists(st.lists(st.integers(1, 40), min_size=1, max_size=5), min_
     derandomize=True,
     suppress_health_check=[HealthCheck.too_slow],
 )
-@given(paragraphs=paragraphs, layout=st.sampled_from(["one-column", "running-header", "two-column"]))
+@given(
+    paragraphs=paragraphs, layout=st.sampled_from(["one-column", "running-header", "two-column"])
+)
 def test_every_chunk_cites_the_page_its_quote_starts_on(paragraphs, layout):
     doc = _document(paragraphs)
     with tempfile.TemporaryDirectory() as tmp:
@@ -180,6 +198,21 @@ def test_every_chunk_cites_the_page_its_quote_starts_on(paragraphs, layout):
         assert pages_in[0] == loc.page
         if drawn and UNIQUE.fullmatch(words[-1].rstrip(".")):
             assert pages_in[-1] == drawn[-1][0]
+
+
+def test_a_chunk_across_a_page_break_is_labelled_with_both_pages(tmp_path):
+    root = tmp_path / "docs"
+    root.mkdir()
+    placed = typeset(_document([[12, 9]] * 150), "one-column", root / "manual.pdf")
+    with SQLiteStore(tmp_path / "i.sqlite") as store:
+        cites = _indexed_citations(root, store)
+    across = [c for c in cites if c.locator_label.startswith("pp. ")]
+    assert across
+    for c in across:
+        page = parse_fragment(c.fragment).page
+        assert c.locator_label == f"pp. {page}–{page + 1}"
+        assert "\f" in c.quote  # the page break is in the text it quotes
+        assert pages_of(c.quote.split()[-1].rstrip("."), placed.body) == (page + 1,)
 
 
 # --- running headers and footers -----------------------------------------------------

@@ -23,11 +23,19 @@ Pages are joined by :data:`PAGE_JOIN`, a form feed then a blank line: the form f
 keeps the page break visible in the text (as ``pdftotext`` writes it), the blank line
 makes it a paragraph break for the chunker (:mod:`rag_lab.chunking` packs paragraphs, and a
 paragraph ends at a blank line). So a paragraph that runs on over a page break is split
-there, into two paragraphs. PDFium gives no blank lines between the paragraphs of a page,
-so a page of text is one long paragraph to the chunker, which packs it by its sentences
-and never joins it with the next: a chunk spans two pages (cited ``pp. 3–4``) only when
-they hold short paragraphs (under :data:`~rag_lab.chunking.TARGET` characters), as pages
-of little text, and Tesseract's output (which has blank lines between paragraphs), do.
+there, into two paragraphs; a chunk may still hold the end of one page and the start of
+the next (cited ``pp. 3–4``) when the paragraphs there are short enough to be packed
+together.
+
+Paragraphs within a page: no extractor marks them (PDFium ends every line with ``\r\n``,
+blank line or not), and a page that is one paragraph would be cut by sentences only. So
+with PDFium the reader looks at where each line sits (the baseline of its first
+character): a gap between two baselines over :data:`PARAGRAPH_GAP` times the page's
+line spacing (the gap a quarter of its gaps are under, or equal to), as paragraph spacing
+or a heading make, or a jump back up the page (a new column), becomes a blank line. A
+page whose paragraphs are all one line long has no line spacing to tell them by, and
+stays one paragraph. Tesseract's text has its blank lines already; pypdf's and
+pdfminer's are taken as they come.
 
 A PDF with no text on any page has no text layer (a scan): :class:`NoTextLayer`, unless
 ``ocr`` is asked, when the pages are read by Tesseract (:func:`~.extract.ocr`, 300 dpi)
@@ -62,6 +70,10 @@ MODE = "default"
 """Each extractor is used in its default mode (``extract.MODES``)."""
 PAGE_JOIN = PAGE_BREAK + "\n\n"
 """Between two pages of :attr:`PdfDocument.text`: a page break, then a paragraph break."""
+PARAGRAPH_GAP = 1.3
+"""A gap between baselines over this many times the page's line spacing ends a paragraph.
+
+A paragraph space of half a line makes 1.5; a heading more."""
 OCR_DPI = 300
 """Tesseract reads best at 300 dpi (its documentation's advice)."""
 OCR_MIN_CONFIDENCE = 80.0
@@ -211,7 +223,8 @@ def read_pdf(
     title = pdf_title(path) or Path(path).stem
     got = None
     if read.has_text:
-        pages = [normalise(p) for p in read.pages]
+        raw = _with_paragraphs(path, read.pages) if extractor == "pdfium" else read.pages
+        pages = [normalise(p) for p in raw]
     elif not use_ocr:
         raise NoTextLayer(f"{NO_TEXT} {OCR_HINT}")
     else:
@@ -228,6 +241,7 @@ def read_pdf(
     removed: list[tuple[int, str]] = []
     if not keep_running_lines:
         pages, removed = remove_repeated_lines(pages)
+    pages = [p.strip("\n") for p in pages]  # the blank lines a removed line leaves
     return PdfDocument(
         title=title,
         pages=tuple(pages),
@@ -236,6 +250,57 @@ def read_pdf(
         running_lines="kept" if keep_running_lines else "removed",
         ocr=got,
     )
+
+
+def _with_paragraphs(path: str | os.PathLike, pages: tuple[str, ...]) -> list[str]:
+    """PDFium's ``pages`` with a blank line where a paragraph ends (see the module docstring).
+
+    ``pages`` are what :func:`~.extract.extract` returned for ``path`` with PDFium: one
+    character per character of PDFium's text page (so an index into a page's text is a
+    character index for ``FPDFText_GetCharOrigin``), lines ended by ``\r\n``.
+    """
+    import ctypes
+    import itertools
+
+    import pypdfium2
+    import pypdfium2.raw as pdfium_c
+
+    pdf = pypdfium2.PdfDocument(os.fspath(path))
+    try:
+        out = []
+        for page, text in zip(pdf, pages, strict=True):
+            textpage = page.get_textpage()
+            lines = text.split("\r\n")
+            baselines: list[float | None] = []
+            at = 0
+            for line in lines:
+                first = at + len(line) - len(line.lstrip())
+                if line.strip():
+                    x, y = ctypes.c_double(), ctypes.c_double()
+                    pdfium_c.FPDFText_GetCharOrigin(
+                        textpage.raw, first, ctypes.byref(x), ctypes.byref(y)
+                    )
+                    baselines.append(y.value)
+                else:
+                    baselines.append(None)
+                at += len(line) + 2
+            filled = [(i, y) for i, y in enumerate(baselines) if y is not None]
+            pairs = [(below, above - y) for (_, above), (below, y) in itertools.pairwise(filled)]
+            # The line spacing: a low quantile, not the median, since a page of two-line
+            # paragraphs has as many paragraph gaps as line gaps.
+            positive = sorted(gap for _, gap in pairs if gap > 0)
+            usual = positive[len(positive) // 4] if positive else 0.0
+            breaks = {
+                line
+                for line, gap in pairs
+                if usual > 0 and (gap > PARAGRAPH_GAP * usual or gap < -usual)
+            }
+            out.append(
+                "\r\n".join(("\r\n" + ln) if i in breaks else ln for i, ln in enumerate(lines))
+            )
+        return out
+    finally:
+        pdf.close()
 
 
 def normalise(page: str) -> str:
