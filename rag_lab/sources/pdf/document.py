@@ -27,15 +27,15 @@ there, into two paragraphs; a chunk may still hold the end of one page and the s
 the next (cited ``pp. 3–4``) when the paragraphs there are short enough to be packed
 together.
 
-Paragraphs within a page: no extractor marks them (PDFium ends every line with ``\r\n``,
+Paragraphs within a page: PDFium does not mark them (it ends every line with ``\r\n``,
 blank line or not), and a page that is one paragraph would be cut by sentences only. So
 with PDFium the reader looks at where each line sits (the baseline of its first
 character): a gap between two baselines over :data:`PARAGRAPH_GAP` times the page's
 line spacing (the gap a quarter of its gaps are under, or equal to), as paragraph spacing
 or a heading make, or a jump back up the page (a new column), becomes a blank line. A
 page whose paragraphs are all one line long has no line spacing to tell them by, and
-stays one paragraph. Tesseract's text has its blank lines already; pypdf's and
-pdfminer's are taken as they come.
+stays one paragraph. Tesseract's and pdfminer's text have blank lines between their
+blocks already, and are taken as they come, as is pypdf's (which has none).
 
 A PDF with no text on any page has no text layer (a scan): :class:`NoTextLayer`, unless
 ``ocr`` is asked, when the pages are read by Tesseract (:func:`~.extract.ocr`, 300 dpi)
