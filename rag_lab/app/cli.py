@@ -671,7 +671,9 @@ def _parser() -> argparse.ArgumentParser:
         "--ocr",
         action="store_true",
         help=f"read PDFs without a text layer (scans) with Tesseract at {pdf.OCR_DPI} dpi "
-        "(Debian: apt-get install tesseract-ocr); each page's mean word confidence is kept",
+        "(Debian: apt-get install tesseract-ocr); each page's mean word confidence is kept. "
+        "Give it on every run: without it a scan fails again as having no text layer (an "
+        "unchanged scan is not read again)",
     )
     sub.add_argument(
         "--ocr-min-confidence",
