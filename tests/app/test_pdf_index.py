@@ -250,6 +250,10 @@ def test_the_report_says_how_many_running_lines_were_removed_and_how_to_keep_the
     ) in out
     _, out, _ = run("status")
     assert f"2 PDFs, {4 * n} running header and footer lines removed" in out
+    _, out, _ = run("status", "--json")
+    data = json.loads(out)
+    assert (data["pdfs"], data["running_lines_removed"]) == (2, 4 * n)
+    assert data["low_confidence_pages"] == {}
 
 
 # --- failures -----------------------------------------------------------------------
@@ -320,6 +324,8 @@ def test_ocr_indexes_a_scan_keeps_its_confidences_and_flags_low_pages(run, mixed
     assert " ".join(_words(5, 2)) in " ".join(c.content for c in chunks)  # Tesseract read the words
     _, out, _ = run("status")
     assert "OCR pages of low confidence" in out and "  scan.pdf: p. 1" in out
+    _, out, _ = run("status", "--json")
+    assert json.loads(out)["low_confidence_pages"] == {"scan.pdf": [1]}
     question = "Scanned Notes " + " ".join(_words(0, 12))
     _, out, _ = run("ask", question, "--cutoff", "2", "-k", "5")
     assert "scan.pdf#page=1&char=" in out
