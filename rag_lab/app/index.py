@@ -19,6 +19,7 @@ Failed documents hold no vectors and never block a search; they are listed by
 
 from __future__ import annotations
 
+import math
 import os
 from collections import Counter
 from collections.abc import Sequence
@@ -158,7 +159,7 @@ def paged_of(path: str, pages: Pages) -> Paged:
         c = pages.confidences[n - 1]
         why = (
             "OCR found no words"
-            if c != c  # NaN
+            if math.isnan(c)
             else f"OCR mean word confidence {c:.0f}, under {pages.min_confidence:g}"
         )
         doubtful.append((n, why))

@@ -277,7 +277,9 @@ def unchanged_scan(source: Source, options: PdfOptions, reading: str, sha256: st
     then OCRing it again (seconds a page) would give the same text. False when any of this
     does not hold or cannot be told (no Tesseract, an unreadable file): then it is read.
     """
-    if not options.ocr or source.file.suffix.lower() not in PDF_SUFFIXES:
+    if not options.ocr or source.file.suffix.lower() not in PDF_SUFFIXES or source.clash:
+        return False
+    if source.expected is not None and source.expected != sha256:  # read_source says why
         return False
     try:
         expected = pdf.ocr_reading(

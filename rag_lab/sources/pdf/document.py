@@ -44,7 +44,6 @@ and each page's mean word confidence is kept.
 
 from __future__ import annotations
 
-import math
 import os
 import re
 from bisect import bisect_right
@@ -99,16 +98,7 @@ class OcrReading:
     confidences: tuple[float, ...]
     """Mean word confidence (0–100) of each page; NaN for a page with no word."""
     min_confidence: float
-    """Pages under it (or with no word) are :attr:`flagged`."""
-
-    @property
-    def flagged(self) -> tuple[int, ...]:
-        """The 1-based pages whose text is doubtful: confidence under the threshold, or none."""
-        return tuple(
-            n
-            for n, c in enumerate(self.confidences, start=1)
-            if math.isnan(c) or c < self.min_confidence
-        )
+    """Pages under it (or with no word) are flagged (:attr:`rag_lab.app.store.Pages.flagged`)."""
 
 
 @dataclass(frozen=True)
