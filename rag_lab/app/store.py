@@ -18,9 +18,9 @@ is, before anything is written. Readers open read-only. One writer at a time:
 Schema 3 added, per document, how its file was read (``reading``: the PDF extractor and
 its library's version, or the text reader's) and, for a PDF, its :class:`Pages` (where
 each page starts, running lines removed, OCR confidences) as JSON. An index of schema 2
-is upgraded in place by the first writer (two columns added, its rows marked as read by
-text reader 1, which they were: schema 2 read no PDFs; nothing re-embedded); until then a
-reader reads it as it is, with no pages. Any other schema is refused.
+is upgraded in place by the first writer (two columns added, each row marked as read by
+the text reader its stamp names, as it was: schema 2 read no PDFs; nothing re-embedded);
+until then a reader reads it as it is, with no pages. Any other schema is refused.
 """
 
 from __future__ import annotations
@@ -41,13 +41,12 @@ from typing import Protocol
 import numpy as np
 
 from rag_lab.chunking import Chunk
-from rag_lab.sources.folder import READER_VERSION
 
 SCHEMA_VERSION = "3"
 """2: stamps carry the version of the file reader (was: the book extractor's). 3: documents
 record how their file was read and, for PDFs, their pages (:class:`Pages`)."""
-UPGRADABLE = {"2": f"text reader {READER_VERSION}"}
-"""Older schemas upgraded in place → the ``reading`` their rows get (all they could read)."""
+UPGRADABLE = ("2",)
+"""Older schemas upgraded in place (:data:`_ADDED`)."""
 APPLICATION_ID = 0x5241474C
 """``RAGL``: SQLite's ``PRAGMA application_id`` of every rag-lab index."""
 BUSY_SECONDS = 10.0
@@ -254,9 +253,12 @@ _ADDED = {
     "2": (
         "ALTER TABLE documents ADD COLUMN reading TEXT",
         "ALTER TABLE documents ADD COLUMN pages TEXT",
+        # Schema 2 read only text files: each row was read by the text reader its stamp names.
+        "UPDATE documents SET reading = 'text reader ' || reader_version "
+        "WHERE status != 'failed' AND reader_version IS NOT NULL",
     )
 }
-"""What turns each :data:`UPGRADABLE` schema into this one."""
+"""What turns each :data:`UPGRADABLE` schema into this one, statement by statement."""
 
 
 class SQLiteStore:
@@ -308,10 +310,6 @@ class SQLiteStore:
             if self.meta("schema") == found:  # not upgraded by another process meanwhile
                 for statement in _ADDED[found]:
                     self._db.execute(statement)
-                self._db.execute(
-                    "UPDATE documents SET reading = ? WHERE status != 'failed'",
-                    (UPGRADABLE[found],),
-                )
                 self._db.execute(
                     "UPDATE meta SET value = ? WHERE key = 'schema'", (SCHEMA_VERSION,)
                 )
