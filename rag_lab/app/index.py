@@ -19,6 +19,7 @@ Failed documents hold no vectors and never block a search; they are listed by
 
 from __future__ import annotations
 
+import itertools
 import math
 import os
 from collections import Counter
@@ -315,6 +316,14 @@ def describe(st: IndexStatus) -> str:
     return "\n".join(lines)
 
 
+def _pages_sound(pages: Pages) -> bool:
+    """Page starts from 0, increasing; OCR confidences, if any, one per page."""
+    starts = pages.starts
+    increasing = all(a < b for a, b in itertools.pairwise(starts))
+    ordered = bool(starts) and starts[0] == 0 and increasing
+    return ordered and len(pages.confidences) in (0, len(starts))
+
+
 def pages_label(pages: Sequence[int]) -> str:
     """``p. 3`` or ``pp. 2, 5``."""
     return ("p. " if len(pages) == 1 else "pp. ") + ", ".join(map(str, pages))
@@ -325,7 +334,8 @@ def check(store: SQLiteStore) -> list[str]:
 
     SQLite's integrity check first (when it fails, the tables cannot be trusted and the
     rest is not read); then every document's recorded chunk count against the chunks
-    stored, their vectors' dimensions against its stamp, and chunks of no document.
+    stored, their vectors' dimensions against its stamp, a PDF's page starts, and chunks
+    of no document.
     """
     problems = [f"SQLite integrity check: {line}" for line in store.integrity()]
     if problems:
@@ -343,6 +353,11 @@ def check(store: SQLiteStore) -> list[str]:
             continue
         if r.chunk_count != n:
             problems.append(f"{r.id}: {r.chunk_count} chunks recorded, {n} stored")
+        if r.pages is not None and not _pages_sound(r.pages):
+            problems.append(
+                f"{r.id}: its page starts {list(r.pages.starts)[:5]}… do not start at 0 and "
+                "increase, or its OCR confidences are not one per page"
+            )
         wrong = sorted(size // 4 for size in sizes if size != 4 * r.stamp.dimensions)
         if wrong:
             dims = ", ".join(map(str, wrong))

@@ -433,6 +433,22 @@ def test_a_schema_2_index_is_read_as_it_is_and_upgraded_by_the_next_run(run, tmp
         assert int.from_bytes(f.read(100)[60:64], "big") == 3  # user_version
 
 
+def test_status_check_finds_page_starts_that_cannot_be_right(run, tmp_path):
+    root = tmp_path / "docs"
+    root.mkdir()
+    typeset(_document(LONG), "one-column", root / "manual.pdf")
+    run("index", str(root))
+    assert run("status", "--check")[0] == cli.OK
+    with sqlite3.connect(tmp_path / "index.sqlite") as db:
+        (pages,) = db.execute("SELECT pages FROM documents").fetchone()
+        broken = json.loads(pages)
+        broken["starts"] = broken["starts"][::-1]
+        db.execute("UPDATE documents SET pages = ?", (json.dumps(broken),))
+    status, out, _ = run("status", "--check")
+    assert status == cli.ERROR
+    assert "manual: its page starts [" in out and "do not start at 0 and increase" in out
+
+
 # --- end to end ---------------------------------------------------------------------
 
 
