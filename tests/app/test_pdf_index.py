@@ -134,9 +134,10 @@ def test_the_title_is_the_metadata_title_else_the_file_stem(tmp_path):
     typeset(_document([[5]], "Pump Manual"), "one-column", tmp_path / "a.pdf")
     assert pdf.read_pdf(tmp_path / "a.pdf").title == "Pump Manual"
     writer = pypdf.PdfWriter(clone_from=tmp_path / "a.pdf")
-    writer.add_metadata({"/Title": ""})
-    writer.write(tmp_path / "untitled.pdf")
-    assert pdf.read_pdf(tmp_path / "untitled.pdf").title == "untitled"
+    for title in ("", "  ", "Untitled"):
+        writer.add_metadata({"/Title": title})
+        writer.write(tmp_path / "no-title.pdf")
+        assert pdf.read_pdf(tmp_path / "no-title.pdf").title == "no-title"
 
 
 def test_the_reading_names_the_extractor_and_its_library_version(tmp_path):
@@ -314,7 +315,7 @@ def test_ocr_indexes_a_scan_keeps_its_confidences_and_flags_low_pages(run, mixed
     with SQLiteStore(tmp_path / "index.sqlite", readonly=True) as store:
         record = store.document("scan")
         chunks, _ = store.chunks(["scan"])
-    assert record.title == "untitled"  # the metadata title reportlab gives scan()'s PDF
+    assert record.title == "scan"  # reportlab's "untitled" is no title
     assert re.fullmatch(
         r".*; OCR tesseract 5\.\d+\.\d+, 300 dpi, pages under 100 flagged", record.reading
     )

@@ -305,7 +305,11 @@ def normalise(page: str) -> str:
 
 
 def pdf_title(path: str | os.PathLike) -> str | None:
-    """The title in the PDF's metadata (its Info dictionary), stripped; None when it has none."""
+    """The title in the PDF's metadata (its Info dictionary), stripped; None when it has none.
+
+    ``untitled`` (any case) counts as none: it is what producers such as reportlab write
+    when they were given no title, and the file's name says more.
+    """
     import pypdfium2
 
     try:
@@ -316,7 +320,7 @@ def pdf_title(path: str | os.PathLike) -> str | None:
         title = pdf.get_metadata_value("Title").strip()
     finally:
         pdf.close()
-    return title or None
+    return None if title.lower() in ("", "untitled") else title
 
 
 def library_version(extractor: str) -> str:
