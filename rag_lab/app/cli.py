@@ -616,7 +616,8 @@ def _parser() -> argparse.ArgumentParser:
             store it, stamped with the model and the pipeline version
             ({index.PIPELINE_VERSION}).""",
             f"""Unchanged files are skipped by sha256; failed ones are re-attempted. A file
-            that cannot be read (not UTF-8, empty, binary, over {folder.MAX_BYTES // 2**20} MB,
+            that cannot be read (not UTF-8, empty, binary, over {folder.MAX_BYTES // 2**20} MB or
+            {folder.MAX_PDF_BYTES // 2**20} MB for a PDF,
             unreadable) ends "failed" with its reason and the others are indexed, and so
             does a document under a subfolder that cannot be listed. Documents embedded with
             another stamp are marked "stale" and kept as they are until you pass --rebuild;
