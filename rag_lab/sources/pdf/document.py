@@ -247,7 +247,11 @@ def _with_paragraphs(path: str | os.PathLike, pages: tuple[str, ...]) -> list[st
 
     ``pages`` are what :func:`~.extract.extract` returned for ``path`` with PDFium: one
     character per character of PDFium's text page (so an index into a page's text is a
-    character index for ``FPDFText_GetCharOrigin``), lines ended by ``\r\n``.
+    character index for ``FPDFText_GetCharOrigin``), lines ended by ``\r\n``. A character
+    outside Unicode's first plane is two of PDFium's: the lines after it on its page are
+    then looked up a character early. That can only misplace a paragraph break (or miss
+    one, for a line PDFium has no position for), never shift an offset: the text is the
+    text, the breaks are added to it before its offsets are taken.
     """
     import ctypes
     import itertools
@@ -265,14 +269,11 @@ def _with_paragraphs(path: str | os.PathLike, pages: tuple[str, ...]) -> list[st
             at = 0
             for line in lines:
                 first = at + len(line) - len(line.lstrip())
-                if line.strip():
-                    x, y = ctypes.c_double(), ctypes.c_double()
-                    pdfium_c.FPDFText_GetCharOrigin(
-                        textpage.raw, first, ctypes.byref(x), ctypes.byref(y)
-                    )
-                    baselines.append(y.value)
-                else:
-                    baselines.append(None)
+                x, y = ctypes.c_double(), ctypes.c_double()
+                known = line.strip() and pdfium_c.FPDFText_GetCharOrigin(
+                    textpage.raw, first, ctypes.byref(x), ctypes.byref(y)
+                )
+                baselines.append(y.value if known else None)
                 at += len(line) + 2
             filled = [(i, y) for i, y in enumerate(baselines) if y is not None]
             pairs = [(below, above - y) for (_, above), (below, y) in itertools.pairwise(filled)]
