@@ -1,20 +1,19 @@
 """PDFs typeset with known ground truth, read back by three libraries, OCR'd by Tesseract.
 
 Every PDF here is made in the test from a small document, so the tests need neither the
-corpus nor files in the repo. The ``pdf`` packages are required: a missing one fails the
-module, only the OCR tests are skipped without Tesseract.
+corpus nor files in the repo; they are skipped when the ``pdf`` extra is not installed.
 """
 
 from __future__ import annotations
 
 import hashlib
 
-# The pdf packages are required (rag-lab index reads PDFs): a missing one fails here.
-import pdfminer  # noqa: F401
-import pypdf  # noqa: F401
-import pypdfium2  # noqa: F401
 import pytest
-import reportlab  # noqa: F401
+
+pytest.importorskip("reportlab")
+pytest.importorskip("pypdf")
+pytest.importorskip("pdfminer")
+pytest.importorskip("pypdfium2")
 
 from rag_lab.documents import Document
 from rag_lab.sources.pdf import extract as ex
@@ -191,8 +190,7 @@ def test_ocr_reads_the_scan_with_a_confidence(scanned):
 
 
 def test_ocr_without_tesseract_says_so(scanned, monkeypatch):
-    import pytesseract  # required with the pdf packages
-
+    pytesseract = pytest.importorskip("pytesseract")
     monkeypatch.setattr(pytesseract.pytesseract, "tesseract_cmd", "/nonexistent/tesseract")
     with pytest.raises(ex.OcrUnavailable, match="Tesseract is not installed"):
         ex.ocr(scanned)
