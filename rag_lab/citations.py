@@ -10,6 +10,9 @@ Locators follow the standards a browser already understands:
 - ``#char=start,end`` — a character range in the document's canonical text
   (RFC 5147 text/plain fragment identifiers);
 - ``#page=N`` — PDF Open Parameters;
+- ``#page=N&char=start,end`` — a chunk of a PDF: the page its quote starts on (what a PDF
+  viewer opens) and the character range in the canonical text extracted from the PDF
+  (:class:`PageChars`); the href names the file, ``guides/manual.pdf#page=3&char=…``;
 - ``#t=start,end`` — W3C Media Fragments, in seconds, for audio and video;
 - ``#sheet=Name&range=B2:D9`` — a sheet of a spreadsheet and an A1 range in it. No
   standard names this one; it follows the shape of Google Sheets' ``#gid=…&range=…``,
@@ -19,6 +22,7 @@ Locators follow the standards a browser already understands:
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass
 from urllib.parse import quote, unquote
@@ -55,6 +59,47 @@ class Page:
     @property
     def fragment(self) -> str:
         return f"#page={self.number}"
+
+
+@dataclass(frozen=True)
+class PageChars:
+    """Characters ``[start, end)`` of the text extracted from a PDF, starting on ``page``.
+
+    >>> PageChars(3, 120, 480).fragment
+    '#page=3&char=120,480'
+    """
+
+    page: int
+    start: int
+    end: int
+
+    def __post_init__(self) -> None:
+        Page(self.page)
+        CharRange(self.start, self.end)
+
+    @property
+    def fragment(self) -> str:
+        return f"#page={self.page}&char={self.start},{self.end}"
+
+
+@dataclass(frozen=True)
+class Paged:
+    """How a paginated document (a PDF) is cited: its file, its page starts, doubtful pages."""
+
+    file: str
+    """The file's path in the indexed folder, e.g. ``guides/manual.pdf``: what an href names."""
+    starts: tuple[int, ...]
+    """The offset of each page's first character in the document's canonical text."""
+    doubtful: tuple[tuple[int, str], ...] = ()
+    """``(page, why)`` for pages whose text may be wrong (OCR under its confidence threshold)."""
+
+    def page_of(self, offset: int) -> int:
+        """The 1-based page holding character ``offset``; a page break is the page before's."""
+        return max(bisect_right(self.starts, offset), 1)
+
+    def pages(self, start: int, end: int) -> tuple[int, int]:
+        """The first and last page of characters ``[start, end)``."""
+        return self.page_of(start), self.page_of(max(start, end - 1))
 
 
 @dataclass(frozen=True)
@@ -117,7 +162,7 @@ class CellRange:
         return f"#sheet={quote(self.sheet, safe='')}&range={self.first}:{self.last}"
 
 
-Locator = CharRange | Page | TimeRange | CellRange
+Locator = CharRange | Page | PageChars | TimeRange | CellRange
 
 
 @dataclass(frozen=True)
@@ -127,10 +172,32 @@ class Hit:
     chunk: Chunk
     document_name: str
     distance: float
+    paged: Paged | None = None
+    """Set for a chunk of a PDF: then the locator is :class:`PageChars`."""
 
     @property
     def locator(self) -> Locator:
+        if self.paged is not None:
+            page = self.paged.page_of(self.chunk.start)
+            return PageChars(page, self.chunk.start, self.chunk.end)
         return CharRange(self.chunk.start, self.chunk.end)
+
+    @property
+    def label(self) -> str:
+        """A PDF chunk's pages, ``p. 3`` or ``pp. 3–4``; else its section."""
+        if self.paged is None:
+            return self.chunk.section or "(introduction)"
+        first, last = self.paged.pages(self.chunk.start, self.chunk.end)
+        return f"p. {first}" if first == last else f"pp. {first}–{last}"
+
+    @property
+    def warning(self) -> str | None:
+        """Why the quoted text may be wrong (a doubtful page it is on), or None."""
+        if self.paged is None or not self.paged.doubtful:
+            return None
+        first, last = self.paged.pages(self.chunk.start, self.chunk.end)
+        why = [f"p. {n}: {reason}" for n, reason in self.paged.doubtful if first <= n <= last]
+        return "; ".join(why) or None
 
 
 @dataclass(frozen=True)
@@ -145,10 +212,15 @@ class Citation:
     quote: str
     """The chunk's own ``content`` — never its embedded ``text`` (header, overlap)."""
     distance: float
+    file: str | None = None
+    """A PDF's path in the folder (``guides/manual.pdf``), which its href names; None for text."""
+    warning: str | None = None
+    """Why the quote may be wrong (OCR of low confidence on its page), or None."""
 
     @property
     def href(self) -> str:
-        return f"{self.document_id}{self.fragment}"
+        """``doc_id#char=s,e`` for text; ``file.pdf#page=N&char=s,e`` for a PDF."""
+        return f"{self.file or self.document_id}{self.fragment}"
 
 
 INSTRUCTIONS = (
@@ -166,10 +238,12 @@ def citation(index: int, hit: Hit) -> Citation:
         index=index,
         document_id=chunk.doc_id,
         document_name=hit.document_name,
-        locator_label=chunk.section or "(introduction)",
+        locator_label=hit.label,
         fragment=hit.locator.fragment,
         quote=chunk.content,
         distance=hit.distance,
+        file=hit.paged.file if hit.paged else None,
+        warning=hit.warning,
     )
 
 
@@ -194,10 +268,16 @@ def _seconds(value: float) -> str:
 
 
 def parse_fragment(fragment: str) -> Locator:
-    """The locator a fragment names: ``#char=s,e``, ``#page=N``, ``#t=s,e`` or
-    ``#sheet=Name&range=A1:B2``."""
+    """The locator a fragment names: ``#char=s,e``, ``#page=N``, ``#page=N&char=s,e``,
+    ``#t=s,e`` or ``#sheet=Name&range=A1:B2``."""
     kind, _, value = fragment.removeprefix("#").partition("=")
     try:
+        if kind == "page" and "&" in value:
+            page, sep, chars = value.partition("&char=")
+            if not sep:
+                raise ValueError("expected #page=N&char=START,END")
+            start, end = (int(x) for x in chars.split(","))
+            return PageChars(int(page), start, end)
         if kind == "sheet":
             sheet, sep, cells = value.partition("&range=")
             first, colon, last = cells.partition(":")
@@ -218,9 +298,13 @@ def parse_fragment(fragment: str) -> Locator:
 
 
 def quote_matches(c: Citation, document_text: str) -> bool:
-    """True when the document, sliced at the citation's ``#char`` range, is its quote."""
+    """True when the document, sliced at the citation's ``#char`` range, is its quote.
+
+    For a PDF (``#page=N&char=s,e``) ``document_text`` is the canonical text extracted
+    from it (what the index chunked).
+    """
     loc = parse_fragment(c.fragment)
-    if not isinstance(loc, CharRange):
+    if not isinstance(loc, CharRange | PageChars):
         raise ValueError(f"{c.fragment} is not a character range")
     return document_text[loc.start : loc.end] == c.quote
 

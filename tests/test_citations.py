@@ -10,6 +10,8 @@ from rag_lab.citations import (
     CharRange,
     Hit,
     Page,
+    PageChars,
+    Paged,
     TimeRange,
     build_context,
     column_number,
@@ -53,9 +55,11 @@ def test_the_four_locator_kinds_render_their_fragments():
     assert TimeRange(0, 60).fragment == "#t=0,60"
     assert CellRange("Q3 budget", "B2", "D9").fragment == "#sheet=Q3%20budget&range=B2:D9"
     assert CellRange("Sheet1", "A1", "A1").fragment == "#sheet=Sheet1&range=A1:A1"
+    assert PageChars(3, 120, 480).fragment == "#page=3&char=120,480"
     for loc in (
         CharRange(1, 2),
         Page(3),
+        PageChars(3, 120, 480),
         TimeRange(1.5, 2.25),
         CellRange("Ventes & coûts/2024", "AA10", "XFD1048576"),
     ):
@@ -95,6 +99,47 @@ def test_unknown_fragments_are_refused():
         parse_fragment("#char=3")
     with pytest.raises(ValueError, match="malformed"):
         parse_fragment("#sheet=S&cells=A1:B2")
+    with pytest.raises(ValueError, match="malformed"):
+        parse_fragment("#page=3&range=1,2")
+    with pytest.raises(ValueError, match="malformed"):
+        parse_fragment("#page=0&char=1,2")  # pages count from 1
+
+
+# A PDF of three pages, joined as rag_lab.sources.pdf.document joins them.
+PDF = Document(
+    "guides/manual", "Manual", "One two.\f\n\nThree.\f\n\nFour five six.", format="plain"
+)
+PAGED = Paged("guides/manual.pdf", (0, 11, 20), ((3, "OCR mean word confidence 61, under 80"),))
+
+
+def _pdf_citation(start: int, end: int):
+    chunk = chunk_document(PDF, "E")[0]
+    chunk = type(chunk)(PDF.id, 0, "", PDF.text[start:end], "", start, end)
+    _, (cite,) = build_context("q", [Hit(chunk, PDF.title, 0.2, PAGED)])
+    return cite
+
+
+def test_a_pdf_chunk_names_the_file_the_page_it_starts_on_and_its_characters():
+    cite = _pdf_citation(11, 17)
+    assert cite.quote == "Three."
+    assert cite.href == "guides/manual.pdf#page=2&char=11,17"
+    assert cite.locator_label == "p. 2" and cite.warning is None
+    assert quote_matches(cite, PDF.text)
+    across = _pdf_citation(4, 17)  # "two." on page 1 to "Three." on page 2
+    assert across.href == "guides/manual.pdf#page=1&char=4,17"
+    assert across.locator_label == "pp. 1–2"
+
+
+def test_a_pdf_chunk_on_a_doubtful_page_carries_the_warning():
+    cite = _pdf_citation(20, 34)
+    assert cite.quote == "Four five six." and cite.locator_label == "p. 3"
+    assert cite.warning == "p. 3: OCR mean word confidence 61, under 80"
+    assert _pdf_citation(11, 23).warning == cite.warning  # pp. 2–3 include it
+    assert _pdf_citation(0, 8).warning is None
+
+
+def test_the_page_of_an_offset_counts_a_page_break_to_the_page_before():
+    assert [PAGED.page_of(i) for i in (0, 8, 10, 11, 19, 20, 40)] == [1, 1, 1, 2, 2, 3, 3]
 
 
 _text = st.lists(

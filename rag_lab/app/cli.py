@@ -42,6 +42,7 @@ from rag_lab.pipeline import Answer, Refusal, answer
 from rag_lab.questions import QuestionsError
 from rag_lab.sources import folder
 from rag_lab.sources.d2l import CorpusError, corpus_dir
+from rag_lab.sources.pdf import document as pdf
 from rag_lab.text import shorten
 
 CUTOFF = 0.675
@@ -57,7 +58,7 @@ class UsageError(ValueError):
 
 
 _DESCRIPTION = """\
-The lab on your own documents. Index a folder of Markdown and plain-text files into a
+The lab on your own documents. Index a folder of Markdown, plain-text and PDF files into a
 stamped index, ask it questions (cited sources, or an honest refusal), and measure
 chunking, retrieval and the refusal gate against a question file of the lab's schema.
 """
@@ -144,6 +145,7 @@ def _index(args: argparse.Namespace) -> int:
                 encoder,
                 prune=args.prune,
                 follow_symlinks=args.follow_symlinks,
+                pdf=_pdf_options(args),
             )
             _print_report(report, store)
     return PARTIAL if report.failed else OK
@@ -187,7 +189,12 @@ def _rebuild(args: argparse.Namespace) -> int:
         with SQLiteStore(fresh) as store:
             store.set_meta(index.BACKEND_KEY, backend)
             report = ingest.index_folder(
-                root, store, encoder, rebuild=True, follow_symlinks=args.follow_symlinks
+                root,
+                store,
+                encoder,
+                rebuild=True,
+                follow_symlinks=args.follow_symlinks,
+                pdf=_pdf_options(args),
             )
             _print_report(report, store)
         # A hot journal of the old file must never be played into the new one.
@@ -305,6 +312,15 @@ def _evaluate(args: argparse.Namespace) -> int:
     return OK
 
 
+def _pdf_options(args: argparse.Namespace) -> folder.PdfOptions:
+    return folder.PdfOptions(
+        extractor=args.pdf_extractor,
+        keep_running_lines=args.keep_running_lines,
+        ocr=args.ocr,
+        ocr_min_confidence=args.ocr_min_confidence,
+    )
+
+
 # --- encoders -------------------------------------------------------------------------
 
 
@@ -363,6 +379,19 @@ def _print_report(report: ingest.IngestReport, store: Store) -> None:
         print(f"  failed {record.path if record else doc_id}: {reason}")
     for path, why in report.not_followed.items():
         print(f"  not followed {path}: {why}")
+    if report.running_lines:
+        lines, pdfs = sum(report.running_lines.values()), len(report.running_lines)
+        print(
+            f"running headers and footers removed: {lines} lines in {pdfs} "
+            f"PDF{'s' * (pdfs != 1)} (lines repeated at the top or bottom of most pages; "
+            "--keep-running-lines keeps them)"
+        )
+    for doc_id, pages in report.flagged.items():
+        record = store.document(doc_id)
+        print(
+            f"  low OCR confidence {record.path if record else doc_id}: "
+            f"{index.pages_label(pages)} (their text may be wrong; citations of them are marked)"
+        )
     if report.stale:
         print(
             f"{len(report.stale)} documents were embedded with another stamp and are stale; "
@@ -378,6 +407,8 @@ def _print_answer(result: Answer, cutoff: float, show_prompt: bool) -> None:
     )
     for c in result.citations:
         print(f"[{c.index}] {c.distance:.3f}  {c.href}  {c.document_name} — {c.locator_label}")
+        if c.warning:
+            print(f"    (!) low-confidence OCR text, {c.warning}")
         quote = " ".join(c.quote.split())
         print(textwrap.indent(shorten(quote, 200), "    "))
     if show_prompt:
@@ -406,6 +437,7 @@ def _answer_json(result: Answer | Refusal) -> dict:
                 "section": c.locator_label,
                 "distance": c.distance,
                 "quote": c.quote,
+                "warning": c.warning,
             }
             for c in result.citations
         ],
@@ -421,6 +453,9 @@ def _status_json(st: index.IndexStatus) -> dict:
         "stale": [r.id for r in st.stale],
         "stamps": [{"documents": n, **asdict(s)} for s, n in st.stamps.items()],
         "current": asdict(st.current),
+        "pdfs": st.pdfs,
+        "running_lines_removed": st.running_lines,
+        "low_confidence_pages": {path: list(pages) for path, pages in st.flagged.items()},
     }
 
 
@@ -515,6 +550,17 @@ def _cutoff(text: str) -> float:
     return value
 
 
+def _confidence(text: str) -> float:
+    """An OCR confidence threshold: a number in [0, 100]."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not 0 <= value <= 100:
+        raise argparse.ArgumentTypeError(f"{text}: a confidence runs from 0 to 100")
+    return value
+
+
 def _positive(text: str) -> int:
     """A count of at least 1."""
     try:
@@ -562,21 +608,27 @@ def _parser() -> argparse.ArgumentParser:
 
     sub = command(
         "index",
-        "index a folder of .md, .markdown and .txt files",
+        "index a folder of .md, .markdown, .txt and .pdf files",
         _paragraphs(
-            f"""Chunk every .md, .markdown and .txt file under DIR (hidden folders skipped;
+            f"""Chunk every .md, .markdown, .txt and .pdf file under DIR (hidden folders skipped;
             with a {folder.MANIFEST} file in DIR, only the files it lists) with strategy
             {index.STRATEGY} (paragraph boundaries + a [Title > Section] header), embed it and
             store it, stamped with the model and the pipeline version
             ({index.PIPELINE_VERSION}).""",
             f"""Unchanged files are skipped by sha256; failed ones are re-attempted. A file
-            that cannot be read (not UTF-8, empty, binary, over {folder.MAX_BYTES // 2**20} MB,
+            that cannot be read (not UTF-8, empty, binary, over {folder.MAX_BYTES // 2**20} MB or
+            {folder.MAX_PDF_BYTES // 2**20} MB for a PDF,
             unreadable) ends "failed" with its reason and the others are indexed, and so
             does a document under a subfolder that cannot be listed. Documents embedded with
             another stamp are marked "stale" and kept as they are until you pass --rebuild;
             files gone from DIR are removed from the index, but a run that would remove
             more than half of the documents is refused unless you pass --prune. Symbolic
             links are followed only inside DIR; the others are reported.""",
+            """PDFs: their text is extracted page by page (PDFium by default) and their
+            running headers and footers (lines repeated at the top or bottom of most pages)
+            are removed; a citation names the file, the page and the characters
+            (manual.pdf#page=3&char=120,480). An encrypted or malformed PDF fails with the
+            parser's reason, a scan (no text layer) fails unless --ocr.""",
         ),
     )
     sub.add_argument("folder", type=Path, metavar="DIR", help="the folder to index")
@@ -602,6 +654,37 @@ def _parser() -> argparse.ArgumentParser:
         "--follow-symlinks",
         action="store_true",
         help="also follow symbolic links that leave DIR, and symlinked folders",
+    )
+    sub.add_argument(
+        "--pdf-extractor",
+        choices=pdf.EXTRACTORS,
+        default=pdf.DEFAULT_EXTRACTOR,
+        help=f"the library that extracts a PDF's text (default {pdf.DEFAULT_EXTRACTOR}, the "
+        "fastest); changing it re-reads every PDF",
+    )
+    sub.add_argument(
+        "--keep-running-lines",
+        action="store_true",
+        help="keep the running headers and footers of PDFs (removed by default: repeated on "
+        "every page, they would be in every chunk and match every query about them)",
+    )
+    sub.add_argument(
+        "--ocr",
+        action="store_true",
+        help=f"read PDFs without a text layer (scans) with Tesseract at {pdf.OCR_DPI} dpi "
+        "(Debian: apt-get install tesseract-ocr); each page's mean word confidence is kept. "
+        "Give it on every run: without it a scan fails again as having no text layer (an "
+        "unchanged scan is not read again)",
+    )
+    sub.add_argument(
+        "--ocr-min-confidence",
+        type=_confidence,
+        default=pdf.OCR_MIN_CONFIDENCE,
+        metavar="N",
+        help=f"flag OCR pages whose mean word confidence (0-100) is under N (default "
+        f"{pdf.OCR_MIN_CONFIDENCE:g}: on clean scans Tesseract's mean is in the 90s, and under "
+        "80 misread words are common enough to change what a quote says); flagged pages are "
+        "listed by the report and status, and marked in ask's citations",
     )
     sub.set_defaults(run=_index)
 
@@ -640,7 +723,9 @@ def _parser() -> argparse.ArgumentParser:
             f"""Embed the question, take the {MAX_KEPT} nearest chunks of the index and keep
             those whose cosine distance is strictly under --cutoff. Prints each kept source
             with its distance and a locator (document#char=start,end: the characters it
-            quotes) and the size of the prompt a generator would get; when nothing passes,
+            quotes; for a PDF file.pdf#page=N&char=start,end, N the page the quote starts on,
+            labelled p. N or pp. N-M) and the size of the prompt a generator would get; when
+            nothing passes,
             the refusal line. No generator is called. A stale index (vectors of another model
             or pipeline) is refused with the list of stale documents."""
         ),

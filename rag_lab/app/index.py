@@ -19,18 +19,28 @@ Failed documents hold no vectors and never block a search; they are listed by
 
 from __future__ import annotations
 
+import itertools
+import math
 import os
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
 from rag_lab import dense
-from rag_lab.app.store import DocumentRecord, SQLiteStore, Stamp, Status, Store, StoreError
+from rag_lab.app.store import (
+    DocumentRecord,
+    Pages,
+    SQLiteStore,
+    Stamp,
+    Status,
+    Store,
+    StoreError,
+)
 from rag_lab.chunking import OVERLAP, TARGET
-from rag_lab.citations import Hit
+from rag_lab.citations import Hit, Paged
 from rag_lab.models.encoder import BACKENDS
 from rag_lab.models.encoder import DEFAULT_BACKEND as ENCODER_DEFAULT
 from rag_lab.models.minilm import Fingerprint
@@ -138,7 +148,23 @@ def retriever(
     if not ids:
         raise EmptyIndexError("nothing is indexed yet: run rag-lab index DIR first")
     keys, vectors = store.vectors(ids)
-    return StoredRetriever(store, keys, vectors, encoder, {r.id: r.title for r in records})
+    titles = {r.id: r.title for r in records}
+    paged = {r.id: paged_of(r.path, r.pages) for r in records if r.pages is not None}
+    return StoredRetriever(store, keys, vectors, encoder, titles, paged)
+
+
+def paged_of(path: str, pages: Pages) -> Paged:
+    """How a PDF's chunks are cited: its file, page starts, and its flagged OCR pages."""
+    doubtful = []
+    for n in pages.flagged:
+        c = pages.confidences[n - 1]
+        why = (
+            "OCR found no words"
+            if math.isnan(c)
+            else f"OCR mean word confidence {c:.0f}, under {pages.min_confidence:g}"
+        )
+        doubtful.append((n, why))
+    return Paged(path, pages.starts, tuple(doubtful))
 
 
 @dataclass(frozen=True)
@@ -156,13 +182,15 @@ class StoredRetriever:
     encoder: TextEncoder
     titles: dict[str, str]
     """Document id → document name, for citations."""
+    paged: dict[str, Paged] = field(default_factory=dict)
+    """Document id → its pages, for PDFs (their citations name the file and the page)."""
 
     def nearest(self, question: str, k: int) -> list[Hit]:
         distances = dense.cosine_distances(self.encoder.encode([question])[0], self.vectors)
         top = [int(i) for i in order(distances, descending=False)[:k]]
         chunks = self.store.chunks_at([self.keys[i] for i in top])
         return [
-            Hit(c, self.titles[c.doc_id], float(distances[i]))
+            Hit(c, self.titles[c.doc_id], float(distances[i]), self.paged.get(c.doc_id))
             for c, i in zip(chunks, top, strict=True)
         ]
 
@@ -218,6 +246,12 @@ class IndexStatus:
     """Documents per stamp, failed documents (which have none) left out."""
     current: Stamp
     folder: str | None
+    flagged: dict[str, tuple[int, ...]] = field(default_factory=dict)
+    """Path of an OCRed PDF → its pages under the confidence threshold."""
+    pdfs: int = 0
+    """Indexed PDF documents."""
+    running_lines: int = 0
+    """Running header and footer lines removed from them."""
 
 
 def status(store: Store, current: Stamp) -> IndexStatus:
@@ -240,6 +274,9 @@ def status(store: Store, current: Stamp) -> IndexStatus:
         stamps=dict(sorted(stamps.items(), key=lambda kv: (-kv[1], str(kv[0])))),
         current=current,
         folder=store.meta("folder"),
+        flagged={r.path: r.pages.flagged for r in indexed if r.pages and r.pages.flagged},
+        pdfs=sum(r.pages is not None for r in indexed),
+        running_lines=sum(r.pages.running_lines_removed for r in indexed if r.pages),
     )
 
 
@@ -260,6 +297,16 @@ def describe(st: IndexStatus) -> str:
             f"until they are rebuilt (rag-lab index {st.folder or 'DIR'} --rebuild)"
         )
         lines += [f"  {r.path}" for r in st.stale]
+    if st.pdfs:
+        lines.append(
+            f"{st.pdfs} PDF{'s' * (st.pdfs != 1)}, {st.running_lines} running header and "
+            "footer lines removed (rag-lab index --keep-running-lines keeps them)"
+        )
+    if st.flagged:
+        lines.append(
+            "OCR pages of low confidence (their text may be wrong; their citations are marked):"
+        )
+        lines += [f"  {path}: {pages_label(pages)}" for path, pages in st.flagged.items()]
     lines.append("stamps:")
     for stamp, n in st.stamps.items():
         mark = " (current)" if stamp == st.current else ""
@@ -269,12 +316,26 @@ def describe(st: IndexStatus) -> str:
     return "\n".join(lines)
 
 
+def _pages_sound(pages: Pages) -> bool:
+    """Page starts from 0, increasing; OCR confidences, if any, one per page."""
+    starts = pages.starts
+    increasing = all(a < b for a, b in itertools.pairwise(starts))
+    ordered = bool(starts) and starts[0] == 0 and increasing
+    return ordered and len(pages.confidences) in (0, len(starts))
+
+
+def pages_label(pages: Sequence[int]) -> str:
+    """``p. 3`` or ``pp. 2, 5``."""
+    return ("p. " if len(pages) == 1 else "pp. ") + ", ".join(map(str, pages))
+
+
 def check(store: SQLiteStore) -> list[str]:
     """Every problem of the index file, one line each; empty when it is sound.
 
     SQLite's integrity check first (when it fails, the tables cannot be trusted and the
     rest is not read); then every document's recorded chunk count against the chunks
-    stored, their vectors' dimensions against its stamp, and chunks of no document.
+    stored, their vectors' dimensions against its stamp, a PDF's page starts, and chunks
+    of no document.
     """
     problems = [f"SQLite integrity check: {line}" for line in store.integrity()]
     if problems:
@@ -292,6 +353,11 @@ def check(store: SQLiteStore) -> list[str]:
             continue
         if r.chunk_count != n:
             problems.append(f"{r.id}: {r.chunk_count} chunks recorded, {n} stored")
+        if r.pages is not None and not _pages_sound(r.pages):
+            problems.append(
+                f"{r.id}: its page starts {list(r.pages.starts)[:5]}… do not start at 0 and "
+                "increase, or its OCR confidences are not one per page"
+            )
         wrong = sorted(size // 4 for size in sizes if size != 4 * r.stamp.dimensions)
         if wrong:
             dims = ", ".join(map(str, wrong))

@@ -2,7 +2,11 @@
 
 Files are found and read by :mod:`rag_lab.sources.folder`. A file that cannot become a
 document ends ``failed`` with its reason while the others are indexed: one broken file
-never breaks a folder. Unchanged files are skipped by the sha256 of their bytes. A
+never breaks a folder. Unchanged files are skipped by the sha256 of their bytes, as long
+as they are read the same way (a PDF read by another extractor, library version or
+option is a new text, so it is indexed again; :attr:`~rag_lab.sources.folder.Read.reading`).
+How PDFs are read (:class:`~rag_lab.sources.folder.PdfOptions`) is recorded in the index's
+``meta``, so that :func:`retry` reads them as the run that failed them did. A
 document whose vectors carry another stamp (a new model or pipeline version) is marked
 ``stale`` and kept as it is until ``rebuild=True`` re-embeds it, so an upgrade is a
 deliberate step that :func:`rag_lab.app.index.retriever` insists on.
@@ -22,6 +26,7 @@ refused with :class:`IngestError`, before anything is written, unless ``prune=Tr
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -30,13 +35,25 @@ from pathlib import Path
 from tqdm import tqdm
 
 from rag_lab.app.index import PIPELINE_VERSION, STRATEGY, current_stamp
-from rag_lab.app.store import Status, Store
+from rag_lab.app.store import DocumentRecord, Pages, Stamp, Status, Store
 from rag_lab.chunking import chunk_document
 from rag_lab.search import TextEncoder
-from rag_lab.sources.folder import IngestError, Source, Unreadable, discover, read, scan
+from rag_lab.sources.folder import (
+    IngestError,
+    PdfOptions,
+    Source,
+    Unreadable,
+    discover,
+    read_source,
+    scan,
+    unchanged_scan,
+)
+from rag_lab.sources.pdf.document import PdfDocument
 
 WRITE_BATCH = 64
 """Chunks embedded and written per step within a document's transaction."""
+PDF_OPTIONS_KEY = "pdf_options"
+"""The ``meta`` key holding the :class:`PdfOptions` of the last run, as JSON."""
 
 
 @dataclass(frozen=True)
@@ -54,6 +71,10 @@ class IngestReport:
     """In the index but no longer in the folder."""
     not_followed: dict[str, str] = field(default_factory=dict)
     """Path → why it was not read (symbolic links); not documents, so not in the index."""
+    running_lines: dict[str, int] = field(default_factory=dict)
+    """PDF document id → running header and footer lines removed, for those indexed now."""
+    flagged: dict[str, tuple[int, ...]] = field(default_factory=dict)
+    """OCRed document id → its pages under the confidence threshold, for those indexed now."""
 
     def summary(self) -> str:
         parts = [(len(self.indexed), "indexed"), (len(self.skipped), "unchanged")]
@@ -72,6 +93,7 @@ def index_folder(
     progress: bool | None = None,
     prune: bool = False,
     follow_symlinks: bool = False,
+    pdf: PdfOptions | None = None,
 ) -> IngestReport:
     """Bring ``store`` up to date with ``folder``; one failed file never stops the others.
 
@@ -81,7 +103,7 @@ def index_folder(
     (None: only on a terminal). An index holds one folder; another raises
     :class:`IngestError`, as does a run that would remove more than half of the documents
     (or all of them) unless ``prune``. ``follow_symlinks``: follow links that leave the
-    folder, and symlinked folders.
+    folder, and symlinked folders. ``pdf``: how PDFs are read (default :class:`PdfOptions`).
     """
     root = Path(folder).resolve()
     if not root.is_dir():
@@ -105,7 +127,9 @@ def index_folder(
             ]
         )
     store.set_meta("folder", str(root))
-    report = _ingest(found.sources, store, encoder, pipeline_version, rebuild, progress)
+    options = pdf or PdfOptions()
+    store.set_meta(PDF_OPTIONS_KEY, json.dumps(dataclasses.asdict(options)))
+    report = _ingest(found.sources, store, encoder, pipeline_version, rebuild, progress, options)
     for r in records:
         why = unseen.get(r.id)
         if why is not None:
@@ -122,7 +146,10 @@ def retry(
     pipeline_version: str = PIPELINE_VERSION,
     progress: bool | None = None,
 ) -> IngestReport:
-    """Re-attempt every ``failed`` document of the index's folder, and only those."""
+    """Re-attempt every ``failed`` document of the index's folder, and only those.
+
+    PDFs are read with the options of the last :func:`index_folder` run.
+    """
     held = store.meta("folder")
     failed = {r.id for r in store.documents() if r.status is Status.FAILED}
     if held is None or not failed:
@@ -130,7 +157,9 @@ def retry(
     if not Path(held).is_dir():
         raise IngestError([f"{held}: the index's folder is not there (not mounted?); nothing done"])
     sources = [s for s in discover(held) if s.id in failed]
-    report = _ingest(sources, store, encoder, pipeline_version, False, progress)
+    recorded = store.meta(PDF_OPTIONS_KEY)
+    options = PdfOptions(**json.loads(recorded)) if recorded else PdfOptions()
+    report = _ingest(sources, store, encoder, pipeline_version, False, progress, options)
     gone = sorted(failed - {s.id for s in sources})
     store.remove(gone)
     return dataclasses.replace(report, removed=gone)
@@ -143,25 +172,30 @@ def _ingest(
     pipeline_version: str,
     rebuild: bool,
     progress: bool | None,
+    options: PdfOptions,
 ) -> IngestReport:
     current = current_stamp(encoder.fingerprint, pipeline_version)
     previous = {r.id: r for r in store.documents()}
     indexed, skipped, stale, failed = [], [], [], {}
+    running: dict[str, int] = {}
+    flagged: dict[str, tuple[int, ...]] = {}
     for source in tqdm(sources, desc="indexing", unit="file", disable=_disable(progress)):
         prev = previous.get(source.id)
+        kept = prev is not None and prev.status is not Status.FAILED
         try:
-            doc, digest = read(source)
-            unchanged = prev is not None and prev.sha256 == digest
-            if unchanged and prev.status is not Status.FAILED:
-                if prev.stamp == current:
-                    if prev.status is Status.STALE:  # the stamp is current again
-                        store.set_status([source.id], Status.INDEXED)
-                    skipped.append(source.id)
+            # An unchanged scan is settled before it is read: OCR takes seconds a page.
+            scanned = kept and prev.pages is not None and bool(prev.pages.confidences)
+            if scanned and unchanged_scan(source, options, prev.reading or "", prev.sha256 or ""):
+                settled = _settle(store, prev, current, rebuild)
+                if settled is not None:
+                    (skipped if settled == "skipped" else stale).append(source.id)
                     continue
-                if not rebuild:
-                    if prev.status is not Status.STALE:
-                        store.set_status([source.id], Status.STALE)
-                    stale.append(source.id)
+            got = read_source(source, options)
+            doc, digest = got.document, got.sha256
+            if kept and prev.sha256 == digest and prev.reading == got.reading:
+                settled = _settle(store, prev, current, rebuild)
+                if settled is not None:
+                    (skipped if settled == "skipped" else stale).append(source.id)
                     continue
             chunks = chunk_document(doc, STRATEGY)
             if not chunks:
@@ -174,9 +208,38 @@ def _ingest(
             for at in range(0, len(chunks), WRITE_BATCH):
                 batch = chunks[at : at + WRITE_BATCH]
                 writer.add(batch, encoder.encode([c.text for c in batch], progress=False))
-            writer.finish(source.path, digest, doc.title, current)
+            pages = _pages(got.pdf) if got.pdf else None
+            writer.finish(source.path, digest, doc.title, current, reading=got.reading, pages=pages)
         indexed.append(source.id)
-    return IngestReport(indexed, skipped, failed, stale)
+        if pages and pages.running_lines_removed:
+            running[source.id] = pages.running_lines_removed
+        if pages and pages.flagged:
+            flagged[source.id] = pages.flagged
+    return IngestReport(indexed, skipped, failed, stale, running_lines=running, flagged=flagged)
+
+
+def _settle(store: Store, prev: DocumentRecord, current: Stamp, rebuild: bool) -> str | None:
+    """For an unchanged document: ``skipped`` (stamp current), ``stale`` (not, and no
+    ``rebuild``; its status set), or None: it is to be indexed again."""
+    if prev.stamp == current:
+        if prev.status is Status.STALE:  # the stamp is current again
+            store.set_status([prev.id], Status.INDEXED)
+        return "skipped"
+    if rebuild:
+        return None
+    if prev.status is not Status.STALE:
+        store.set_status([prev.id], Status.STALE)
+    return "stale"
+
+
+def _pages(pdf: PdfDocument) -> Pages:
+    """What the index keeps of a :class:`~rag_lab.sources.pdf.document.PdfDocument`."""
+    return Pages(
+        pdf.starts,
+        len(pdf.removed),
+        pdf.ocr.confidences if pdf.ocr else (),
+        pdf.ocr.min_confidence if pdf.ocr else None,
+    )
 
 
 def _unlisted(path: str, unlisted: dict[str, str]) -> str | None:

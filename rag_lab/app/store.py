@@ -14,16 +14,25 @@ created only in a file this code creates, and any other file (empty, not SQLite,
 program's database, another schema) is refused with :class:`StoreError` naming what it
 is, before anything is written. Readers open read-only. One writer at a time:
 :func:`writer_lock` holds a lock file beside the index for a whole run.
+
+Schema 3 added, per document, how its file was read (``reading``: the PDF extractor and
+its library's version, or the text reader's) and, for a PDF, its :class:`Pages` (where
+each page starts, running lines removed, OCR confidences) as JSON. An index of schema 2
+is upgraded in place by the first writer (two columns added, each row marked as read by
+the text reader its stamp names, as it was: schema 2 read no PDFs; nothing re-embedded);
+until then a reader reads it as it is, with no pages. Any other schema is refused.
 """
 
 from __future__ import annotations
 
+import json
+import math
 import os
 import sqlite3
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
-from dataclasses import dataclass, fields
+from dataclasses import asdict, dataclass, field, fields
 from datetime import UTC, datetime
 from enum import StrEnum
 from pathlib import Path
@@ -33,8 +42,11 @@ import numpy as np
 
 from rag_lab.chunking import Chunk
 
-SCHEMA_VERSION = "2"
-"""2: stamps carry the version of the file reader (was: the book extractor's)."""
+SCHEMA_VERSION = "3"
+"""2: stamps carry the version of the file reader (was: the book extractor's). 3: documents
+record how their file was read and, for PDFs, their pages (:class:`Pages`)."""
+UPGRADABLE = ("2",)
+"""Older schemas upgraded in place (:data:`_ADDED`)."""
 APPLICATION_ID = 0x5241474C
 """``RAGL``: SQLite's ``PRAGMA application_id`` of every rag-lab index."""
 BUSY_SECONDS = 10.0
@@ -83,6 +95,47 @@ class Stamp:
 
 
 @dataclass(frozen=True)
+class Pages:
+    """A paginated document's pages (a PDF): where each starts, and how sure their text is."""
+
+    starts: tuple[int, ...]
+    """The offset of each page's first character in the document's text."""
+    running_lines_removed: int = 0
+    """Running headers and footers removed by the reader (0 when they were kept)."""
+    confidences: tuple[float, ...] = ()
+    """OCR only: each page's mean word confidence (0–100; NaN for a page with no word)."""
+    min_confidence: float | None = None
+    """OCR only: the threshold under which a page is flagged."""
+    flagged: tuple[int, ...] = field(init=False)
+    """The 1-based pages whose OCR confidence is under :attr:`min_confidence` (or NaN)."""
+
+    def __post_init__(self) -> None:
+        low = self.min_confidence
+        flagged = (
+            ()
+            if low is None
+            else tuple(n for n, c in enumerate(self.confidences, 1) if math.isnan(c) or c < low)
+        )
+        object.__setattr__(self, "flagged", flagged)
+
+    def to_json(self) -> str:
+        data = asdict(self)
+        del data["flagged"]
+        data["confidences"] = [None if math.isnan(c) else c for c in self.confidences]
+        return json.dumps(data)
+
+    @classmethod
+    def from_json(cls, text: str) -> Pages:
+        data = json.loads(text)
+        return cls(
+            tuple(data["starts"]),
+            data["running_lines_removed"],
+            tuple(math.nan if c is None else c for c in data["confidences"]),
+            data["min_confidence"],
+        )
+
+
+@dataclass(frozen=True)
 class DocumentRecord:
     """One document's row: what it is, how it stands, and what embedded it."""
 
@@ -101,6 +154,10 @@ class DocumentRecord:
     """Written by the store when the document's last chunk is in; None if it failed."""
     updated_at: str
     """UTC time of the last change, ISO 8601 to the second."""
+    reading: str | None = None
+    """How the file was read (:attr:`rag_lab.sources.folder.Read.reading`); None if it failed."""
+    pages: Pages | None = None
+    """For a PDF: its pages; None for unpaginated text and failed documents."""
 
 
 class DocumentWriter(Protocol):
@@ -108,7 +165,16 @@ class DocumentWriter(Protocol):
 
     def add(self, chunks: Sequence[Chunk], vectors: np.ndarray) -> None: ...
 
-    def finish(self, path: str, sha256: str, title: str, stamp: Stamp) -> DocumentRecord: ...
+    def finish(
+        self,
+        path: str,
+        sha256: str,
+        title: str,
+        stamp: Stamp,
+        *,
+        reading: str | None = None,
+        pages: Pages | None = None,
+    ) -> DocumentRecord: ...
 
 
 class Store(Protocol):
@@ -162,7 +228,9 @@ CREATE TABLE documents (
     pipeline_version TEXT,
     reader_version TEXT,
     chunk_count INTEGER,
-    updated_at TEXT NOT NULL
+    updated_at TEXT NOT NULL,
+    reading TEXT,
+    pages TEXT
 );
 CREATE TABLE chunks (
     doc_id TEXT NOT NULL,
@@ -179,8 +247,18 @@ CREATE TABLE chunks (
 
 _COLUMNS = (
     "id, path, sha256, status, reason, title, model_name, model_key, dimensions, "
-    "pipeline_version, reader_version, chunk_count, updated_at"
+    "pipeline_version, reader_version, chunk_count, updated_at, reading, pages"
 )
+_ADDED = {
+    "2": (
+        "ALTER TABLE documents ADD COLUMN reading TEXT",
+        "ALTER TABLE documents ADD COLUMN pages TEXT",
+        # Schema 2 read only text files: each row was read by the text reader its stamp names.
+        "UPDATE documents SET reading = 'text reader ' || reader_version "
+        "WHERE status != 'failed' AND reader_version IS NOT NULL",
+    )
+}
+"""What turns each :data:`UPGRADABLE` schema into this one, statement by statement."""
 
 
 class SQLiteStore:
@@ -196,6 +274,7 @@ class SQLiteStore:
         """
         self.path = Path(path)
         self.readonly = readonly
+        self._columns = _COLUMNS
         kind = inspect_file(self.path)
         if kind == "missing":
             if readonly:
@@ -205,18 +284,41 @@ class SQLiteStore:
         self._db = _connect(self.path, readonly, timeout)
         try:
             found = self.meta("schema")
-            if kind == "unmarked" and not readonly:  # an index written before the marks
+            if found in UPGRADABLE and readonly:  # read as it is, until a writer upgrades it
+                self._columns = _COLUMNS.replace("reading, pages", "NULL, NULL")
+            elif found in UPGRADABLE:
+                self._upgrade(found)
+                found = SCHEMA_VERSION
+            if kind == "unmarked" and not readonly and found == SCHEMA_VERSION:
+                # an index written before the marks
                 self._db.execute(f"PRAGMA application_id = {APPLICATION_ID}")
                 self._db.execute(f"PRAGMA user_version = {int(SCHEMA_VERSION)}")
         except BaseException:
             self._db.close()
             raise
-        if found != SCHEMA_VERSION:
+        if found != SCHEMA_VERSION and found not in UPGRADABLE:
             self._db.close()
             raise StoreError(
                 f"{self.path} has index schema {found}; this rag_lab reads {SCHEMA_VERSION}. "
                 "Index the folder again into a new file (--index PATH)."
             )
+
+    def _upgrade(self, found: str) -> None:
+        """Schema ``found`` → :data:`SCHEMA_VERSION`, in one transaction (module docstring)."""
+        self._db.execute("BEGIN IMMEDIATE")
+        try:
+            if self.meta("schema") == found:  # not upgraded by another process meanwhile
+                for statement in _ADDED[found]:
+                    self._db.execute(statement)
+                self._db.execute(
+                    "UPDATE meta SET value = ? WHERE key = 'schema'", (SCHEMA_VERSION,)
+                )
+                if self._db.execute("PRAGMA application_id").fetchone()[0] == APPLICATION_ID:
+                    self._db.execute(f"PRAGMA user_version = {int(SCHEMA_VERSION)}")
+        except BaseException:
+            self._db.execute("ROLLBACK")
+            raise
+        self._db.execute("COMMIT")
 
     def _create(self, timeout: float) -> sqlite3.Connection:
         try:
@@ -256,12 +358,12 @@ class SQLiteStore:
         self._db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, value))
 
     def documents(self) -> list[DocumentRecord]:
-        rows = self._db.execute(f"SELECT {_COLUMNS} FROM documents ORDER BY id")
+        rows = self._db.execute(f"SELECT {self._columns} FROM documents ORDER BY id")
         return [_record(row) for row in rows]
 
     def document(self, doc_id: str) -> DocumentRecord | None:
         row = self._db.execute(
-            f"SELECT {_COLUMNS} FROM documents WHERE id = ?", (doc_id,)
+            f"SELECT {self._columns} FROM documents WHERE id = ?", (doc_id,)
         ).fetchone()
         return _record(row) if row else None
 
@@ -400,9 +502,10 @@ class SQLiteStore:
     def _put(self, r: DocumentRecord) -> None:
         stamp = [getattr(r.stamp, f.name) if r.stamp else None for f in fields(Stamp)]
         values = [r.id, r.path, r.sha256, str(r.status), r.reason, r.title, *stamp]
+        pages = r.pages.to_json() if r.pages else None
         self._db.execute(
-            f"INSERT OR REPLACE INTO documents ({_COLUMNS}) VALUES ({', '.join('?' * 13)})",
-            [*values, r.chunk_count, r.updated_at],
+            f"INSERT OR REPLACE INTO documents ({_COLUMNS}) VALUES ({', '.join('?' * 15)})",
+            [*values, r.chunk_count, r.updated_at, r.reading, pages],
         )
 
 
@@ -427,10 +530,29 @@ class _SQLiteWriter:
         self._store._db.executemany("INSERT INTO chunks VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows)
         self._count += len(rows)
 
-    def finish(self, path: str, sha256: str, title: str, stamp: Stamp) -> DocumentRecord:
+    def finish(
+        self,
+        path: str,
+        sha256: str,
+        title: str,
+        stamp: Stamp,
+        *,
+        reading: str | None = None,
+        pages: Pages | None = None,
+    ) -> DocumentRecord:
         """Seal the document as indexed; its chunk count is what this writer stored."""
         self.record = DocumentRecord(
-            self._doc_id, path, sha256, Status.INDEXED, None, title, stamp, self._count, _now()
+            self._doc_id,
+            path,
+            sha256,
+            Status.INDEXED,
+            None,
+            title,
+            stamp,
+            self._count,
+            _now(),
+            reading,
+            pages,
         )
         self._store._put(self.record)
         return self.record
@@ -459,7 +581,7 @@ def inspect_file(path: Path) -> str:
     app_id = int.from_bytes(header[68:72], "big")
     version = int.from_bytes(header[60:64], "big", signed=True)
     if app_id == APPLICATION_ID:
-        if version != int(SCHEMA_VERSION):
+        if version != int(SCHEMA_VERSION) and str(version) not in UPGRADABLE:
             raise StoreError(
                 f"{path} has index schema {version}; this rag_lab reads {SCHEMA_VERSION}. "
                 "Index the folder again into a new file (--index PATH)."
@@ -535,7 +657,7 @@ def writer_lock(path: str | Path, timeout: float | None = None) -> Iterator[None
 
 
 def _record(row: tuple) -> DocumentRecord:
-    doc_id, path, sha, status, reason, title, *stamp, count, updated = row
+    doc_id, path, sha, status, reason, title, *stamp, count, updated, reading, pages = row
     return DocumentRecord(
         doc_id,
         path,
@@ -546,6 +668,8 @@ def _record(row: tuple) -> DocumentRecord:
         Stamp(*stamp) if stamp[0] is not None else None,
         count,
         updated,
+        reading,
+        Pages.from_json(pages) if pages else None,
     )
 
 

@@ -1,6 +1,6 @@
-"""Read a folder of Markdown and plain-text files into documents, one reason per failure.
+"""Read a folder of Markdown, plain-text and PDF files into documents, one reason per failure.
 
-Which files: every ``.md``, ``.markdown`` and ``.txt`` file under the folder, hidden
+Which files: every ``.md``, ``.markdown``, ``.txt`` and ``.pdf`` file under the folder, hidden
 folders skipped; when the folder holds a ``SHA256SUMS`` manifest, only the files it lists
 (as in the lab's corpus, whose folder also holds notes and licences). A document's id is
 its path relative to the folder without the suffix, e.g. ``guides/setup``.
@@ -13,6 +13,13 @@ file it could not see for a file that is gone. A UTF-8 byte-order mark is droppe
 A file that cannot become a document (unreadable, empty, binary, not UTF-8, too large)
 raises :class:`Unreadable` with the reason an index records. :func:`load_folder` is the
 all-or-nothing reading an evaluation needs; :mod:`rag_lab.app.ingest` reads file by file.
+
+A PDF is read by :func:`rag_lab.sources.pdf.document.read_pdf` (PDFium by default, running
+headers and footers removed; :class:`PdfOptions`) into ``plain`` text whose pages are
+joined by a page break and a blank line; :func:`read_source` also returns the
+:class:`~rag_lab.sources.pdf.document.PdfDocument` (page starts, extractor, OCR
+confidences) that the index keeps. It fails with the parser's reason (``encrypted: …``,
+``malformed: …``), or ``no text layer (scanned?)`` unless OCR is asked.
 """
 
 from __future__ import annotations
@@ -24,6 +31,7 @@ from pathlib import Path
 
 from rag_lab.checksums import ManifestError, read_manifest, sha256_bytes
 from rag_lab.documents import Document, title_of
+from rag_lab.sources.pdf import document as pdf
 
 READER_VERSION = "1"
 """Bump whenever :func:`read` could turn the same bytes into another document."""
@@ -32,7 +40,10 @@ MAX_BYTES = 5 * 1024 * 1024
 """Larger files fail as ``too large``: 5 MB of text is a book, likely not meant for one index."""
 MARKDOWN_SUFFIXES = (".md", ".markdown")
 TEXT_SUFFIXES = (".txt",)
-SUFFIXES = MARKDOWN_SUFFIXES + TEXT_SUFFIXES
+PDF_SUFFIXES = (".pdf",)
+SUFFIXES = MARKDOWN_SUFFIXES + TEXT_SUFFIXES + PDF_SUFFIXES
+MAX_PDF_BYTES = 100 * 1024 * 1024
+"""PDFs carry fonts and images besides their text, so their limit is higher: 100 MB."""
 MANIFEST = "SHA256SUMS"
 
 
@@ -65,6 +76,31 @@ class Source:
     """The path of an earlier file with the same id, if any: then this one cannot be indexed."""
     expected: str | None = None
     """The sha256 a ``SHA256SUMS`` manifest lists for it (the lab's corpus has one)."""
+
+
+@dataclass(frozen=True)
+class PdfOptions:
+    """How PDFs are read (``rag-lab index --pdf-extractor, --keep-running-lines, --ocr``)."""
+
+    extractor: str = pdf.DEFAULT_EXTRACTOR
+    keep_running_lines: bool = False
+    ocr: bool = False
+    ocr_min_confidence: float = pdf.OCR_MIN_CONFIDENCE
+
+
+@dataclass(frozen=True)
+class Read:
+    """What :func:`read_source` made of a file."""
+
+    document: Document
+    sha256: str
+    pdf: pdf.PdfDocument | None = None
+    """For a PDF: its pages, how it was read, and what was removed; None for text files."""
+
+    @property
+    def reading(self) -> str:
+        """How the file was read: a PDF's :attr:`~.PdfDocument.reading`, else the reader's."""
+        return self.pdf.reading if self.pdf else f"text reader {READER_VERSION}"
 
 
 @dataclass(frozen=True)
@@ -168,18 +204,26 @@ def _sources(root: Path, files: Sequence[Path], sums: dict[str, str]) -> list[So
     return sources
 
 
-def read(source: Source) -> tuple[Document, str]:
+def read(source: Source, options: PdfOptions | None = None) -> tuple[Document, str]:
     """The document in ``source`` and the sha256 of its bytes; raise :class:`Unreadable`.
 
     Markdown gets its title from the first ``# `` line (as the corpus loader does); plain
-    text is titled by its file name.
+    text is titled by its file name; a PDF by its metadata title, else its file name.
     """
+    got = read_source(source, options)
+    return got.document, got.sha256
+
+
+def read_source(source: Source, options: PdfOptions | None = None) -> Read:
+    """:func:`read`, with what the reader knows of a PDF (:class:`Read`); ``options`` for PDFs."""
     if source.clash:
         raise Unreadable(f"same document id as {source.clash}; rename one of them")
+    is_pdf = source.file.suffix.lower() in PDF_SUFFIXES
+    limit = MAX_PDF_BYTES if is_pdf else MAX_BYTES
     try:
         size = source.file.stat().st_size
-        if size > MAX_BYTES:
-            raise Unreadable(f"too large: {size:,} bytes, over the {MAX_BYTES:,}-byte limit")
+        if size > limit:
+            raise Unreadable(f"too large: {size:,} bytes, over the {limit:,}-byte limit")
         data = source.file.read_bytes()
     except OSError as err:
         raise Unreadable(f"unreadable: {err.strerror or err}") from None
@@ -188,6 +232,8 @@ def read(source: Source) -> tuple[Document, str]:
         raise Unreadable(f"sha256 {digest}, {MANIFEST} says {source.expected}", digest)
     if not data:
         raise Unreadable("empty file", digest)
+    if is_pdf:
+        return _read_pdf(source, digest, options or PdfOptions())
     if b"\0" in data:
         raise Unreadable(f"binary: a NUL byte at byte {data.index(0)}", digest)
     try:
@@ -196,8 +242,52 @@ def read(source: Source) -> tuple[Document, str]:
         raise Unreadable(f"not UTF-8: {err.reason} at byte {err.start}", digest) from None
     stem = Path(source.path).stem
     if source.file.suffix.lower() in TEXT_SUFFIXES:
-        return Document(source.id, stem, text, source.file, format="plain"), digest
-    return Document(source.id, title_of(text, stem), text, source.file), digest
+        return Read(Document(source.id, stem, text, source.file, format="plain"), digest)
+    return Read(Document(source.id, title_of(text, stem), text, source.file), digest)
+
+
+def _read_pdf(source: Source, digest: str, options: PdfOptions) -> Read:
+    """A PDF as ``plain`` text (it has no Markdown headings); each failure says why."""
+    try:
+        got = pdf.read_pdf(
+            source.file,
+            extractor=options.extractor,
+            keep_running_lines=options.keep_running_lines,
+            use_ocr=options.ocr,
+            ocr_min_confidence=options.ocr_min_confidence,
+        )
+    except pdf.OcrUnavailable as err:
+        raise Unreadable(f"{pdf.NO_TEXT}, and OCR is unavailable: {err}", digest) from None
+    except pdf.PdfError as err:
+        raise Unreadable(err.reason, digest) from None
+    except ImportError as err:  # the pdf extra is not installed: the file's not at fault
+        raise Unreadable(
+            f"cannot read PDFs: the {err.name or 'PDF'} package is missing (pip install -e .[pdf])",
+            digest,
+        ) from None
+    doc = Document(source.id, got.title, got.text, source.file, format="plain")
+    return Read(doc, digest, got)
+
+
+def unchanged_scan(source: Source, options: PdfOptions, reading: str, sha256: str) -> bool:
+    """Is ``source`` a scan read before by OCR as ``reading``, with the bytes ``sha256``?
+
+    True when OCR is asked, the reading these ``options`` would give a scan is ``reading``
+    (:func:`~rag_lab.sources.pdf.document.ocr_reading`) and the file's bytes are the same:
+    then OCRing it again (seconds a page) would give the same text. False when any of this
+    does not hold or cannot be told (no Tesseract, an unreadable file): then it is read.
+    """
+    if not options.ocr or source.file.suffix.lower() not in PDF_SUFFIXES or source.clash:
+        return False
+    if source.expected is not None and source.expected != sha256:  # read_source says why
+        return False
+    try:
+        expected = pdf.ocr_reading(
+            options.extractor, options.keep_running_lines, options.ocr_min_confidence
+        )
+        return expected == reading and sha256_bytes(source.file.read_bytes()) == sha256
+    except (pdf.OcrUnavailable, ImportError, OSError):
+        return False
 
 
 def load_folder(folder: str | os.PathLike) -> list[Document]:
@@ -225,7 +315,7 @@ def load_folder(folder: str | os.PathLike) -> list[Document]:
             elif name in sums and sums[name] != expected:
                 problems.append(f"{root / name}: sha256 {sums[name]}, {MANIFEST} says {expected}")
     if not docs and not problems:
-        problems.append(f"{root}: no .md, .markdown or .txt files")
+        problems.append(f"{root}: no .md, .markdown, .txt or .pdf files")
     if problems:
         raise IngestError(problems)
     return docs

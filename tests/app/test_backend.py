@@ -196,14 +196,14 @@ def test_indexing_streams_documents_in_bounded_batches(tmp_path, monkeypatch):
         encoder, "encode", lambda texts, **kw: calls.append(len(texts)) or encode(texts)
     )
     committed_at_read: list[int] = []
-    read = ingest.read
+    read = ingest.read_source
 
-    def counting(source):
+    def counting(source, options):
         with SQLiteStore(tmp_path / "i.sqlite", readonly=True) as other:  # committed rows only
             committed_at_read.append(len(other.documents()))
-        return read(source)
+        return read(source, options)
 
-    monkeypatch.setattr(ingest, "read", counting)
+    monkeypatch.setattr(ingest, "read_source", counting)
     with SQLiteStore(tmp_path / "i.sqlite") as store:
         report = ingest.index_folder(docs, store, encoder, progress=False)
         long_chunks = store.document("long").chunk_count

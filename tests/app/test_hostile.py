@@ -272,7 +272,7 @@ CASES = [
     ("index, 0-byte file", empty_file, ["index", "{docs}"], 2, "is an empty file", "empty"),
     ("index, text file", text_file, ["index", "{docs}"], 2, "not an SQLite database", "not sqlite"),
     ("retry, text file", text_file, ["retry"], 2, "not an SQLite database", "not sqlite"),
-    ("index, other schema", other_schema, ["index", "{docs}"], 2, "schema 1; this rag_lab reads 2", "refused: index schema 1"),
+    ("index, other schema", other_schema, ["index", "{docs}"], 2, "schema 1; this rag_lab reads 3", "refused: index schema 1"),
     ("index, unmarked old index", unmarked, ["index", "{docs}"], 0, "", "3 indexed, 0 failed"),
     ("index, no folder", nothing, ["index", "{tmp}/nowhere"], 2, "nowhere: not a folder", "absent"),
     ("index, folder is a file", nothing, ["index", "{docs}/a.md"], 2, "a.md: not a folder", "absent"),

@@ -146,7 +146,7 @@ def test_a_file_that_is_not_an_index_is_refused(tmp_path):
 
 def test_an_index_of_another_schema_is_refused(store):
     store.set_meta("schema", "0")
-    with pytest.raises(StoreError, match="schema 0; this rag_lab reads 2"):
+    with pytest.raises(StoreError, match="schema 0; this rag_lab reads 3"):
         SQLiteStore(store.path)
 
 
