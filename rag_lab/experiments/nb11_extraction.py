@@ -49,15 +49,20 @@ from rag_lab.experiments import plots, tables
 from rag_lab.experiments.lab import Lab
 from rag_lab.metrics import Ranks, first_hit_ranks, recall_at
 from rag_lab.models.minilm import count_word_pieces
-from rag_lab.questions import Query
+from rag_lab.questions import Query, Question
 from rag_lab.ranking import order
 from rag_lab.search import ChunkIndex
+from rag_lab.sources.pdf import document as pdf_document
 from rag_lab.sources.pdf import extract as ex
 from rag_lab.sources.pdf import typeset as ts
 from rag_lab.stats import ALPHA, wilson
 
-READERS: tuple[str, ...] = tuple(f"{e} {m}" for e in ex.EXTRACTORS for m in ex.MODES[e])
+LIBRARY_READERS: tuple[str, ...] = tuple(f"{e} {m}" for e in ex.EXTRACTORS for m in ex.MODES[e])
 """Every extractor in every mode, named ``"pypdf default"``, ``"pdfminer positional"``, …"""
+APP_READER = "rag-lab index"
+"""What ``rag-lab index`` reads a PDF with (:func:`rag_lab.sources.pdf.document.read_pdf`,
+its defaults): PDFium, cleaned, paragraphs from line spacing, running lines removed."""
+READERS: tuple[str, ...] = (*LIBRARY_READERS, APP_READER)
 LAYOUTS = ts.LAYOUTS
 STRATEGY = "E"
 """The chunking measured over extracted text: the app's (paragraphs, sentences, header)."""
@@ -92,6 +97,10 @@ def folded(text: str) -> str:
 def reader_parts(reader: str) -> tuple[str, str]:
     extractor, mode = reader.split(" ")
     return extractor, mode
+
+
+def _is_app(by_doc: Mapping[str, ex.PdfText]) -> bool:
+    return next(iter(by_doc.values())).extractor == "rag-lab"
 
 
 # --- typesetting -----------------------------------------------------------------------------
@@ -174,6 +183,7 @@ def library_versions() -> dict[str, str]:
         "pypdf": version("pypdf"),
         "pdfminer": version("pdfminer.six"),
         "pdfium": version("pypdfium2"),
+        "rag-lab": f"reader {pdf_document.READER_VERSION}, pypdfium2 {version('pypdfium2')}",
     }
 
 
@@ -203,18 +213,21 @@ def _sha256(path: Path) -> str:
 
 
 def _extract_key(path: Path, reader: str) -> dict:
-    library = library_versions()[reader_parts(reader)[0]]
+    library = library_versions()["rag-lab" if reader == APP_READER else reader_parts(reader)[0]]
     return {"pdf": _sha256(path), "reader": reader, "library": library}
 
 
 def _extract_pages(path: Path, reader: str) -> list[str]:
+    if reader == APP_READER:
+        return list(pdf_document.read_pdf(path).pages)
     return list(ex.extract(path, *reader_parts(reader)).pages)
 
 
 def extract_cached(path: Path, reader: str) -> ex.PdfText:
     """:func:`rag_lab.sources.pdf.extract.extract`, cached by the PDF's bytes and the reader."""
     pages = _cached(_extract_key(path, reader), lambda: _extract_pages(path, reader))
-    return ex.PdfText(*reader_parts(reader), tuple(pages))
+    name = ("rag-lab", "index") if reader == APP_READER else reader_parts(reader)
+    return ex.PdfText(*name, tuple(pages))
 
 
 EXTRACT_WORKERS = 2
@@ -260,9 +273,10 @@ def ocr_cached(path: Path, pages: Sequence[int], dpi: int = SCAN_DPI) -> list[ex
 
 
 def canonical(pages: Sequence[str]) -> str:
-    """The pages as one text to chunk: PDFium's ``\\r\\n`` read as ``\\n``, pages joined by
-    :data:`~rag_lab.sources.pdf.extract.PAGE_BREAK`, so offsets still name a page."""
-    return ex.PAGE_BREAK.join(p.replace("\r\n", "\n").replace("\r", "\n") for p in pages)
+    """The pages as one text to chunk: PDFium's ``\\r\\n`` read as ``\\n``, the pages joined
+    as ``rag-lab index`` joins them (:data:`~rag_lab.sources.pdf.document.PAGE_JOIN`, a form
+    feed and a blank line), so a page break is a paragraph break and offsets name a page."""
+    return pdf_document.PAGE_JOIN.join(p.replace("\r\n", "\n").replace("\r", "\n") for p in pages)
 
 
 def survival(needles: Mapping[str, Sequence[str]], texts: Mapping[str, str], fold=flat) -> int:
@@ -402,24 +416,25 @@ def best_and_worst(table: pd.DataFrame) -> dict[str, tuple[str, str]]:
 
 
 def running_spans(placed: ts.Placement, text: str) -> list[tuple[int, int]]:
-    """Where the running lines of each page are in ``text`` (:func:`canonical`), by the
-    ground truth: the lines drawn on a page but not in its body (the title at the top,
-    ``Page N`` at the bottom), found as whole lines of the page's extracted text, the top
-    line first from the top, the bottom one first from the bottom."""
+    """Where the running lines still in ``text`` (:func:`canonical`) are, by the ground
+    truth: a page's first drawn line (the title) and its last (``Page N``), found as whole
+    lines of the page's extracted text, the top one first from the top, the bottom one first
+    from the bottom. A line drawn twice on a page (the first page's heading is the title
+    too) counts as present only if the page still has it as often as it was drawn."""
     spans = []
     at = 0
     for drawn, page in zip(placed.pages, text.split(ex.PAGE_BREAK), strict=True):
-        running = drawn.split("\n")
-        top, bottom = running[0], running[-1]
+        drawn_lines = drawn.split("\n")
         lines, offsets, pos = page.split("\n"), [], at
         for line in lines:
             offsets.append(pos)
             pos += len(line) + 1
-        for target, order_ in ((top, range(len(lines))), (bottom, reversed(range(len(lines))))):
-            for i in order_:
-                if lines[i].strip() == target:
-                    spans.append((offsets[i], offsets[i] + len(lines[i])))
-                    break
+        stripped = [ln.strip() for ln in lines]
+        for target, from_top in ((drawn_lines[0], True), (drawn_lines[-1], False)):
+            found = [i for i, ln in enumerate(stripped) if ln == target]
+            if found and len(found) >= drawn_lines.count(target):
+                i = found[0] if from_top else found[-1]
+                spans.append((offsets[i], offsets[i] + len(lines[i])))
         at += len(page) + len(ex.PAGE_BREAK)
     return spans
 
@@ -430,6 +445,7 @@ def extracted_docs(
     """The corpus as a reader extracted it: plain documents (no Markdown is left), titled
     as their PDF is; with ``remove_running``, repeated lines removed first."""
     out = []
+    remove_running = remove_running and not _is_app(by_doc)  # it has removed them already
     for doc in docs:
         pages = list(by_doc[doc.id].pages)
         if remove_running:
@@ -489,7 +505,7 @@ def removal_check(
 # --- retrieval -------------------------------------------------------------------------------
 
 
-def relevant_flat(chunks: Sequence[Chunk], queries: Sequence[Query]) -> list[set[int]]:
+def relevant_flat(chunks: Sequence[Chunk], queries: Sequence[Query | Question]) -> list[set[int]]:
     """Per query, the chunks whose embedded text holds the needle, whitespace normalised
     (extraction rewraps lines, so a needle may come out with a newline where it had a space)."""
     flats = [flat(c.text) for c in chunks]
@@ -537,6 +553,30 @@ def corpora(
         name = f"{layout} · {reader}" + (" · running lines removed" if remove else "")
         out.append(Corpus(name, layout, reader, docs, chunk_corpus(docs, STRATEGY)))
     return out
+
+
+def destroyed_table(lab: Lab, corpora_: Sequence[Corpus], clean: str = "Markdown") -> pd.DataFrame:
+    """Per corpus: needles in the text, and needles no chunk holds whole (destroyed: never
+    retrievable, whatever the ranking). A needle can survive extraction and still be
+    destroyed by chunking, when a page break, now a paragraph break, falls inside it."""
+    questions = lab.qset.questions
+    rows = []
+    named = [(clean, lab.chunks_by[STRATEGY], lab.docs)] + [
+        (c.name, c.chunks, c.docs) for c in corpora_
+    ]
+    for name, chunks, docs in named:
+        texts = {d.id: flat(d.text) for d in docs}
+        held = relevant_flat(chunks, questions)  # it reads only each one's needle
+        rows.append(
+            {
+                "corpus": name,
+                "chunks": len(chunks),
+                "needles in the text": sum(flat(q.needle) in texts[q.doc] for q in questions),
+                "needles no chunk holds": sum(1 for h in held if not h),
+                "questions": len(questions),
+            }
+        )
+    return pd.DataFrame(rows).set_index("corpus")
 
 
 def embed_all(lab: Lab, corpora_: Sequence[Corpus]) -> str:
@@ -743,17 +783,32 @@ def waste_table(
     extracted: Mapping[tuple[str, str], Mapping[str, ex.PdfText]],
     layout: str = "running-header",
 ) -> pd.DataFrame:
-    """Per reader: strategy E's chunks over the extracted text that carry a running line and
-    the word-pieces those lines take; then what removal by repetition took, checked against
-    the ground truth (:func:`removal_check`)."""
+    """Per reader, on the text as it gives it: the running lines in it, strategy E's chunks
+    that carry one and the word-pieces those lines take (:func:`waste_row`); then, after
+    removal by repetition, the running lines left and the body lines removed with them
+    (:func:`removal_check`; ``rag-lab index`` has removed them itself, so its row has none)."""
     rows = []
+    placed = sets[layout].placed
     for (lay, reader), by_doc in extracted.items():
         if lay != layout:
             continue
         corpus = extracted_docs(docs, by_doc)
-        spans = {d.id: running_spans(sets[layout].placed[d.id], d.text) for d in corpus}
-        row = waste_row(chunk_corpus(corpus, STRATEGY), spans)
-        rows.append({"reader": reader, **row, **removal_check(sets[layout].placed, by_doc)})
+        spans = {d.id: running_spans(placed[d.id], d.text) for d in corpus}
+        row = {
+            "reader": reader,
+            "running lines in the text": sum(len(v) for v in spans.values()),
+            **waste_row(chunk_corpus(corpus, STRATEGY), spans),
+        }
+        if _is_app(by_doc):
+            row.update({"left after removal": math.nan, "body lines removed": math.nan})
+        else:
+            removed = {d.id: d.text for d in extracted_docs(docs, by_doc, remove_running=True)}
+            left = sum(len(running_spans(placed[d], t)) for d, t in removed.items())
+            check = removal_check(placed, by_doc)
+            row.update(
+                {"left after removal": left, "body lines removed": check["body lines removed"]}
+            )
+        rows.append(row)
     return pd.DataFrame(rows).set_index("reader")
 
 
@@ -770,7 +825,7 @@ def mitigation_table(
     """What each mitigation recovers, measured with it and without it."""
     ids = tables.question_ids(queries)
     rows = []
-    rh, reader = "running-header", picks["running-header"][0]
+    rh, reader = "running-header", picks["running-header"][1]  # a library, lines kept
     sv = survival.set_index(["layout", "reader"])
     n = int(sv["n"].iloc[0])
     raw = int(sv.loc[(rh, reader), "needles kept"])
@@ -778,7 +833,7 @@ def mitigation_table(
         survival_removed.set_index(["layout", "reader"]).loc[(rh, reader), "needles kept"]
     )
     carrying = int(waste.loc[reader, "carrying running lines"])
-    left = int(waste.loc[reader, "running lines left"])
+    left = int(waste.loc[reader, "left after removal"])
     a, b = f"{rh} · {reader} · running lines removed", f"{rh} · {reader}"
     rows.append(
         {
@@ -928,12 +983,14 @@ def claim_rows(
             "verdict": _share_verdict(len(soup), len(kept)),
         }
     )
-    carrying = waste["share of chunks"]
+    lib = waste.loc[[r for r in waste.index if r != APP_READER]]
+    carrying = lib["share of chunks"]
     rows.append(
         {
             "chapter": "running headers repeat in every chunk",
             "measured": f"{carrying.min():.1%}–{carrying.max():.1%} of chunks carry one "
-            f"(those across a page break); {waste['share of embedded word-pieces'].max():.2%} "
+            f"(the chunks at a page's top or bottom); "
+            f"{lib['share of embedded word-pieces'].max():.2%} "
             "of embedded word-pieces at most",
             "verdict": "reproduces" if carrying.min() == 1 else "does not reproduce as stated",
         }
@@ -1007,6 +1064,7 @@ def reading(
     text_layer: pd.DataFrame,
     page_cuts: tuple[int, int],
     needles_in_tables: int,
+    destroyed: pd.DataFrame,
 ) -> str:
     """The notebook's reading, every number taken from the tables passed in."""
     sv = survival.set_index(["layout", "reader"])
@@ -1052,6 +1110,12 @@ def reading(
         else "no reader loses needles"
     )
     by_order = {"pypdf default", "pdfium default"} <= set(rows_lost)
+    app_line = (
+        " `rag-lab index` reads with PDFium by default and loses them too; "
+        "`--pdf-extractor pdfminer` reads such files with layout analysis."
+        if APP_READER in rows_lost and not any(r.startswith("pdfminer") for r in rows_lost)
+        else ""
+    )
     analysis = bool(rows_kept_readers) and all(r.startswith("pdfminer") for r in rows_kept_readers)
     out.append(
         f"**What survives.** On one column every reader keeps {one} needles. On two columns "
@@ -1064,6 +1128,7 @@ def reading(
             if by_order and analysis
             else ""
         )
+        + app_line
     )
     kept_rows = {r: _ratio(v) for r, v in rows_by_reader["rows kept"].items()}
     full = [r for r, (k, m) in kept_rows.items() if k == m]
@@ -1086,9 +1151,13 @@ def reading(
         )
     )
     removed = survival_removed.set_index(["layout", "reader"]).loc["running-header"]
+    removed = removed.loc[[r for r in removed.index if r != APP_READER]]
+    app = waste.loc[APP_READER] if APP_READER in waste.index else None
+    waste = waste.loc[[r for r in waste.index if r != APP_READER]]
     lost_cut, lost = page_cuts
     out.append(
-        f"**Running headers and footers.** The readers keep {kept('running-header')} needles on "
+        "**Running headers and footers.** The libraries keep "
+        f"{kept('running-header', LIBRARY_READERS)} needles on "
         "the running-header layout; "
         + (
             f"every needle lost there ({lost} losses over the readers) is one a page break cuts, "
@@ -1099,17 +1168,25 @@ def reading(
         )
         + "Removing the lines that repeat at the page edges restores "
         f"{_span(removed['needles kept'], '{:.0f}')}/{n}. "
-        f"The removal took {int(waste['running lines removed'].min())} running lines and left "
-        f"{int(waste['running lines left'].max())}, removing "
-        f"{int(waste['body lines removed'].max())} body lines. Before it, "
+        f"Of the {int(waste['running lines in the text'].max())} running lines it left "
+        f"{int(waste['left after removal'].max())} and took "
+        f"{int(waste['body lines removed'].max())} body lines with them. Before it, "
         f"{_span(waste['share of chunks'], '{:.1%}')} of strategy E's chunks carry a running line"
         + (
-            ": not every chunk, as the chapter has it, but those that span a page break"
+            ": not every chunk, as the chapter has it, but the chunks at the top or bottom of "
+            "a page"
             if waste["share of chunks"].max() < 1
             else ""
         )
         + "; those lines take "
         f"{waste['share of embedded word-pieces'].max():.2%} of the embedded word-pieces at most."
+        + (
+            f" `rag-lab index`, which removes them by default, keeps "
+            f"{int(sv.loc[('running-header', APP_READER), 'needles kept'])}/{n} needles, and "
+            f"{int(app['carrying running lines'])} of its chunks carry a running line."
+            if app is not None
+            else ""
+        )
     )
     worse = loss[loss["verdict"].str.endswith("< Markdown")]
     clean = next(iter(systems))
@@ -1121,7 +1198,10 @@ def reading(
             f"{name} (R@20 {recall_at(systems[name], 20):.3f} against "
             f"{recall_at(systems[clean], 20):.3f})"
         )
-    same = loss[loss["verdict"] == "no difference shown"]
+    verdict_of = loss.groupby("a", sort=False)["verdict"]
+    quiet = [a for a, v in verdict_of if (v == "no difference shown").all()]
+    same = loss[loss["a"].isin(quiet)]
+    per_q = loss[loss["verdict"] == "per query only"]
     questions = len(set(tables.question_ids(queries)))
     out.append(
         "**Three layers later.** "
@@ -1132,10 +1212,17 @@ def reading(
             if parts
             else "No extracted corpus retrieves worse than the clean Markdown by question. "
         )
-        + f"For the {len(set(same['a']))} others no difference is shown (by question, "
-        f"{_range(same, 'q wins')} wins and {_range(same, 'q losses')} losses): on "
-        f"{questions} questions, what these corpora lose besides their needles (line "
-        "wrapping, headings, running lines) is too small to show."
+        + f"For {len(set(same['a']))} corpora no difference is shown at either k (by question, "
+        f"{_range(same, 'q wins')} wins and {_range(same, 'q losses')} losses)"
+        + (
+            f"; {', '.join(f'{a} at R@{k}' for a, k in zip(per_q['a'], per_q['k'], strict=True))}"
+            " lose per query only, which the question-level test does not confirm"
+            if len(per_q)
+            else ""
+        )
+        + f". On {questions} questions, what these corpora lose besides their needles (line "
+        "wrapping, headings, running lines, page breaks inside paragraphs) is too small to "
+        "show by question." + _destroyed_line(destroyed)
     )
     if run is not None:
         n_ocr = len(run.needles)
@@ -1184,6 +1271,26 @@ def page_cuts(
     return cut, lost
 
 
+def _destroyed_line(destroyed: pd.DataFrame) -> str:
+    """Corpora where chunking destroys needles that extraction kept."""
+    hit = destroyed[
+        destroyed["needles no chunk holds"]
+        > destroyed["questions"] - destroyed["needles in the text"]
+    ]
+    if hit.empty:
+        return ""
+    parts = [
+        f"{name} {int(r['needles no chunk holds'])} (with {int(r['needles in the text'])} "
+        f"of {int(r['questions'])} in its text)"
+        for name, r in hit.iterrows()
+    ]
+    return (
+        " Chunking destroys needles that extraction kept: no chunk holds them whole in "
+        + "; ".join(parts)
+        + "."
+    )
+
+
 def _span(values: pd.Series, fmt: str) -> str:
     lo, hi = fmt.format(values.min()), fmt.format(values.max())
     return lo if lo == hi else f"{lo}–{hi}"
@@ -1216,3 +1323,17 @@ def _threshold_line(thresholds: pd.DataFrame) -> str:
             else "."
         )
     )
+
+
+def app_refusals(scanned: Typeset) -> str:
+    """What ``rag-lab index`` (without ``--ocr``) says of each scan, reasons counted."""
+    from collections import Counter
+
+    reasons: Counter[str] = Counter()
+    for file in scanned.files.values():
+        try:
+            pdf_document.read_pdf(file)
+            reasons["read (it has text)"] += 1
+        except ex.PdfError as err:
+            reasons[err.reason] += 1
+    return "; ".join(f"{n} of {len(scanned.files)} failed: {r}" for r, n in reasons.items())

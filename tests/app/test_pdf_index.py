@@ -123,11 +123,24 @@ def test_paragraphs_are_found_by_the_space_between_lines(tmp_path, layout):
     assert firsts <= found  # and every paragraph starts one
 
 
-def test_pages_are_joined_by_a_page_break_and_a_blank_line():
+def test_pages_are_joined_by_a_page_break_and_a_newline():
     d = pdf.PdfDocument("T", ("one", "", "three"), "x")
-    assert d.text == "one\f\n\n\f\n\nthree"
-    assert d.starts == (0, 6, 9)
-    assert [d.page_of(i) for i in (0, 3, 5, 6, 9)] == [1, 1, 1, 2, 3]
+    assert d.text == "one\f\n\f\nthree"
+    assert d.starts == (0, 5, 7)
+    assert [d.page_of(i) for i in (0, 3, 4, 5, 7)] == [1, 1, 1, 2, 3]
+
+
+def test_a_sentence_cut_by_a_page_break_is_chunked_whole():
+    from rag_lab.chunking import chunk_document
+    from rag_lab.documents import Document
+
+    first = "Filler words go here. " * 20 + "The pump must be primed"
+    d = pdf.PdfDocument("T", (first, "before it is started. More text follows."), "x")
+    chunks = chunk_document(Document("t", "T", d.text, format="plain"), "E")
+    sentence = "The pump must be primed\f\nbefore it is started."
+    holding = [c for c in chunks if sentence in c.content]
+    assert holding
+    assert d.page_of(holding[0].start) == 1 and d.page_of(holding[0].end - 1) == 2
 
 
 def test_the_title_is_the_metadata_title_else_the_file_stem(tmp_path):
@@ -145,7 +158,7 @@ def test_the_reading_names_the_extractor_and_its_library_version(tmp_path):
     got = pdf.read_pdf(tmp_path / "a.pdf")
     assert got.extractor.startswith("pdfium default, pypdfium2 ")
     assert "(PDFium " in got.extractor
-    assert got.reading == f"pdf reader 1: {got.extractor}; running lines removed"
+    assert got.reading == f"pdf reader {pdf.READER_VERSION}: {got.extractor}; running lines removed"
     assert pdf.read_pdf(tmp_path / "a.pdf", extractor="pypdf").extractor == (
         f"pypdf default, pypdf {pypdf.__version__}"
     )
@@ -347,7 +360,7 @@ def test_an_unchanged_scan_is_not_ocred_again_and_another_threshold_redoes_it(
     scan(tmp_path / "paper.pdf", root / "scan.pdf")
     calls = []
     real = pdf.ocr
-    monkeypatch.setattr(pdf, "ocr", lambda *a: calls.append(a) or real(*a))
+    monkeypatch.setattr(pdf, "ocr", lambda *a, **k: calls.append(a) or real(*a, **k))
 
     def index_with(**options) -> ingest.IngestReport:
         with SQLiteStore(tmp_path / "i.sqlite") as store:
