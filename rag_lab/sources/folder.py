@@ -18,8 +18,9 @@ A PDF is read by :func:`rag_lab.sources.pdf.document.read_pdf` (PDFium by defaul
 headers and footers removed; :class:`PdfOptions`) into ``plain`` text whose pages are
 joined by a page break and a newline (a paragraph may run on over a page);
 :func:`read_source` also returns the :class:`~rag_lab.sources.pdf.document.PdfDocument`
-(page starts, extractor, OCR confidences) that the index keeps. It fails with the parser's reason (``encrypted: …``,
-``malformed: …``), or ``no text layer (scanned?)`` unless OCR is asked.
+(page starts, extractor, OCR confidences) that the index keeps. It fails with the parser's
+reason (``encrypted: …``, ``malformed: …``), or ``no text layer (scanned?)`` unless OCR is
+asked.
 """
 
 from __future__ import annotations
