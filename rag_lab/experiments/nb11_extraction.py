@@ -391,8 +391,9 @@ def survival_figure(table: pd.DataFrame):
             ax.set_ylim(0, 1.05)
             ax.set_title(title)
         axes[0].set_ylabel("share")
-        axes[1].legend(loc="lower left", fontsize=8, ncols=2)
-        fig.tight_layout()
+        handles, labels = axes[0].get_legend_handles_labels()
+        fig.legend(handles, labels, loc="lower center", ncols=len(readers), fontsize=8)
+        fig.tight_layout(rect=(0, 0.07, 1, 1))
     return fig
 
 
@@ -775,6 +776,19 @@ def table_of_rows(docs: Sequence[Document]) -> tuple[str, tuple[str, ...]]:
         if len(rows) > 1:
             return doc.id, rows[1]
     raise ValueError("no document has a table")
+
+
+def table_excerpt(
+    by_doc: Mapping[str, ex.PdfText], doc: str, cells: Sequence[str], lines: int = 4
+) -> str:
+    """The extracted lines from the one holding the row's first cell on: how a reader gives
+    a table row (its cells on one line, or scattered)."""
+    text = canonical(by_doc[doc].pages).split("\n")
+    at = next((i for i, ln in enumerate(text) if cells[0] in ln), None)
+    if at is None:
+        return f"(the cell {cells[0]!r} is not in the text)"
+    kept = [ln.rstrip() for ln in text[at:] if ln.strip()][:lines]
+    return "\n".join(ln if len(ln) <= 110 else ln[:109] + "…" for ln in kept)
 
 
 def waste_table(
