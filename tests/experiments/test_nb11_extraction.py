@@ -12,7 +12,6 @@ from __future__ import annotations
 import math
 import string
 
-import numpy as np
 import pandas as pd
 import pytest
 
@@ -299,6 +298,21 @@ def test_removal_check_counts_a_running_line_left_and_a_body_line_taken():
     assert check == {"running lines removed": 4, "running lines left": 2, "body lines removed": 3}
 
 
+@pytest.mark.xfail(
+    strict=True,
+    reason="removal_check compares the drawn running line with the removed line stripped "
+    "only, not whitespace-normalised as remove_repeated_lines matches lines: a header that "
+    "comes out as 'H  eader' is removed, yet counted as left and as a body line removed",
+)
+def test_removal_check_reads_a_removed_line_with_other_spacing_as_the_running_line():
+    drawn = ("Tiny Tensors\nbody one\nPage 1", "Tiny Tensors\nbody two\nPage 2")
+    placed = {"d": _placement(("body one", "body two"), drawn)}
+    pages = ("Tiny  Tensors\nbody one\nPage 1", "Tiny Tensors\nbody two\nPage 2")
+    assert len(ex.remove_repeated_lines(pages)[1]) == 4  # both headers and footers go
+    check = nb.removal_check(placed, {"d": ex.PdfText("pypdf", "layout", pages)})
+    assert check == {"running lines removed": 4, "running lines left": 0, "body lines removed": 0}
+
+
 def test_page_cuts_counts_the_lost_needles_a_page_break_cuts(running):
     _, placed, needles, pdfium = running
     sets = {"running-header": nb.Typeset("running-header", {"tiny": None}, {"tiny": placed})}
@@ -479,6 +493,21 @@ def test_ocr_threshold_table_splits_needles_by_their_pages_confidence():
     assert nb.ocr_threshold_table(_run(), [50.0]).iloc[0].tolist() == [0, 4, "3/5", "0/0"]
 
 
+@pytest.mark.xfail(
+    strict=True,
+    reason="ocr_threshold_table flags a page only when confidence < t, so a page Tesseract "
+    "found no word on (confidence NaN) is never flagged, nor its needles; the app flags "
+    "such pages (rag_lab.app.store.Pages: isnan(c) or c < low)",
+)
+def test_a_page_without_words_is_flagged_at_every_threshold_as_the_app_flags_it():
+    run = _run()
+    run.pages.loc[0, "confidence"] = math.nan  # page a/1: no word found
+    run.needles.loc[0, "confidence"] = math.nan  # n0, on it
+    table = nb.ocr_threshold_table(run)
+    assert table["pages flagged"].tolist() == [1, 2, 3, 3]
+    assert table["needles kept, pages flagged"].tolist() == ["0/1", "1/2", "1/3", "1/3"]
+
+
 NEEDLE = "call `foo` now please"
 
 
@@ -549,3 +578,193 @@ def test_share_verdict_and_ratio():
     assert nb._share_verdict(2, 7) == "reproduces for 2 of 7 readers"
     assert nb._ratio("3/4 [0.301, 0.954]") == (3, 4)
     assert nb._ratio("12/32") == (12, 32)
+
+
+def test_extracted_docs_leaves_the_apps_text_as_it_removed_it():
+    pages = ("H\nbody one\nPage 1", "H\nbody two\nPage 2")
+    docs = [Document("d", "D", "# D\n")]
+    for extractor, mode in (("pdfium", "default"), ("rag-lab", "index")):
+        by_doc = {"d": ex.PdfText(extractor, mode, pages)}
+        (kept,) = nb.extracted_docs(docs, by_doc)
+        (removed,) = nb.extracted_docs(docs, by_doc, remove_running=True)
+        assert kept.text == nb.canonical(pages) and kept.title == "D"
+        want = "body one\f\nbody two" if extractor == "pdfium" else nb.canonical(pages)
+        assert removed.text == want
+
+
+# The tables the notebook reads from, made by hand: 4 needles, every reader on one column
+# keeps them; on two columns pypdf's layout mode keeps 1; drawn row by row, only pdfminer's
+# two modes keep them; with running headers each library loses the cut needle, which
+# removal by repetition restores, and the app keeps all four.
+N = 4
+ROWS_LOST = ("pypdf default", "pypdf layout", "pdfium default", "pdfium bounded", nb.APP_READER)
+
+
+def _kept(layout: str, reader: str) -> int:
+    if layout == "two-column" and reader == "pypdf layout":
+        return 1
+    if layout == "two-column-rows" and reader in ROWS_LOST:
+        return 0
+    if layout == "running-header" and reader != nb.APP_READER:
+        return 3
+    return N
+
+
+def _tables(needles_in_tables=0, cuts=(6, 6), run=True):
+    """The notebook's reading and claim rows of these tables, and its loss table."""
+    layouts = ("one-column", "two-column", "two-column-rows", "running-header")
+    survival = pd.DataFrame(
+        [
+            {"layout": lay, "reader": r, "needles kept": _kept(lay, r), "n": N}
+            for lay in layouts
+            for r in nb.READERS
+        ]
+    )
+    removed = survival.copy()
+    removed.loc[removed["layout"] == "running-header", "needles kept"] = N
+    verdicts = pd.DataFrame(
+        [
+            {
+                "layout": lay,
+                "reader": r,
+                "verdict": "loses needles" if _kept(lay, r) < N else "no loss shown",
+            }
+            for lay in layouts[1:]
+            for r in nb.READERS
+        ]
+    ).set_index(["layout", "reader"])
+    rows_by_reader = pd.DataFrame(
+        {"rows kept": ["5/5 [0.566, 1.000]", "2/5 [0.118, 0.769]"]},
+        index=pd.Index(["pypdf default", "pdfminer default"], name="reader"),
+    )
+    waste = pd.DataFrame(
+        {
+            "running lines in the text": [6, 6, 0],
+            "carrying running lines": [2, 1, 0],
+            "share of chunks": [0.5, 0.25, 0.0],
+            "share of embedded word-pieces": [0.0123, 0.0061, 0.0],
+            "left after removal": [0, 0, math.nan],
+            "body lines removed": [0, 0, math.nan],
+        },
+        index=pd.Index(["pypdf default", "pdfium default", nb.APP_READER], name="reader"),
+    )
+    questions = [_question(i, "d", f"needle {i}") for i in range(8)]
+    queries = _queries(questions)
+    lost, same = "two-column-rows · pypdf default", "one-column · pdfium default"
+    systems = {"Markdown": [1] * 16, lost: [None] * 16, same: [1] * 16}
+    loss = nb.loss_table(systems, queries)
+    text_layer = pd.DataFrame({"characters": [0, 0]})
+    ocr = _run() if run else None
+    thresholds = nb.ocr_threshold_table(ocr) if run else None
+    destroyed = pd.DataFrame(
+        {
+            "needles no chunk holds": [0, 8, 1],
+            "questions": [8, 8, 8],
+            "needles in the text": [8, 0, 8],
+        },
+        index=pd.Index(["Markdown", lost, same], name="corpus"),
+    )
+    reading = nb.reading(
+        survival=survival,
+        survival_removed=removed,
+        tests=verdicts,
+        rows_by_reader=rows_by_reader,
+        waste=waste,
+        loss=loss,
+        systems=systems,
+        queries=queries,
+        run=ocr,
+        thresholds=thresholds,
+        text_layer=text_layer,
+        page_cuts=cuts,
+        needles_in_tables=needles_in_tables,
+        destroyed=destroyed,
+    )
+    claims = nb.claim_rows(
+        verdicts, rows_by_reader, waste, text_layer, ocr, loss, needles_in_tables
+    )
+    return reading, claims, loss
+
+
+def test_the_reading_states_the_numbers_of_the_tables_it_is_given():
+    reading, _, loss = _tables()
+    assert loss["verdict"].tolist() == [
+        "two-column-rows · pypdf default < Markdown",  # by question +0/−8, Holm 4 × 0.0078
+        "two-column-rows · pypdf default < Markdown",
+        "no difference shown",
+        "no difference shown",
+    ]
+    for part in (
+        "On one column every reader keeps 4/4 needles.",
+        "only pypdf layout loses them (1/4): its layout mode lays the page out as a grid",
+        f"{len(ROWS_LOST)} of 7 readers lose them (0/4), and pdfminer default, pdfminer "
+        "positional keep 4/4.",
+        "only layout analysis (pdfminer.six's text boxes) puts the columns back.",
+        "`rag-lab index` reads with PDFium by default and loses them too",
+        "**Tables.** pypdf default keeps every table row's cells in order; pdfminer default "
+        "keeps 2 of 5 rows (its text boxes take a ruled table column by column).",
+        "No needle lies in a table",
+        "The libraries keep 3/4 needles on the running-header layout",
+        "every needle lost there (6 losses over the readers) is one a page break cuts",
+        "restores 4/4.",
+        "Of the 6 running lines it left 0 and took 0 body lines",
+        "25.0%–50.0% of strategy E's chunks carry a running line: not every chunk",
+        "1.23% of the embedded word-pieces at most",
+        "keeps 4/4 needles, and 0 of its chunks carry a running line.",
+        "for two-column-rows · pypdf default (R@20 0.000 against 1.000): the corpora whose "
+        "needles were lost.",
+        "For 1 corpora no difference is shown at either k (by question, 0 wins and 0 losses)",
+        "On 8 questions",
+        # Only where chunking, not extraction, lost needles: not the corpus that lost all 8.
+        "no chunk holds them whole in one-column · pdfium default 1 (with 8 of 8 in its text).",
+        "(0). Tesseract, on the 4 pages that hold needles, reads them with a mean page "
+        "confidence of 79.0 (from 60.0 to 96.0) and keeps 3/5 needles verbatim; 5/5 once",
+        ": most of what OCR loses is small marks",
+        "Flagging pages under confidence 70 flags 1 of 4; they hold 1 needles, 1 of them lost, "
+        "against 1 lost of 4 on the pages not flagged.",
+    ):
+        assert part in reading, part
+    assert "pypdf default 8 (with" not in reading  # extraction lost those, not chunking
+
+
+def test_the_readings_conditional_sentences_follow_their_conditions():
+    reading, claims, _ = _tables(needles_in_tables=2, cuts=(4, 6), run=False)
+    assert "2 needles lie in tables." in reading and "No needle lies" not in reading
+    assert "4 of the 6 losses (over the readers) are needles a page break cuts." in reading
+    assert "every needle lost there" not in reading
+    assert "**Scans.**" not in reading and "Tesseract" not in reading
+    assert claims.loc["a scanned page has no text until OCR gives some, with a confidence",
+                      "verdict"] == "not measured"  # fmt: skip
+
+
+def test_claim_rows_put_the_measures_beside_the_chapter():
+    _, claims, _ = _tables()
+    rows = claims.to_dict("index")
+    two = rows["two-column layouts interleave (two-column)"]
+    assert two["measured"] == "needles lost against one column by pypdf layout"
+    assert two["verdict"] == "reproduces for 1 of 7 readers"
+    assert rows["two-column layouts interleave (two-column-rows)"]["verdict"] == (
+        f"reproduces for {len(ROWS_LOST)} of 7 readers"
+    )
+    soup = rows["tables become word soup"]
+    assert soup["measured"] == (
+        "rows with cells in order: pypdf default 5/5, pdfminer default 2/5; "
+        "needles inside tables: 0"
+    )
+    assert soup["verdict"] == "reproduces for 1 of 2 readers"
+    headers = rows["running headers repeat in every chunk"]
+    assert headers["measured"].startswith("25.0%–50.0% of chunks carry one")  # the app left out
+    assert "1.23% of embedded word-pieces at most" in headers["measured"]
+    assert headers["verdict"] == "does not reproduce as stated"
+    scans = rows["a scanned page has no text until OCR gives some, with a confidence"]
+    assert scans["measured"] == (
+        "0 characters from any of the 2 readers; OCR: mean page confidence 79.0, "
+        "needles 3/5 verbatim"
+    )
+    assert scans["verdict"] == "reproduces"
+    symptom = rows["the symptom shows up as bad retrieval, three layers later"]
+    assert symptom["measured"] == (
+        "2 of 4 comparisons worse than the clean Markdown (by question, Holm): "
+        "two-column-rows · pypdf default; 2 with no difference shown"
+    )
+    assert symptom["verdict"] == "reproduces where extraction loses the needles"
