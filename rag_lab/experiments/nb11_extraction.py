@@ -419,8 +419,8 @@ def best_and_worst(table: pd.DataFrame) -> dict[str, tuple[str, str]]:
 def running_spans(placed: ts.Placement, text: str) -> list[tuple[int, int]]:
     """Where the running lines still in ``text`` (:func:`canonical`) are, by the ground
     truth: a page's first drawn line (the title) and its last (``Page N``), found as whole
-    lines of the page's extracted text, the top one first from the top, the bottom one first
-    from the bottom. A line drawn twice on a page (the first page's heading is the title
+    lines of the page's extracted text (whitespace normalised), the top one first from the
+    top, the bottom one first from the bottom. A line drawn twice on a page (the first page's heading is the title
     too) counts as present only if the page still has it as often as it was drawn."""
     spans = []
     at = 0
@@ -430,9 +430,9 @@ def running_spans(placed: ts.Placement, text: str) -> list[tuple[int, int]]:
         for line in lines:
             offsets.append(pos)
             pos += len(line) + 1
-        stripped = [ln.strip() for ln in lines]
+        normalised = [flat(ln) for ln in lines]
         for target, from_top in ((drawn_lines[0], True), (drawn_lines[-1], False)):
-            found = [i for i, ln in enumerate(stripped) if ln == target]
+            found = [i for i, ln in enumerate(normalised) if ln == flat(target)]
             if found and len(found) >= drawn_lines.count(target):
                 i = found[0] if from_top else found[-1]
                 spans.append((offsets[i], offsets[i] + len(lines[i])))
@@ -491,8 +491,8 @@ def removal_check(
         for number, drawn in enumerate(p.pages, start=1):
             lines = drawn.split("\n")
             running = [lines[0], lines[-1]]
-            got = removed_by_page.get(number, [])
-            hit = [r for r in running if r in got]
+            got = [flat(g) for g in removed_by_page.get(number, [])]
+            hit = [r for r in running if flat(r) in got]
             right += len(hit)
             missed += len(running) - len(hit)
             wrong += len(got) - len(hit)
@@ -675,28 +675,40 @@ def ocr_run(scanned: Typeset, needles: Mapping[str, Sequence[str]]) -> OcrRun:
                     "pages": pages,
                     "kept": flat(needle) in flat(text),
                     "kept, marks ignored": folded(needle) in folded(text),
-                    "confidence": min(read[n].confidence for n in pages),
+                    "confidence": _lowest(read[n].confidence for n in pages),
                 }
             )
     return OcrRun(pd.DataFrame(page_rows), pd.DataFrame(needle_rows))
+
+
+def _lowest(confidences) -> float:
+    """The lowest confidence, NaN (a page without words) lowest of all."""
+    values = list(confidences)
+    return math.nan if any(math.isnan(c) for c in values) else min(values)
 
 
 def ocr_threshold_table(run: OcrRun, thresholds: Sequence[float] = OCR_THRESHOLDS) -> pd.DataFrame:
     """Per threshold: pages flagged, and needles kept on the pages above it and under it."""
     rows = []
     for t in thresholds:
-        low = run.needles["confidence"] < t
+        low = _flagged(run.needles["confidence"], t)
         kept = run.needles["kept"]
         rows.append(
             {
                 "flag pages under": t,
-                "pages flagged": int((run.pages["confidence"] < t).sum()),
+                "pages flagged": int(_flagged(run.pages["confidence"], t).sum()),
                 "pages": len(run.pages),
                 "needles kept, pages not flagged": f"{int(kept[~low].sum())}/{int((~low).sum())}",
                 "needles kept, pages flagged": f"{int(kept[low].sum())}/{int(low.sum())}",
             }
         )
     return pd.DataFrame(rows).set_index("flag pages under")
+
+
+def _flagged(confidence: pd.Series, threshold: float) -> pd.Series:
+    """Pages (or needles on pages) under ``threshold``, or with no word read at all (NaN):
+    the rule ``rag-lab index --ocr`` flags pages by."""
+    return confidence.isna() | (confidence < threshold)
 
 
 def text_layer_table(extracted: Mapping[tuple[str, str], Mapping[str, ex.PdfText]]) -> pd.DataFrame:

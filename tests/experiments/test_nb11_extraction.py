@@ -298,12 +298,6 @@ def test_removal_check_counts_a_running_line_left_and_a_body_line_taken():
     assert check == {"running lines removed": 4, "running lines left": 2, "body lines removed": 3}
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="removal_check compares the drawn running line with the removed line stripped "
-    "only, not whitespace-normalised as remove_repeated_lines matches lines: a header that "
-    "comes out as 'Tiny  Tensors' is removed, yet counted as left and as a body line removed",
-)
 def test_removal_check_reads_a_removed_line_with_other_spacing_as_the_running_line():
     drawn = ("Tiny Tensors\nbody one\nPage 1", "Tiny Tensors\nbody two\nPage 2")
     placed = {"d": _placement(("body one", "body two"), drawn)}
@@ -493,12 +487,6 @@ def test_ocr_threshold_table_splits_needles_by_their_pages_confidence():
     assert nb.ocr_threshold_table(_run(), [50.0]).iloc[0].tolist() == [0, 4, "3/5", "0/0"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="ocr_threshold_table flags a page only when confidence < t, so a page Tesseract "
-    "found no word on (confidence NaN) is never flagged, nor its needles; the app flags "
-    "such pages (rag_lab.app.store.Pages: isnan(c) or c < low)",
-)
 def test_a_page_without_words_is_flagged_at_every_threshold_as_the_app_flags_it():
     run = _run()
     run.pages.loc[0, "confidence"] = math.nan  # page a/1: no word found
