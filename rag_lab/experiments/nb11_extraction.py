@@ -420,8 +420,9 @@ def running_spans(placed: ts.Placement, text: str) -> list[tuple[int, int]]:
     """Where the running lines still in ``text`` (:func:`canonical`) are, by the ground
     truth: a page's first drawn line (the title) and its last (``Page N``), found as whole
     lines of the page's extracted text (whitespace normalised), the top one first from the
-    top, the bottom one first from the bottom. A line drawn twice on a page (the first page's heading is the title
-    too) counts as present only if the page still has it as often as it was drawn."""
+    top, the bottom one first from the bottom. A line drawn twice on a page (the first
+    page's heading is the title too) counts as present only if the page still has it as
+    often as it was drawn."""
     spans = []
     at = 0
     for drawn, page in zip(placed.pages, text.split(ex.PAGE_BREAK), strict=True):
