@@ -878,7 +878,7 @@ def mitigation_table(
     best, worst = picks[two]
     rows.append(
         {
-            "mitigation": f"a layout-aware reader ({best})",
+            "mitigation": f"layout analysis ({best})",
             "where": f"{two}, against {worst}",
             "without": f"needles {int(sv.loc[(two, worst), 'needles kept'])}/{n}",
             "with": f"needles {int(sv.loc[(two, best), 'needles kept'])}/{n}",
@@ -1010,7 +1010,13 @@ def claim_rows(
             "measured": "rows with cells in order: "
             + ", ".join(f"{r} {k}/{n}" for r, (k, n) in kept.items())
             + f"; needles inside tables: {needles_in_tables}",
-            "verdict": _share_verdict(len(soup), len(kept)),
+            "verdict": (
+                "does not reproduce"
+                if not soup
+                else f"in part: {len(soup)} of {len(kept)} readers scatter rows "
+                f"(keeping {_span(pd.Series([kept[r][0] for r in soup]), '{:.0f}')} of "
+                f"{kept[soup[0]][1]})"
+            ),
         }
     )
     lib = waste.loc[[r for r in waste.index if r != APP_READER]]
