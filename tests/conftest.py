@@ -1,10 +1,12 @@
-"""Shared fixtures: the real corpus and question file, loaded once per session."""
+"""Shared fixtures: the real corpus and question file, loaded once per session; the CLI runner."""
 
 from __future__ import annotations
 
 import pytest
+from fakes import HashEncoder
 
 from rag_lab import paths
+from rag_lab.app import cli
 from rag_lab.questions import CHAPTER_DESIGN, load_questions
 from rag_lab.sources.d2l import CorpusError, load_corpus
 
@@ -20,3 +22,20 @@ def docs():
 @pytest.fixture(scope="session")
 def qset(docs):
     return load_questions(paths.QUESTIONS, docs, CHAPTER_DESIGN)
+
+
+@pytest.fixture
+def run(tmp_path, monkeypatch, capsys):
+    """``rag-lab ARGS --index <tmp>`` with the stand-in encoder: (exit status, stdout, stderr).
+
+    For the command-line tests (``tests/app``); a test module may define its own ``run``.
+    """
+    monkeypatch.setattr(cli, "Encoder", HashEncoder)
+    monkeypatch.setenv("RAG_LAB_INDEX", str(tmp_path / "index.sqlite"))
+
+    def call(*argv: str) -> tuple[int, str, str]:
+        status = cli.main(list(argv))
+        out, err = capsys.readouterr()
+        return status, out, err
+
+    return call

@@ -112,7 +112,7 @@ class PdfDocument:
 
     >>> d = PdfDocument("t", ("one", "two"), "pdfium default")
     >>> d.text, d.starts, d.page_of(d.text.index("two"))
-    ('one\\x0c\\n\\ntwo', (0, 6), 2)
+    ('one\\x0c\\ntwo', (0, 5), 2)
     """
 
     title: str
