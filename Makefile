@@ -74,6 +74,7 @@ check: setup ## Fast loop (< 1 min): tests needing no weights or corpus, and the
 	$(PY) -m pytest tests rag_lab --doctest-modules -m "not model and not corpus" -q
 
 test: setup corpus ## Unit, property and comparison tests, then every notebook under nbval
+	@command -v tesseract >/dev/null || echo "warning: no tesseract: notebook 11's OCR outputs will not match under nbval (apt-get install tesseract-ocr)"
 	$(PY) -m pytest tests notebooks --nbval-lax --nbval-current-env --nbval-sanitize-with notebooks/nbval_sanitize.cfg \
 	  --nbval-cell-timeout 1800
 
