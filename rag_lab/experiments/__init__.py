@@ -1,7 +1,7 @@
 """The experiments: one module per notebook, returning its tables, figures and readings.
 
-``nb01_corpus_and_questions`` … ``nb09_generation`` match ``notebooks/01_…`` …
-``notebooks/09_…`` by number and name. Beside them:
+``nb01_corpus_and_questions`` … ``nb11_extraction`` match ``notebooks/01_…`` …
+``notebooks/11_…`` by number and name. Beside them:
 
 - ``lab``: the one setup call (corpus, questions, encoder, chunkings, indexes);
 - ``runs``: every query through dense, BM25 and hybrid retrieval, as first-hit ranks;
