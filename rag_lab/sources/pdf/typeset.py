@@ -153,20 +153,27 @@ def pages_of(needle: str, pages: Sequence[str]) -> tuple[int, ...]:
     return tuple(i + 1 for i, (s, e) in enumerate(spans) if s < end and at < e)
 
 
+def tables(doc: Document) -> list[list[tuple[str, ...]]]:
+    """Every Markdown table in ``doc`` as its rows of cells (rule rows left out, the header
+    row kept), as the ``"tables"`` layout draws them.
+
+    >>> tables(Document("t", "T", "| a | b |\\n|---|---|\\n| 1 | 2 |\\n"))
+    [[('a', 'b'), ('1', '2')]]
+    """
+    return [
+        [tuple(_cells(row)) for row in block.lines if not _RULE_ROW.fullmatch(row)]
+        for block in _blocks(doc.text)
+        if block.kind == "table"
+    ]
+
+
 def table_rows(doc: Document) -> list[tuple[str, ...]]:
-    """The cells of every row of every Markdown table in ``doc`` (rule rows left out),
-    as the ``"tables"`` layout draws them, one row of cells per table row.
+    """The rows of all of :func:`tables`, one after the other.
 
     >>> table_rows(Document("t", "T", "| a | b |\\n|---|---|\\n| 1 | 2 |\\n"))
     [('a', 'b'), ('1', '2')]
     """
-    return [
-        tuple(_cells(row))
-        for block in _blocks(doc.text)
-        if block.kind == "table"
-        for row in block.lines
-        if not _RULE_ROW.fullmatch(row)
-    ]
+    return [row for table in tables(doc) for row in table]
 
 
 # --- the document as blocks --------------------------------------------------------------
