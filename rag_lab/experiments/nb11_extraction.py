@@ -1250,6 +1250,12 @@ def reading(
             else f"{lost_cut} of the {lost} losses (over the readers) are needles a page "
             "break cuts. "
         )
+        + (
+            "Against one column that loss is not significant by needle (Holm "
+            f"{_span(rh_tests['p Holm'].astype(float), '{:.2g}')}). "
+            if (rh_tests["verdict"] == "no loss shown").all()
+            else ""
+        )
         + "Removing the lines that repeat at the page edges restores "
         f"{_span(removed['needles kept'], '{:.0f}')}/{n}. "
         f"Of the {int(waste['running lines in the text'].max())} running lines it left "
@@ -1300,7 +1306,7 @@ def reading(
             else "No extracted corpus retrieves worse than the clean Markdown by question. "
         )
         + (
-            "A corpus that loses fewer needles shows no difference: "
+            "No difference is shown for a corpus that loses fewer needles: "
             + "; ".join(
                 f"{name} keeps {int(in_text[name])} of {int(held.loc[name, 'questions'])} "
                 f"(R@20 {r20[name]:.3f})"
