@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import pytest
-from fakes import HashEncoder
+from fakes import HashEncoder, cli_runner
 
 from rag_lab import paths
-from rag_lab.app import cli
 from rag_lab.questions import CHAPTER_DESIGN, load_questions
 from rag_lab.sources.d2l import CorpusError, load_corpus
 
@@ -30,12 +29,4 @@ def run(tmp_path, monkeypatch, capsys):
 
     For the command-line tests (``tests/app``); a test module may define its own ``run``.
     """
-    monkeypatch.setattr(cli, "Encoder", HashEncoder)
-    monkeypatch.setenv("RAG_LAB_INDEX", str(tmp_path / "index.sqlite"))
-
-    def call(*argv: str) -> tuple[int, str, str]:
-        status = cli.main(list(argv))
-        out, err = capsys.readouterr()
-        return status, out, err
-
-    return call
+    return cli_runner(HashEncoder, tmp_path, monkeypatch, capsys)

@@ -101,3 +101,19 @@ def serve(folder: Path) -> Iterator[tuple[str, list[str]]]:
         server.shutdown()
         server.server_close()
         thread.join()
+
+
+def cli_runner(encoder: type, tmp_path: Path, monkeypatch, capsys):
+    """``rag-lab ARGS`` on a temporary index with ``encoder`` standing in for the model:
+    a function of the arguments returning (exit status, stdout, stderr)."""
+    from rag_lab.app import cli
+
+    monkeypatch.setattr(cli, "Encoder", encoder)
+    monkeypatch.setenv("RAG_LAB_INDEX", str(tmp_path / "index.sqlite"))
+
+    def call(*argv: str) -> tuple[int, str, str]:
+        status = cli.main(list(argv))
+        out, err = capsys.readouterr()
+        return status, out, err
+
+    return call

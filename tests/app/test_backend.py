@@ -16,7 +16,7 @@ from typing import ClassVar
 
 import numpy as np
 import pytest
-from fakes import GOOD, HashEncoder, write
+from fakes import GOOD, HashEncoder, cli_runner, write
 
 from rag_lab import paths
 from rag_lab.app import cli, index, ingest
@@ -38,15 +38,7 @@ class Recording(HashEncoder):
 def run(tmp_path, monkeypatch, capsys):
     """``rag-lab ARGS`` on a temporary index with the recording encoder: (status, out, err)."""
     Recording.made = []
-    monkeypatch.setattr(cli, "Encoder", Recording)
-    monkeypatch.setenv("RAG_LAB_INDEX", str(tmp_path / "index.sqlite"))
-
-    def call(*argv: str) -> tuple[int, str, str]:
-        status = cli.main(list(argv))
-        out, err = capsys.readouterr()
-        return status, out, err
-
-    return call
+    return cli_runner(Recording, tmp_path, monkeypatch, capsys)
 
 
 @pytest.fixture
