@@ -17,7 +17,7 @@ export MKL_NUM_THREADS ?= 2
 export TOKENIZERS_PARALLELISM := false
 export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 
-.PHONY: help setup tesseract data corpus reproduce lab check test bench lint clean
+.PHONY: help setup tesseract data corpus reproduce lab check test bench lint cache clean
 
 help: ## Show this list
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  \033[1m%-10s\033[0m %s\n", $$1, $$2}'
@@ -59,7 +59,7 @@ data: setup ## Build the corpus into data/corpus/; fetch Chroma's benchmark if n
 
 corpus: setup
 	@$(PY) -m rag_lab.sources.d2l || { echo "No verified corpus found: building it with 'make data'."; $(MAKE) data; }
-	@$(PY) -m rag_lab.sources.chroma | head -1 || { echo "No verified Chroma benchmark: 'make data' fetches it."; exit 1; }
+	@$(PY) -m rag_lab.sources.chroma --brief || { echo "No verified Chroma benchmark: 'make data' fetches it."; exit 1; }
 
 reproduce: setup corpus ## Run every notebook in order; regenerates figures/ and all tables
 	$(PY) -m rag_lab.experiments.reproduce
@@ -70,8 +70,8 @@ lab: setup corpus ## Open JupyterLab on notebooks/, its kernel the project's .ve
 # No model weights, no corpus, no notebooks: the loop to run while changing code. The
 # comparison tier stays in (bm25s, ranx, statsmodels, scipy are quick and need neither), but
 # its case on the lab's corpus is marked `corpus`. `make test` is still the whole suite.
-check: setup ## Fast loop (< 1 min): tests needing no weights or corpus, and the package's doctests
-	$(PY) -m pytest tests rag_lab --doctest-modules -m "not model and not corpus" -q
+check: setup ## Fast loop (~2 min): no corpus, no weights but each cache's cold path; doctests
+	$(PY) -m pytest tests rag_lab --doctest-modules -m "(not model and not corpus) or cold" -q
 
 test: setup corpus ## Unit, property and comparison tests, then every notebook under nbval
 	@command -v tesseract >/dev/null || echo "warning: no tesseract: notebook 11's OCR outputs will not match under nbval (apt-get install tesseract-ocr)"
@@ -87,6 +87,11 @@ lint: setup ## ruff: lint and format check
 	$(PY) -m ruff check rag_lab tests benchmarks
 	$(PY) -m ruff format --check rag_lab tests benchmarks
 
-clean: ## Remove caches and build leftovers (keeps .venv and data/corpus)
+cache: setup ## Where the shared cache is (RAG_LAB_CACHE, else ~/.cache/rag-lab) and its size
+	@$(PY) -m rag_lab.paths
+
+# The shared cache is not removed: every checkout on the machine uses it. To run cold, point
+# RAG_LAB_CACHE at an empty folder (see the README); to free it, delete the folder `make cache` names.
+clean: ## Remove build and test leftovers (keeps .venv, data/corpus and the shared cache)
 	rm -rf .cache .pytest_cache .hypothesis build *.egg-info
 	find . -name __pycache__ -type d -prune -exec rm -rf {} +

@@ -10,7 +10,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 DATA = ROOT / "data"
 FIGURES = ROOT / "figures"
-CACHE = ROOT / ".cache"
+FIGURES_ENV = "RAG_LAB_FIGURES"
+"""Set it to write the figures elsewhere (``reproduce --output`` does, for a trial run)."""
 
 MIRROR_CORPUS = ROOT.parent / "shared" / "corpus" / "d2l-en"
 """The prepared corpus beside a checkout, as laid out in this workplace."""
@@ -24,16 +25,48 @@ BUILT_CORPUS = DATA / "corpus"
 QUESTIONS = DATA / "questions.yaml"
 
 
+CACHE_ENV = "RAG_LAB_CACHE"
+"""Set it to a folder to keep the caches there (an empty one runs everything cold)."""
+
+
+def figures_dir() -> Path:
+    """Where the notebooks write their figures: ``$RAG_LAB_FIGURES``, else ``figures/``."""
+    return Path(os.environ[FIGURES_ENV]) if os.environ.get(FIGURES_ENV) else FIGURES
+
+
 def cache_dir() -> Path:
-    """The on-disk cache root: ``$RAG_LAB_CACHE``; else ``.cache/`` in the repository when
-    running from a checkout; else the platform's user cache folder (an installed package's
-    own folder is usually not writable)."""
-    if env := os.environ.get("RAG_LAB_CACHE"):
-        return Path(env)
-    if (ROOT / ".git").exists() or (ROOT / "pyproject.toml").is_file():
-        return CACHE
+    """The cache root: ``$RAG_LAB_CACHE``, else the platform's user cache folder
+    (``~/.cache/rag-lab`` on Linux, ``$XDG_CACHE_HOME/rag-lab`` when that is set).
+
+    One folder for every checkout and every installed copy on the machine, as pip, torch and
+    Hugging Face keep theirs: the entries are keyed by everything that decides them (model
+    fingerprint, exact input, library versions), so sharing them is safe, and a fresh clone
+    starts warm.
+    """
+    if env := os.environ.get(CACHE_ENV):
+        return Path(env).expanduser()
     try:
         import platformdirs
     except ImportError:  # the XDG rule, which is what platformdirs says on Linux
         return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "rag-lab"
-    return Path(platformdirs.user_cache_dir("rag-lab"))
+    return Path(platformdirs.user_cache_dir("rag-lab", appauthor=False))
+
+
+def cache_sizes(root: Path | None = None) -> dict[str, int]:
+    """Bytes under each folder of the cache root (``onnx``, ``embeddings``, ``answers``, …)."""
+    root = root or cache_dir()
+    if not root.is_dir():
+        return {}
+    return {
+        d.name: sum(f.stat().st_size for f in d.rglob("*") if f.is_file())
+        for d in sorted(root.iterdir())
+        if d.is_dir()
+    }
+
+
+if __name__ == "__main__":  # python -m rag_lab.paths: where the cache is and what it holds
+    sizes = cache_sizes()
+    print(f"cache: {cache_dir()} (${CACHE_ENV} overrides it)")
+    for name, size in sizes.items():
+        print(f"  {size / 2**20:9,.1f} MB  {name}")
+    print(f"  {sum(sizes.values()) / 2**20:9,.1f} MB  in all")

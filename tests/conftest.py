@@ -1,11 +1,15 @@
-"""Shared fixtures: the real corpus and question file, loaded once per session; the CLI runner."""
+"""Shared fixtures: the real corpus and question file, loaded once per session; the CLI
+runner; and the terminal's progress and time-per-stage lines during a run."""
 
 from __future__ import annotations
+
+import os
+import sys
 
 import pytest
 from fakes import HashEncoder, cli_runner
 
-from rag_lab import paths
+from rag_lab import paths, progress
 from rag_lab.questions import CHAPTER_DESIGN, load_questions
 from rag_lab.sources.d2l import CorpusError, load_corpus
 
@@ -30,3 +34,54 @@ def run(tmp_path, monkeypatch, capsys):
     For the command-line tests (``tests/app``); a test module may define its own ``run``.
     """
     return cli_runner(HashEncoder, tmp_path, monkeypatch, capsys)
+
+
+# --- the terminal during `make test`: progress from notebook kernels, time per stage -------
+
+
+class Stages:
+    """A plugin: relays the kernels' progress lines to the terminal while nbval runs them,
+    and ends the run with the time spent in each stage (the tests, then each notebook)."""
+
+    def __init__(self, config) -> None:
+        self.seconds: dict[str, float] = {}
+        self._relay = None
+        if not os.environ.get(progress.ENV):
+            # The terminal itself, duplicated while pytest's capture is off (configure time),
+            # so the relay's lines reach it even while a test's output is being captured.
+            out = os.fdopen(os.dup(sys.stdout.fileno()), "w", buffering=1)
+            self._relayed = progress.relayed(out, every_s=60.0, others_only=True)
+            self._relay = self._relayed.__enter__()
+
+    def pytest_runtest_logstart(self, nodeid, location):
+        if self._relay is not None:  # only the notebooks' kernels: tests run quiet
+            self._relay.prefix = f"\n  {_stage(nodeid)}: "
+            self._relay.muted = not _stage(nodeid).endswith(".ipynb")
+
+    def pytest_runtest_logreport(self, report):
+        stage = _stage(report.nodeid)
+        self.seconds[stage] = self.seconds.get(stage, 0.0) + report.duration
+
+    def pytest_terminal_summary(self, terminalreporter):
+        if not self.seconds:
+            return
+        terminalreporter.section("time per stage (set-up, call and tear-down of its tests)")
+        for stage, seconds in self.seconds.items():
+            terminalreporter.write_line(f"{progress.duration(seconds):>14}  {stage}")
+        total = sum(self.seconds.values())
+        terminalreporter.write_line(f"{progress.duration(total):>14}  in all")
+
+    def pytest_unconfigure(self, config):
+        if self._relay is not None:
+            self._relayed.__exit__(None, None, None)
+            self._relay = None
+
+
+def _stage(nodeid: str) -> str:
+    """A notebook's file for its cells; one stage for everything under tests/."""
+    path = nodeid.split("::", 1)[0]
+    return path if path.endswith(".ipynb") else "unit, property and comparison tests"
+
+
+def pytest_configure(config):
+    config.pluginmanager.register(Stages(config), "rag-lab-stages")

@@ -32,11 +32,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tqdm import tqdm
-
 from rag_lab.app.index import PIPELINE_VERSION, STRATEGY, current_stamp
 from rag_lab.app.store import DocumentRecord, Pages, Stamp, Status, Store
 from rag_lab.chunking import chunk_document
+from rag_lab.progress import track
 from rag_lab.search import TextEncoder
 from rag_lab.sources.folder import (
     IngestError,
@@ -179,7 +178,7 @@ def _ingest(
     indexed, skipped, stale, failed = [], [], [], {}
     running: dict[str, int] = {}
     flagged: dict[str, tuple[int, ...]] = {}
-    for source in tqdm(sources, desc="indexing", unit="file", disable=_disable(progress)):
+    for source in track(sources, "indexing", "file", show=progress):
         prev = previous.get(source.id)
         kept = prev is not None and prev.status is not Status.FAILED
         try:
@@ -248,8 +247,3 @@ def _unlisted(path: str, unlisted: dict[str, str]) -> str | None:
         if folder == "." or path.startswith(folder + "/"):
             return f"not seen: the folder {folder}/ cannot be listed ({reason})"
     return None
-
-
-def _disable(progress: bool | None) -> bool | None:
-    """tqdm's ``disable``: None lets tqdm show the bar only on a terminal."""
-    return None if progress is None else not progress

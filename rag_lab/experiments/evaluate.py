@@ -31,7 +31,6 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from tqdm import tqdm
 
 from rag_lab import __version__, gate
 from rag_lab.chunking import chunk_all
@@ -45,6 +44,7 @@ from rag_lab.experiments import plots
 from rag_lab.experiments.lab import Lab
 from rag_lab.experiments.tables import interval_table, question_ids, recall_curve_figure
 from rag_lab.metrics import paired_table, summary_table
+from rag_lab.progress import bar
 from rag_lab.questions import (
     QuestionsError,
     QuestionSet,
@@ -97,14 +97,13 @@ def evaluate(
     corpus). ``progress``: a bar over the stages (None: only on a terminal); the encoder
     shows its own bar when it has many texts to embed.
     """
-    hide = None if progress is None else not progress  # None: tqdm shows it on a terminal
-    stages = tqdm(total=5, desc="evaluate", unit="stage", disable=hide)
+    stages = bar(5, "evaluate", "stage", show=progress)
     lab = Lab(list(docs), qset, encoder, chunk_all(docs), tokenizer=tokenizer)
     queries = lab.queries
     tables: dict[str, pd.DataFrame] = {}
     figures: dict[str, Any] = {}
 
-    stages.set_postfix_str("chunking")
+    stages.note = "chunking"
     chunks_by = lab.chunks_by
     sizes = nb02.size_table(chunks_by)
     destroyed_by = nb02.destroyed_table(chunks_by, qset.questions)
@@ -118,11 +117,11 @@ def evaluate(
     figures["chunk_word_pieces"] = nb02.window_figure(chunks_by)
     stages.update()
 
-    stages.set_postfix_str("embedding six chunkings")
+    stages.note = "embedding six chunkings"
     nb03.index_all(lab)
     stages.update()
 
-    stages.set_postfix_str("dense retrieval")
+    stages.note = "dense retrieval"
     ranks_by = nb03.rank_strategies(lab)
     tables |= {
         "dense recall by strategy": nb03.recall_table(ranks_by, destroyed_by, queries),
@@ -132,7 +131,7 @@ def evaluate(
     figures["dense_recall_by_strategy"] = nb03.recall_figure(ranks_by)
     stages.update()
 
-    stages.set_postfix_str("dense, BM25 and hybrid")
+    stages.note = "dense, BM25 and hybrid"
     _, ranks = nb04.rank_systems(lab, GATE_STRATEGY)
     tables |= {
         "dense, BM25 and hybrid": interval_table(ranks, clusters=question_ids(queries)),
@@ -145,7 +144,7 @@ def evaluate(
     readings: dict[str, str] = {}
     gate_data = None
     if qset.negatives:  # the gate is measured on questions the corpus cannot answer
-        stages.set_postfix_str("gate sweep")
+        stages.note = "gate sweep"
         gate_data = _gate(lab, queries, qset, tables, figures, readings)
     stages.update()
     stages.close()

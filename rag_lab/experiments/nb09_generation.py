@@ -18,6 +18,7 @@ from rag_lab.answers import CitedAnswer, declines, map_citations, render
 from rag_lab.experiments import tables
 from rag_lab.models.generator import Generation, Generator
 from rag_lab.pipeline import Answer, Refusal, Retriever, answer
+from rag_lab.progress import bar
 from rag_lab.questions import Negative, Query
 from rag_lab.stats import wilson
 from rag_lab.text import counted, longest_common_run, shorten, words
@@ -117,17 +118,22 @@ def run(
     items = [(q.id, q.text, q.needle) for q in queries]
     items += [(n.id, n.query, None) for n in negatives]
     outcomes = []
-    for id_, text, needle in items:
-        before = len(generator.calls)
-        result = answer(text, retriever, cutoff, generate=generator)
-        generation = generator.calls[-1] if len(generator.calls) > before else None
-        if isinstance(result, Refusal):
-            outcomes.append(Outcome(id_, text, needle is None, result, (), None, None))
-            continue
-        holding = tuple(c.index for c in result.citations if needle and needle in c.quote)
-        cited = map_citations(result.text or "", result.citations)
-        outcomes.append(Outcome(id_, text, needle is None, result, holding, cited, generation))
+    with bar(len(items), "answering", "question") as b:
+        for id_, text, needle in items:
+            before = len(generator.calls)
+            result = answer(text, retriever, cutoff, generate=generator)
+            generation = generator.calls[-1] if len(generator.calls) > before else None
+            outcomes.append(_outcome(id_, text, needle, result, generation))
+            b.update(note=f"{sum(not g.cached for g in generator.calls)} generated")
     return outcomes
+
+
+def _outcome(id_, text, needle, result, generation) -> Outcome:
+    if isinstance(result, Refusal):
+        return Outcome(id_, text, needle is None, result, (), None, None)
+    holding = tuple(c.index for c in result.citations if needle and needle in c.quote)
+    cited = map_citations(result.text or "", result.citations)
+    return Outcome(id_, text, needle is None, result, holding, cited, generation)
 
 
 @dataclass(frozen=True)

@@ -22,13 +22,13 @@ Extraction and OCR results are cached (:func:`rag_lab.paths.cache_dir`) keyed by
 bytes, the reader and its library's version; the PDFs themselves are made again each run
 (they are byte for byte the same) and never kept in the repository.
 
-Progress bars show on a terminal only (tqdm's ``disable=None``), so headless runs carry none.
+Progress goes to the terminal or the runner's relay (:mod:`rag_lab.progress`), never into
+the notebook.
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
 import math
 import os
 from collections.abc import Mapping, Sequence
@@ -40,15 +40,16 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from tqdm import tqdm
 
 from rag_lab import dense, paths
 from rag_lab.chunking import Chunk, chunk_corpus
 from rag_lab.documents import Document
 from rag_lab.experiments import plots, tables
 from rag_lab.experiments.lab import Lab
+from rag_lab.json_cache import JsonCache
 from rag_lab.metrics import Ranks, first_hit_ranks, recall_at
 from rag_lab.models.minilm import count_word_pieces
+from rag_lab.progress import bar, track
 from rag_lab.questions import Query, Question
 from rag_lab.ranking import order
 from rag_lab.search import ChunkIndex
@@ -134,7 +135,7 @@ def typeset_all(
 ) -> dict[str, Typeset]:
     """Every document in every layout under ``folder`` (one subfolder per layout)."""
     out = {}
-    for layout in tqdm(LAYOUTS, desc="typeset", leave=False, disable=None):
+    for layout in track(LAYOUTS, "typesetting", "layout"):
         here = Path(folder) / layout
         here.mkdir(parents=True, exist_ok=True)
         files, placed = {}, {}
@@ -150,7 +151,7 @@ def scan_all(sets: Typeset, folder: str | os.PathLike, dpi: int = SCAN_DPI) -> T
     here = Path(folder) / f"scanned-{sets.layout}"
     here.mkdir(parents=True, exist_ok=True)
     files = {}
-    for doc_id, pdf in tqdm(sets.files.items(), desc="scan", leave=False, disable=None):
+    for doc_id, pdf in track(sets.files.items(), "scanning", "PDF"):
         files[doc_id] = here / f"{doc_id}.pdf"
         ts.scan(pdf, files[doc_id], dpi=dpi)
     return Typeset(f"scanned {sets.layout}", files, sets.placed)
@@ -188,24 +189,16 @@ def library_versions() -> dict[str, str]:
     }
 
 
-def _cache_file(key: dict) -> Path:
-    digest = hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:32]
-    return paths.cache_dir() / "pdf-text" / f"{digest}.json"
-
-
-def _store(file: Path, value) -> None:
-    file.parent.mkdir(parents=True, exist_ok=True)
-    tmp = file.with_suffix(f".{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(value))
-    tmp.replace(file)
+def _cache() -> JsonCache:
+    return JsonCache(paths.cache_dir() / "pdf-text")
 
 
 def _cached(key: dict, compute):
-    file = _cache_file(key)
-    if file.is_file():
-        return json.loads(file.read_text())
-    value = compute()
-    _store(file, value)
+    cache = _cache()
+    value = cache.get(key)
+    if value is None:
+        value = compute()
+        cache.save(key, value)
     return value
 
 
@@ -243,14 +236,15 @@ def extract_all(
     jobs = [
         (layout, r, d, f) for layout in sets for r in readers for d, f in sets[layout].files.items()
     ]
-    missing = [(f, r) for _, r, _, f in jobs if not _cache_file(_extract_key(f, r)).is_file()]
+    cache = _cache()
+    missing = [(f, r) for _, r, _, f in jobs if cache.get(_extract_key(f, r)) is None]
     if missing:
         files, names = [f for f, _ in missing], [r for _, r in missing]
         with ProcessPoolExecutor(workers, mp_context=get_context("spawn")) as pool:
             done = pool.map(_extract_pages, files, names, chunksize=4)
-            bar = tqdm(done, total=len(missing), desc="extract", leave=False, disable=None)
-            for f, r, pages in zip(files, names, bar, strict=True):
-                _store(_cache_file(_extract_key(f, r)), pages)
+            counted = track(done, "extracting", "PDF", total=len(missing))
+            for f, r, pages in zip(files, names, counted, strict=True):
+                cache.save(_extract_key(f, r), pages)
     out: dict[tuple[str, str], dict[str, ex.PdfText]] = {}
     for layout, reader, doc, file in jobs:
         out.setdefault((layout, reader), {})[doc] = extract_cached(file, reader)
@@ -673,8 +667,10 @@ def ocr_run(scanned: Typeset, needles: Mapping[str, Sequence[str]]) -> OcrRun:
     """OCR the sample (:func:`ocr_sample`) and check every needle on its pages."""
     sample = ocr_sample(scanned)
     page_rows, needle_rows = [], []
-    for doc, numbers in tqdm(sample.items(), desc="OCR", leave=False, disable=None):
+    pages_read = bar(sum(len(n) for n in sample.values()), "OCR", "page")
+    for doc, numbers in sample.items():
         read = dict(zip(numbers, ocr_cached(scanned.files[doc], numbers), strict=True))
+        pages_read.update(len(numbers))
         placed = scanned.placed[doc]
         for n, page in read.items():
             on = [x for x in needles.get(doc, ()) if n in placed.needles.get(x, ())]
@@ -700,6 +696,7 @@ def ocr_run(scanned: Typeset, needles: Mapping[str, Sequence[str]]) -> OcrRun:
                     "confidence": _lowest(read[n].confidence for n in pages),
                 }
             )
+    pages_read.close()
     return OcrRun(pd.DataFrame(page_rows), pd.DataFrame(needle_rows))
 
 

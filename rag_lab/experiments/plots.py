@@ -56,7 +56,7 @@ def show(fig, name: str, folder: Path | None = None) -> None:
 
 def save(fig, name: str, folder: Path | None = None) -> Path:
     """Write ``fig`` as ``<folder>/<name>.png`` (default ``figures/``) and return the path."""
-    folder = folder or paths.FIGURES
+    folder = folder or paths.figures_dir()
     folder.mkdir(parents=True, exist_ok=True)
     out = folder / f"{name}.png"
     # The style's dpi and tight bounding box are passed here too: save() runs outside style().

@@ -9,3 +9,12 @@
 
 May import the core (``rag_lab.*``); never ``sources``, ``app`` or ``experiments``.
 """
+
+import warnings
+
+# What the models load (transformers, sentence-transformers, huggingface_hub) imports
+# ``tqdm.auto``, which in a notebook kernel without ipywidgets warns "IProgress not found" on
+# stderr, into the cell's outputs. It happens on a cold cache only (a warm run loads no model),
+# so a first run would write notebooks that differ from every later one. The lab never shows
+# tqdm's notebook widget: its progress goes to the terminal (rag_lab.progress).
+warnings.filterwarnings("ignore", message="IProgress not found")

@@ -24,6 +24,7 @@ from rag_lab.models.minilm import (
 )
 from rag_lab.models.onnx_minilm import ONNX_BACKENDS
 from rag_lab.models.vector_cache import EmbeddingCache, open_cache, through_cache
+from rag_lab.progress import bar
 
 __all__ = ["BACKENDS", "BATCH_SIZE", "DEFAULT_BACKEND", "EmbeddingCache", "Encoder", "Timing"]
 
@@ -149,30 +150,23 @@ class Encoder:
         return np.stack(vectors).astype(np.float32, copy=False)
 
     def _compute(self, texts: list[str], progress: bool | None) -> np.ndarray:
-        # None: a bar on long work, and only on a terminal (tqdm's disable=None), so that
-        # headless runs (papermill, CI, pipes) carry no progress residue.
-        if progress is None:
-            disable = None if len(texts) > PROGRESS_FROM else True
-        else:
-            disable = not progress
+        # None: a bar on long work only (rag_lab.progress picks the terminal or the relay, so
+        # a notebook's outputs never carry one).
+        show = progress if progress is not None else (None if len(texts) > PROGRESS_FROM else False)
         out = []
-        from tqdm import tqdm  # not at import: a query never shows a bar
-
-        bar = tqdm(total=len(texts), desc="embedding", unit="text", disable=disable)
-        for i in range(0, len(texts), self.batch_size):
-            batch = texts[i : i + self.batch_size]
-            if self._onnx is not None:
-                out.append(self._onnx.encode(batch))
-                bar.update(len(batch))
-                continue
-            vecs = self.model.encode(
-                batch,
-                batch_size=self.batch_size,
-                normalize_embeddings=True,
-                convert_to_numpy=True,
-                show_progress_bar=False,
-            )
-            out.append(vecs.astype(np.float32))
-            bar.update(len(batch))
-        bar.close()
+        with bar(len(texts), "embedding", "text", show=show) as b:
+            for i in range(0, len(texts), self.batch_size):
+                batch = texts[i : i + self.batch_size]
+                if self._onnx is not None:
+                    out.append(self._onnx.encode(batch))
+                else:
+                    vecs = self.model.encode(
+                        batch,
+                        batch_size=self.batch_size,
+                        normalize_embeddings=True,
+                        convert_to_numpy=True,
+                        show_progress_bar=False,
+                    )
+                    out.append(vecs.astype(np.float32))
+                b.update(len(batch))
         return np.concatenate(out)

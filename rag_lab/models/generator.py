@@ -220,7 +220,7 @@ class Generator:
         if result is None:
             result = generate(prompt, model=self.model, max_new_tokens=self.max_new_tokens)
             if self.cache is not None:
-                self.cache.put(key, _record(result))
+                self.cache.save(key, _record(result))
         self.calls.append(result)
         return result.text
 

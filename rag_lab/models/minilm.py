@@ -111,16 +111,11 @@ def count_word_pieces(texts: Sequence[str]) -> np.ndarray:
 
 
 def sentence_transformers():
-    """The ``sentence_transformers`` module, imported without its notebook-only warning.
+    """The ``sentence_transformers`` module, imported on first use (it imports torch).
 
-    It imports ``tqdm.autonotebook``, which warns ("IProgress not found") in a kernel
-    without ipywidgets; the lab's progress bars are plain text on purpose.
+    Its import of ``tqdm.autonotebook`` would warn in a kernel without ipywidgets; the
+    package silences that one warning (``rag_lab/models/__init__.py``).
     """
-    import warnings
+    import sentence_transformers as module
 
-    from tqdm import TqdmWarning
-
-    with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", category=TqdmWarning)
-        import sentence_transformers as module
     return module

@@ -9,6 +9,7 @@ sentence vectors of :mod:`rag_lab.models.encoder` and the token matrices of
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import sys
 from collections.abc import Callable, Sequence
@@ -22,27 +23,50 @@ from rag_lab.models.minilm import Fingerprint
 
 
 class EmbeddingCache:
-    """Vectors by text sha256 for one model fingerprint, in ``<root>/<key>.sqlite``."""
+    """Vectors by text sha256 for one model fingerprint, in ``<root>/<key>.sqlite``.
+
+    Several processes may share the file (every checkout on a machine uses one cache): SQLite
+    serialises their writes, and a writer waits up to :data:`BUSY_S` for another. A file that
+    is not a readable SQLite database is moved aside (``<key>.sqlite.damaged``) and started
+    anew; an entry whose bytes are not whole rows of finite float32 reads as missing, so it is
+    computed again and replaced.
+    """
 
     def __init__(self, fingerprint: Fingerprint, root: Path | None = None) -> None:
         root = root or paths.cache_dir() / "embeddings"
         root.mkdir(parents=True, exist_ok=True)
         self.fingerprint = fingerprint
         self.path = root / f"{fingerprint.key}.sqlite"
-        self._db = sqlite3.connect(self.path)
-        self._db.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT)")
-        self._db.execute("CREATE TABLE IF NOT EXISTS vectors (sha TEXT PRIMARY KEY, vec BLOB)")
-        stamp = json.dumps(fingerprint.fields(), sort_keys=True)
-        row = self._db.execute("SELECT value FROM meta WHERE key = 'fingerprint'").fetchone()
+        try:
+            self._db = self._open()
+        except sqlite3.DatabaseError as err:
+            if isinstance(err, sqlite3.OperationalError):  # locked, read-only, no space: facts
+                raise
+            aside = self.path.with_name(self.path.name + ".damaged")
+            os.replace(self.path, aside)
+            warn(f"{self.path} was damaged ({err}); moved it to {aside.name}, starting anew")
+            self._db = self._open()
+
+    def _open(self) -> sqlite3.Connection:
+        db = sqlite3.connect(self.path, timeout=BUSY_S)
+        db.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT)")
+        db.execute("CREATE TABLE IF NOT EXISTS vectors (sha TEXT PRIMARY KEY, vec BLOB)")
+        stamp = json.dumps(self.fingerprint.fields(), sort_keys=True)
+        row = db.execute("SELECT value FROM meta WHERE key = 'fingerprint'").fetchone()
         if row is None:
-            with self._db:
-                self._db.execute("INSERT INTO meta VALUES ('fingerprint', ?)", (stamp,))
-        elif row[0] != stamp:
+            with db:
+                db.execute("INSERT OR IGNORE INTO meta VALUES ('fingerprint', ?)", (stamp,))
+            row = db.execute("SELECT value FROM meta WHERE key = 'fingerprint'").fetchone()
+        if row[0] != stamp:
+            db.close()
             raise RuntimeError(
                 f"{self.path} was written for another model ({row[0]}); refusing to read it."
             )
+        return db
 
     def get(self, shas: Sequence[str]) -> dict[str, np.ndarray]:
+        """The stored arrays of ``shas`` that pass the checks; the others are missing."""
+        width = self.fingerprint.dimensions * 4
         found: dict[str, np.ndarray] = {}
         for i in range(0, len(shas), 500):  # SQLite caps the number of bound parameters
             part = list(shas[i : i + 500])
@@ -50,7 +74,11 @@ class EmbeddingCache:
             for sha, blob in self._db.execute(
                 f"SELECT sha, vec FROM vectors WHERE sha IN ({marks})", part
             ):
-                found[sha] = np.frombuffer(blob, dtype=np.float32)
+                if not isinstance(blob, bytes) or not blob or len(blob) % width:
+                    continue
+                vec = np.frombuffer(blob, dtype=np.float32)
+                if np.isfinite(vec).all():
+                    found[sha] = vec
         return found
 
     def put(self, items: dict[str, np.ndarray]) -> None:
@@ -67,17 +95,25 @@ class EmbeddingCache:
         return self._db.execute("SELECT COUNT(*) FROM vectors").fetchone()[0]
 
 
+BUSY_S = 60.0
+"""How long a writer waits for another process writing the same cache file."""
+
+
+def warn(message: str) -> None:
+    """One line on stderr: the cache is a courtesy, so its trouble is said, never raised."""
+    print(f"warning: {message}", file=sys.stderr)
+
+
 def open_cache(fingerprint: Fingerprint, root: Path | None = None) -> EmbeddingCache | None:
     """The cache, or None with a warning on stderr when it cannot be used (read-only, full,
-    damaged): a run without a cache is slower, never wrong, so it is no reason to stop."""
+    locked): a run without a cache is slower, never wrong, so it is no reason to stop."""
     try:
         return EmbeddingCache(fingerprint, root)
     except (OSError, sqlite3.Error) as err:
         where = root or paths.cache_dir()
-        print(
-            f"warning: the embedding cache in {where} cannot be used ({err}); running "
-            "without it (set $RAG_LAB_CACHE to a writable folder)",
-            file=sys.stderr,
+        warn(
+            f"the embedding cache in {where} cannot be used ({err}); running without it "
+            f"(set ${paths.CACHE_ENV} to a writable folder)"
         )
         return None
 
@@ -91,15 +127,25 @@ def through_cache(
 
     Texts go to ``compute`` in length order, so batches pad little; the sha breaks ties,
     so the batches are the same on every run. Returns the arrays in ``texts`` order (as
-    stored: flat float32) and how many texts went through ``compute``.
+    stored: flat float32) and how many texts went through ``compute``. A cache that fails
+    to read or write mid-run (its folder deleted, the disk full) is warned about and
+    bypassed: the arrays are computed all the same.
     """
     shas = [sha256_text(t) for t in texts]
-    known = cache.get(shas) if cache is not None else {}
+    known: dict[str, np.ndarray] = {}
+    if cache is not None:
+        try:
+            known = cache.get(shas)
+        except (OSError, sqlite3.Error) as err:
+            warn(f"cannot read the embedding cache {cache.path} ({err}); computing instead")
     pending = {sha: t for sha, t in zip(shas, texts, strict=True) if sha not in known}
     todo = sorted(pending.items(), key=lambda item: (len(item[1]), item[0]))
     if todo:
         fresh = dict(zip([sha for sha, _ in todo], compute([t for _, t in todo]), strict=True))
         if cache is not None:
-            cache.put(fresh)
+            try:
+                cache.put(fresh)
+            except (OSError, sqlite3.Error) as err:
+                warn(f"cannot write the embedding cache {cache.path} ({err}); not kept")
         known = {**known, **fresh}
     return [known[sha] for sha in shas], len(todo)

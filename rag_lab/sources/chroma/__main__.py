@@ -1,5 +1,6 @@
-"""``python -m rag_lab.sources.chroma [--fetch [DEST]]``: say which benchmark the lab would
-read and what it holds, or why none; ``--fetch`` downloads it first."""
+"""``python -m rag_lab.sources.chroma [--fetch [DEST]] [--brief]``: say which benchmark the lab
+would read and what it holds, or why none; ``--fetch`` downloads it first, ``--brief`` says it
+in one line (what ``make`` prints)."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ def main(argv: list[str] | None = None) -> int:
         metavar="DEST",
         help="download the benchmark at the pinned commit (default: the cache) and read it",
     )
+    parser.add_argument("--brief", action="store_true", help="one line, not one per corpus")
     args = parser.parse_args(argv)
     path = None
     try:
@@ -37,6 +39,8 @@ def main(argv: list[str] | None = None) -> int:
         f"questions ({single} with one excerpt), {len(spans)} excerpts, every offset "
         f"slicing back; verified, at {benchmark_dir(path)}"
     )
+    if args.brief:
+        return 0
     for d in docs:
         print(f"  {d.id}: {len(d.text):,} characters, {per_doc[d.id]} questions")
     return 0
