@@ -18,8 +18,8 @@ import time
 
 from rag_lab import paths
 from rag_lab.chunking import chunk_corpus
-from rag_lab.experiments import chapter
-from rag_lab.experiments.runs import rank_all
+from rag_lab.evaluation import chapter
+from rag_lab.evaluation.runs import rank_all
 from rag_lab.models import cross_encoder as rerank
 from rag_lab.models.encoder import Encoder
 from rag_lab.questions import CHAPTER_DESIGN, load_questions

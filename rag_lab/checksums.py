@@ -72,21 +72,43 @@ def mismatch(name: str, expected: str, actual: str) -> str:
     return f"{name}: sha256 mismatch (expected {expected}, got {actual})"
 
 
+def compare(
+    actual: Mapping[str, str | None],
+    expected: Mapping[str, str],
+    *,
+    missing: str = "missing",
+    extra_allowed: bool = True,
+) -> list[str]:
+    """Every difference between the digests found and a manifest's, one line each.
+
+    ``actual`` maps each name looked at to its hex sha256, or None when it is not there.
+    A name the manifest lists but ``actual`` lacks (or maps to None) is ``missing``; a name
+    found but not listed is reported unless ``extra_allowed``. The one wording of every
+    manifest check of the lab (corpora, benchmark, weights).
+
+    >>> compare({"a": "00", "b": None, "c": "11"}, {"a": "01", "b": "02"}, extra_allowed=False)
+    ['a: sha256 mismatch (expected 01, got 00)', 'b: missing', 'c: not in the manifest']
+    """
+    problems = []
+    for name, want in expected.items():
+        got = actual.get(name)
+        if got is None:
+            problems.append(f"{name}: {missing}")
+        elif got != want:
+            problems.append(mismatch(name, want, got))
+    if not extra_allowed:
+        problems += [f"{name}: not in the manifest" for name in actual if name not in expected]
+    return problems
+
+
 def verify_files(root: Path, manifest: Mapping[str, str]) -> int:
     """Check every file of ``manifest`` under ``root``; return how many were checked.
 
     Raises :class:`VerificationError` listing every missing file and every sha256
     mismatch, with the expected and the actual digest.
     """
-    problems = []
-    for name, expected in manifest.items():
-        path = root / name
-        if not path.is_file():
-            problems.append(f"{name}: missing from {root}")
-            continue
-        actual = sha256_file(path)
-        if actual != expected:
-            problems.append(mismatch(name, expected, actual))
+    digests = {n: sha256_file(root / n) if (root / n).is_file() else None for n in manifest}
+    problems = compare(digests, manifest, missing=f"missing from {root}")
     if problems:
         raise VerificationError(problems)
     return len(manifest)

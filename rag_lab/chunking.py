@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 from rag_lab.documents import Document
@@ -177,9 +177,18 @@ def _unmasked(chunk: Chunk, text: str, s: Strategy) -> Chunk:
     )
 
 
-def containing(chunks: Sequence[Chunk], needle: str) -> list[int]:
-    """Positions of the chunks whose embedded ``text`` holds ``needle`` whole: the hits."""
-    return [i for i, c in enumerate(chunks) if needle in c.text]
+def containing(
+    chunks: Sequence[Chunk], needle: str, fold: Callable[[str], str] | None = None
+) -> list[int]:
+    """Positions of the chunks whose embedded ``text`` holds ``needle`` whole: the hits.
+
+    The lab's one definition of relevance. ``fold`` normalises both sides first (e.g.
+    :func:`rag_lab.text.flat` for text extracted from PDFs, whose lines are rewrapped).
+    """
+    if fold is None:
+        return [i for i, c in enumerate(chunks) if needle in c.text]
+    folded = fold(needle)
+    return [i for i, c in enumerate(chunks) if folded in fold(c.text)]
 
 
 def offset_errors(chunks: Iterable[Chunk], docs: Iterable[Document]) -> list[str]:

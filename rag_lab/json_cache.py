@@ -7,9 +7,8 @@ value. One JSON file per entry, ``<root>/<digest>.json``, where ``digest`` is th
 canonical JSON of the key. Each file echoes its key in full and carries a sha256 of its own
 content:
 
-- a write goes to a temp file of a unique name beside the entry, then ``os.replace`` moves it
-  into place, so a reader sees the old entry, the new one or none, never half of one; readers
-  only ever open ``<digest>.json``, never a temp file;
+- a write is atomic (:func:`rag_lab.atomic.write_atomically`), so a reader sees the old entry,
+  the new one or none, never half of one; readers only ever open ``<digest>.json``;
 - an entry that does not parse, whose key echo differs from the key asked for (a digest
   collision or a hand-edited file), or whose checksum fails (truncated, e.g. by a crash before
   the data reached the disk) reads as missing, so the caller computes the answer again and the
@@ -19,13 +18,12 @@ content:
 from __future__ import annotations
 
 import json
-import os
 import sys
-import uuid
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from rag_lab.atomic import write_atomically
 from rag_lab.checksums import sha256_text
 
 FORMAT = 1
@@ -61,16 +59,8 @@ class JsonCache:
         """Store ``value`` (anything JSON holds) for ``key`` atomically; returns its path."""
         versioned = _versioned(key)
         entry = {"key": versioned, "value": value, "sha256": _checksum(versioned, value)}
-        path = self.path(key)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        # A name no other writer (process or thread) can pick; it never ends in ``.json``.
-        tmp = path.with_name(f".{path.stem}.{os.getpid()}.{uuid.uuid4().hex}.tmp")
-        try:
-            tmp.write_text(json.dumps(entry, ensure_ascii=False, indent=1), encoding="utf-8")
-            os.replace(tmp, path)
-        finally:
-            tmp.unlink(missing_ok=True)
-        return path
+        text = json.dumps(entry, ensure_ascii=False, indent=1)
+        return write_atomically(self.path(key), lambda tmp: tmp.write_text(text, "utf-8"))
 
     def save(self, key: Mapping[str, Any], value: Any) -> Path | None:
         """:meth:`put`, but a cache that cannot be written (read-only, full, its folder gone)

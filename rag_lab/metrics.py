@@ -17,16 +17,17 @@ precision and IoU, reproduced with its quirks.
 from __future__ import annotations
 
 import bisect
+import dataclasses
 from collections import defaultdict
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
 
-from rag_lab.chunking import Chunk, Strategy, as_strategy
-from rag_lab.questions import Query, Span
+from rag_lab.chunking import Chunk, Strategy, as_strategy, containing
+from rag_lab.questions import Query, Question, Span
 from rag_lab.stats import Paired, paired, wilson
 
 Ranks = Sequence[int | None]
@@ -47,12 +48,20 @@ def first_hit_ranks(
     return [first_hit_rank(r, rel) for r, rel in zip(rankings, relevant_sets, strict=True)]
 
 
-def relevant_chunks(chunks: Sequence[Chunk], queries: Sequence[Query]) -> list[set[int]]:
-    """For each query, the positions of the chunks whose ``text`` contains its needle whole."""
+def relevant_chunks(
+    chunks: Sequence[Chunk],
+    queries: Sequence[Query | Question],
+    fold: Callable[[str], str] | None = None,
+) -> list[set[int]]:
+    """For each query, the positions of the chunks that hold its needle whole
+    (:func:`rag_lab.chunking.containing`, with its ``fold``)."""
+    if fold is not None:  # fold each chunk once, not once per needle
+        chunks = [dataclasses.replace(c, text=fold(c.text)) for c in chunks]
     by_needle: dict[str, set[int]] = {}
     for q in queries:
         if q.needle not in by_needle:
-            by_needle[q.needle] = {i for i, c in enumerate(chunks) if q.needle in c.text}
+            needle = q.needle if fold is None else fold(q.needle)
+            by_needle[q.needle] = set(containing(chunks, needle))
     return [by_needle[q.needle] for q in queries]
 
 

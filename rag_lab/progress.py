@@ -177,10 +177,16 @@ class Update:
     final: bool
 
     def render(self) -> str:
-        """``embedding 1,200/4,900 text, 38.2 text/s, 1 min 37 s left``."""
+        """``embedding 1,200/4,900 text, 38.2 text/s, 1 min 37 s left``; slow work is given as
+        seconds per unit (``12.5 s/question``)."""
         rate = self.n / self.elapsed if self.elapsed > 0 else 0.0
         count = f"{self.n:,}" if self.total is None else f"{self.n:,}/{self.total:,}"
-        parts = [f"{self.desc} {count} {self.unit}", f"{rate:.1f} {self.unit}/s"]
+        speed = (
+            f"{rate:.1f} {self.unit}/s"
+            if rate >= 1 or not rate
+            else f"{1 / rate:.1f} s/{self.unit}"
+        )
+        parts = [f"{self.desc} {count} {self.unit}", speed]
         if self.final:
             parts.append(f"done in {duration(self.elapsed)}")
         elif self.total and rate > 0:

@@ -7,6 +7,15 @@ import re
 _WORD = re.compile(r"[a-z0-9_]+")
 
 
+def flat(text: str) -> str:
+    """Whitespace normalised: every run of whitespace (newline, form feed, …) one space.
+
+    >>> flat("a\\n  b\\x0c c ")
+    'a b c'
+    """
+    return " ".join(text.split())
+
+
 def words(text: str) -> list[str]:
     """Lower-cased runs of letters, digits and underscores (identifiers stay whole)."""
     return _WORD.findall(text.lower())

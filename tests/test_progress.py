@@ -68,7 +68,9 @@ def test_an_update_renders_count_rate_and_time_left():
     u = progress.Update("embedding", "text", 1200, 4900, "", 40.0, final=False)
     assert u.render() == "embedding 1,200/4,900 text, 30.0 text/s, 2 min 03 s left"
     done = progress.Update("OCR", "page", 28, 28, "", 56.0, final=True)
-    assert done.render() == "OCR 28/28 page, 0.5 page/s, done in 56 s"
+    assert done.render() == "OCR 28/28 page, 2.0 s/page, done in 56 s"
+    slow = progress.Update("answering", "question", 0, 94, "0 generated", 3.0, final=False)
+    assert slow.render() == "answering 0/94 question, 0.0 question/s, 0 generated"
 
 
 def test_the_relay_prints_what_another_process_writes(tmp_path):

@@ -6,5 +6,5 @@
 - ``cli``: the ``rag-lab`` command (index, status, retry, ask, evaluate).
 
 May import the core, ``models`` and ``sources``. The one exception is ``cli``'s
-``evaluate`` command, which hands over to :mod:`rag_lab.experiments.evaluate`.
+``evaluate`` command, which hands over to :mod:`rag_lab.evaluation.report`.
 """

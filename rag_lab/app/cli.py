@@ -2,7 +2,7 @@
 
 Thin on purpose: every command parses its arguments, calls one function of the package
 (:mod:`rag_lab.app.ingest`, :mod:`rag_lab.app.index`, :mod:`rag_lab.pipeline`,
-:mod:`rag_lab.experiments.evaluate`) and prints the result. Errors are one line each on stderr,
+:mod:`rag_lab.evaluation.report`) and prints the result. Errors are one line each on stderr,
 naming the file, the line where there is one, and the reason.
 
 One error discipline: every fault of the input or the environment (a bad option, a
@@ -284,8 +284,8 @@ def _ask(args: argparse.Namespace) -> int:
 
 
 def _evaluate(args: argparse.Namespace) -> int:
-    # The one import from the experiments: only `evaluate` needs them (and matplotlib).
-    from rag_lab.experiments import evaluate
+    # Imported here: only `evaluate` needs the evaluation library (and matplotlib).
+    from rag_lab.evaluation import report
 
     if args.corpus is not None and args.questions is None:
         raise UsageError("--questions FILE is required with --corpus DIR")
@@ -300,15 +300,16 @@ def _evaluate(args: argparse.Namespace) -> int:
     if out.exists() and not out.is_dir():
         raise UsageError(f"{out}: an existing file, not a folder; give another --out DIR")
     _writable_folder(out)
-    evaluation, written = evaluate.run(args.corpus, questions, out)
+    evaluation, written = report.run(args.corpus, questions, out)
     print(evaluation.intro)
-    for table in ("dense recall by strategy", "dense, BM25 and hybrid", "gate"):
-        if table in evaluation.tables:
-            print(f"\n{table}:\n{evaluation.tables[table].to_string()}")
-    if evaluation.data["gate"] is None and evaluation.data.get("kind") != "spans":
-        print(f"\nnote: {evaluate.NO_GATE}")
-    figures = sum(p.suffix == ".png" for p in written)
-    print(f"\nwrote {written[0]}, {written[1].name} and {figures} figures in {out}/figures")
+    for title, table in evaluation.headline():
+        print(f"\n{title}:\n{table.to_string()}")
+    for note in evaluation.notes():
+        print(f"\nnote: {note}")
+    print(
+        f"\nwrote {written.markdown}, {written.json.name} and {len(written.figures)} figures "
+        f"in {out}/figures"
+    )
     return OK
 
 

@@ -17,6 +17,8 @@ import enum
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from rag_lab.evaluation.paired import Comparison, Finding
+
 
 class Verdict(enum.Enum):
     """What the measurements say of a claim. The value is how it reads in a table."""
@@ -35,6 +37,8 @@ class Verdict(enum.Enum):
     """What the claim needs could not be run here (a model or a tool is missing)."""
     NOT_EXERCISED = "not exercised"
     """The run never reached the case the claim is about."""
+    FIGURE = "measured"
+    """A figure the chapter reports, set beside ours; nothing is claimed of it."""
 
     @property
     def label(self) -> str:
@@ -74,6 +78,34 @@ class Claim:
         if self.detail:
             return f"{_IN_PART_PREFIX.get(self.verdict, self.verdict.label)} {self.detail}"
         return self.verdict.label
+
+
+DIRECTIONS = (">", "<", "=")
+"""A claim that a is better than b, worse, or no different (the chapter's "no significant
+difference")."""
+
+
+def judge(comparison: Comparison, direction: str) -> Verdict:
+    """The verdict on a claim that ``a`` is ``direction`` than ``b``, from one comparison.
+
+    ``>``/``<``: reproduces when the question-level test, adjusted for the family, finds that
+    direction; reversed when it finds the other; per query only when only the per-query test
+    finds a difference; otherwise does not reproduce. ``=``: reproduces unless the
+    question-level test finds a difference either way.
+    """
+    if direction not in DIRECTIONS:
+        raise ValueError(f"direction must be one of {DIRECTIONS}, not {direction!r}")
+    finding = comparison.finding
+    significant = finding in (Finding.A_BETTER, Finding.B_BETTER)
+    if direction == "=":
+        return Verdict.NOT_REPRODUCED if significant else Verdict.REPRODUCES
+    if finding is (Finding.A_BETTER if direction == ">" else Finding.B_BETTER):
+        return Verdict.REPRODUCES
+    if significant:
+        return Verdict.REVERSED
+    if finding is Finding.PER_QUERY_ONLY:
+        return Verdict.PER_QUERY_ONLY
+    return Verdict.NOT_REPRODUCED
 
 
 def claims_markdown(claims: Sequence[Claim]) -> str:

@@ -1,4 +1,4 @@
-"""One setup call for every notebook: the corpus, the questions, the encoder, the chunkings.
+"""One setup call for every notebook: the lab's corpus, its questions, the encoder.
 
 >>> lab = setup()                                   # doctest: +SKIP
 >>> len(lab.docs), len(lab.queries), sorted(lab.chunks_by)   # doctest: +SKIP
@@ -10,60 +10,17 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
 
 from rag_lab import paths
-from rag_lab.chunking import Chunk, chunk_all
-from rag_lab.documents import Document
-from rag_lab.questions import CHAPTER_DESIGN, Negative, Query, QuestionSet, load_questions
-from rag_lab.search import ChunkIndex, DenseRetriever, TextEncoder
+from rag_lab.evaluation.lab import Lab
+from rag_lab.questions import CHAPTER_DESIGN, load_questions
+from rag_lab.search import TextEncoder
 from rag_lab.sources.d2l import load_corpus
+
+__all__ = ["PANDAS_OPTIONS", "Lab", "setup"]
 
 PANDAS_OPTIONS = {"display.width": 250, "display.max_colwidth": 120}
 """How notebook tables are shown: wide enough for a row of Recall@k intervals."""
-
-
-@dataclass
-class Lab:
-    """Everything an experiment starts from; indexes are built (and embedded) on first use."""
-
-    docs: list[Document]
-    qset: QuestionSet
-    encoder: TextEncoder
-    chunks_by: dict[str, list[Chunk]]
-    """The six strategies' chunks, keyed ``"A"``–``"F"``."""
-    tokenizer: str = "ascii"
-    """BM25's tokenizer: the chapter's ``"ascii"`` for its corpus, ``"unicode"`` for others."""
-    _indexes: dict[str, ChunkIndex] = field(default_factory=dict, repr=False)
-
-    @property
-    def queries(self) -> list[Query]:
-        """Every question in both phrasings, course first."""
-        return self.qset.queries()
-
-    @property
-    def negatives(self) -> list[Negative]:
-        return list(self.qset.negatives)
-
-    @property
-    def titles(self) -> dict[str, str]:
-        return {d.id: d.title for d in self.docs}
-
-    @property
-    def texts(self) -> dict[str, str]:
-        return {d.id: d.text for d in self.docs}
-
-    def index(self, strategy: str) -> ChunkIndex:
-        """The strategy's chunks with their vectors (embedded once, then from the cache)."""
-        if strategy not in self._indexes:
-            self._indexes[strategy] = ChunkIndex.build(
-                self.chunks_by[strategy], self.encoder, tokenizer=self.tokenizer
-            )
-        return self._indexes[strategy]
-
-    def retriever(self, strategy: str) -> DenseRetriever:
-        """Dense retrieval over one strategy: what the gate and the citations sit on."""
-        return DenseRetriever(self.index(strategy), self.encoder, self.titles)
 
 
 def setup(
@@ -88,4 +45,4 @@ def setup(
         from rag_lab.models.encoder import Encoder
 
         encoder = Encoder()
-    return Lab(docs, qset, encoder, chunk_all(docs))
+    return Lab.of(docs, qset, encoder)

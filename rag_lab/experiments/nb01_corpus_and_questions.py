@@ -10,7 +10,8 @@ import pandas as pd
 
 from rag_lab.chunking import section_of, sections
 from rag_lab.documents import Document
-from rag_lab.experiments import chapter, plots, tables
+from rag_lab.evaluation import chapter, plots
+from rag_lab.evaluation.verdicts import Claim, Verdict, claims_markdown
 from rag_lab.markdown import structure
 from rag_lab.questions import QuestionsError, QuestionSet, load_questions
 
@@ -141,19 +142,21 @@ def reading(per_doc: pd.DataFrame, qset: QuestionSet, docs: Sequence[Document]) 
     ref = chapter.CORPUS
     s = spread(docs, qset)
     same_design = s["questions"] == ref["questions"] and s["queries"] == ref["queries"]
-    claims = tables.count_claims(
+    claims = claims_markdown(
         [
-            (
+            Claim(
                 "32 questions in two phrasings",
                 f"{ref['questions']} × 2 = {ref['queries']}",
                 f"{s['questions']} × 2 = {s['queries']}",
-                "same design" if same_design else "another design",
+                Verdict.REPRODUCES if same_design else Verdict.NOT_REPRODUCED,
+                wording="same design" if same_design else "another design",
             ),
-            (
+            Claim(
                 "a corpus of this size",
                 f"{ref['characters']:,} characters",
                 f"{here['characters']:,} characters",
-                f"{here['characters'] / ref['characters'] - 1:+.0%}",
+                Verdict.FIGURE,
+                wording=f"{here['characters'] / ref['characters'] - 1:+.0%}",
             ),
         ]
     )

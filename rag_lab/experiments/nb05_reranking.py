@@ -1,7 +1,7 @@
 """Notebook 05: a second stage on the hybrid's top 25, its quality, its cost, its reading.
 
-As in :mod:`rag_lab.experiments.tables`, every verdict is derived from the numbers passed
-in. Whatever is measured with the stand-in cross-encoder is named for what it is, and a
+Every verdict is derived from the numbers passed in (:mod:`rag_lab.evaluation.verdicts`).
+Whatever is measured with the stand-in cross-encoder is named for what it is, and a
 stand-in's quality numbers are never read as evidence about the chapter's claim.
 """
 
@@ -12,8 +12,10 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from rag_lab.experiments import chapter, plots, tables
-from rag_lab.experiments.runs import Rankings
+from rag_lab.evaluation import chapter, plots
+from rag_lab.evaluation.paired import Comparison, Finding, PairedTable, paired_table
+from rag_lab.evaluation.runs import Rankings
+from rag_lab.evaluation.verdicts import Claim, Verdict, claims_markdown, judge
 from rag_lab.experiments.timing import Latency, chapter_reference, time_per_call
 from rag_lab.late_interaction import maxsim
 from rag_lab.metrics import Ranks, first_hit_ranks, hits_at, mrr, relevant_chunks
@@ -82,12 +84,18 @@ def late_interaction_latency(
     return time_per_call(f"{LATE_STAGE} × {n}", run, range(len(queries)))
 
 
-def paired_view(ranks: Mapping[str, Ranks], queries: Sequence[Query]) -> pd.DataFrame:
-    """Each second stage against the hybrid it reranks, at R@1 and R@4: per query, per
-    question with Holm over this family, and the verdict."""
+def comparisons(ranks: Mapping[str, Ranks], queries: Sequence[Query]) -> PairedTable:
+    """Each second stage against the hybrid it reranks, at R@1 and R@4: per query, and per
+    question with Holm over this family."""
     pairs = [(name, HYBRID) for name in ranks if name != HYBRID]
-    view = tables.paired_view(ranks, pairs, (1, 4), tables.question_ids(queries))
-    return view[["a", "b", "k", "here", "by question", "p Holm", "verdict"]]
+    return paired_table(ranks, pairs, (1, 4), [q.question.id for q in queries])
+
+
+def paired_view(ranks: Mapping[str, Ranks], queries: Sequence[Query]) -> pd.DataFrame:
+    """:func:`comparisons` as shown, with the verdict read from the question-level test."""
+    return comparisons(ranks, queries).view(
+        columns=["a", "b", "k", "here", "by question", "p Holm", "verdict"]
+    )
 
 
 def system_name(reranker: Reranker) -> str:
@@ -217,13 +225,11 @@ def reading(
     cross-encoder stages (names as produced by the package).
     """
     cost = {_kind(lat.stage): lat.median for lat in latencies}
-    pairs = [(name, HYBRID) for name in ranks if name != HYBRID]
-    view = tables.paired_view(ranks, pairs, (1, 4), tables.question_ids(queries))
-    view = view.set_index(["a", "b", "k"])
+    paired = comparisons(ranks, queries)
     lines = [
-        _cross_quality(ranks, reranker, view),
+        _cross_quality(ranks, reranker, paired),
         _cost(cost, reranker, n),
-        _late(ranks, cost, view),
+        _late(ranks, cost, paired),
     ]
     base = ranks[HYBRID]
     out_of_reach = sum(r is None or r > n for r in base)
@@ -235,27 +241,28 @@ def reading(
     )
     cross = cost["cross-encoder"]
     real = reranker is not None and not reranker.standin
-    claims = tables.count_claims(
-        [
-            (
-                f"a cross-encoder on the top {chapter.RERANK_TOP_N} lifts R@1",
-                f"{chapter.RERANK_R1['dense']:.3f} → {chapter.RERANK_R1['cross-encoder']:.3f}",
-                f"{_r1(base):.3f} → {_r1(ranks[system_name(reranker)]):.3f}" if real else "–",
-                ("see the reading" if real else "not measured: no weights here"),
-            ),
-            (
-                "it costs hundreds of ms per query",
-                f"{chapter.CROSS_ENCODER_MS_PER_QUERY:.0f} ms",
-                f"{cross:.0f} ms" + ("" if real else " (stand-in, same architecture)"),
-                "reproduces" if cross >= 100 * cost["vector scan"] else "does not reproduce",
-            ),
-        ]
-    )
-    return "\n".join(lines) + "\n\n" + claims
+    judged = [
+        Claim(
+            f"a cross-encoder on the top {chapter.RERANK_TOP_N} lifts R@1",
+            f"{chapter.RERANK_R1['dense']:.3f} → {chapter.RERANK_R1['cross-encoder']:.3f}",
+            f"{_r1(base):.3f} → {_r1(ranks[system_name(reranker)]):.3f}" if real else "–",
+            judge(paired.get(system_name(reranker), HYBRID, 1), ">")
+            if real
+            else Verdict.NOT_MEASURED,
+            wording="" if real else "not measured: no weights here",
+        ),
+        Claim(
+            "it costs hundreds of ms per query",
+            f"{chapter.CROSS_ENCODER_MS_PER_QUERY:.0f} ms",
+            f"{cross:.0f} ms" + ("" if real else " (stand-in, same architecture)"),
+            Verdict.REPRODUCES if cross >= 100 * cost["vector scan"] else Verdict.NOT_REPRODUCED,
+        ),
+    ]
+    return "\n".join(lines) + "\n\n" + claims_markdown(judged)
 
 
 def _cross_quality(
-    ranks: Mapping[str, Ranks], reranker: Reranker | None, view: pd.DataFrame
+    ranks: Mapping[str, Ranks], reranker: Reranker | None, paired: PairedTable
 ) -> str:
     claim = (
         f"the chapter's gain from reranking its top {chapter.RERANK_TOP_N} (R@1 "
@@ -270,11 +277,10 @@ def _cross_quality(
         )
     name = system_name(reranker)
     r1, m = _r1(ranks[name]), mrr(ranks[name])
-    row = view.loc[(name, HYBRID, 1)]
+    c = paired.get(name, HYBRID, 1)
     numbers = (
         f"R@1 {_r1(ranks[HYBRID]):.3f} → {r1:.3f}, MRR {mrr(ranks[HYBRID]):.3f} → {m:.3f} "
-        f"(vs hybrid at R@1: {row['here']} per query, {row['by question']} per question, "
-        f"Holm p = {row['p Holm']})"
+        f"(vs hybrid at R@1: {_at(c)})"
     )
     if reranker.standin:
         return (
@@ -283,7 +289,7 @@ def _cross_quality(
         )
     verdict = (
         "reproduces: the lift at R@1 survives the question-level sign test after Holm."
-        if row["verdict"] == f"{name} > {HYBRID}"
+        if c.finding is Finding.A_BETTER
         else "does not reproduce here: the lift at R@1 is not significant at the question level."
     )
     return f"- **Cross-encoder quality.** {numbers}. Against {claim}, the claim {verdict}"
@@ -314,18 +320,18 @@ def _cost(cost: Mapping[str, float], reranker: Reranker | None, n: int) -> str:
     )
 
 
-def _late(ranks: Mapping[str, Ranks], cost: Mapping[str, float], view: pd.DataFrame) -> str:
-    rows = {k: view.loc[(LATE, HYBRID, k)] for k in (1, 4)}
-    verdicts = {row["verdict"] for row in rows.values()}
+def _late(ranks: Mapping[str, Ranks], cost: Mapping[str, float], paired: PairedTable) -> str:
+    rows = {k: paired.get(LATE, HYBRID, k) for k in (1, 4)}
+    findings = {c.finding for c in rows.values()}
     at = {
-        k: f"{row['here']} per query, {row['by question']} per question (Holm p = {row['p Holm']})"
-        for k, row in rows.items()
+        k: f"{c.per_query} per query, {c.per_question} per question (Holm p = {c.p_holm:#.2g})"
+        for k, c in rows.items()
     }
-    if f"{LATE} > {HYBRID}" in verdicts:
+    if Finding.A_BETTER in findings:
         effect = "improves on the hybrid significantly, at the question level."
-    elif f"{LATE} < {HYBRID}" in verdicts:
+    elif Finding.B_BETTER in findings:
         effect = "hurts the hybrid significantly, at the question level."
-    elif "per query only" in verdicts:
+    elif Finding.PER_QUERY_ONLY in findings:
         effect = (
             "differs from the hybrid per query only; at the question level, after Holm, no "
             "difference is significant."
@@ -348,6 +354,10 @@ def _late(ranks: Mapping[str, Ranks], cost: Mapping[str, float], view: pd.DataFr
         + " A ColBERT checkpoint would be the fair test of the method; this is a test of the "
         "packaged weights."
     )
+
+
+def _at(c: Comparison) -> str:
+    return f"{c.per_query} per query, {c.per_question} per question, Holm p = {c.p_holm:#.2g}"
 
 
 def _kind(stage: str) -> str:

@@ -6,7 +6,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from rag_lab import citations
-from rag_lab.experiments import chapter, tables
+from rag_lab.evaluation import chapter
+from rag_lab.evaluation.verdicts import Claim, Verdict, claims_markdown
 from rag_lab.pipeline import Answer, Refusal, Retriever, answer
 from rag_lab.questions import Negative, Query
 
@@ -73,25 +74,28 @@ def negative_refusals(
 def reading(audit: QuoteAudit, refusals: int, negatives: int, prompt_tokens: int) -> str:
     """The chapter's citation claims, judged on this run's counts."""
     exact = not audit.mismatched
-    claims = tables.count_claims(
+    same_order = 0.1 < prompt_tokens / chapter.PROMPT_TOKENS < 10
+    claims = claims_markdown(
         [
-            (
+            Claim(
                 "the server builds every locator from exact offsets",
                 "every quote exact",
                 f"{audit.citations - len(audit.mismatched)} of {audit.citations} exact",
-                "reproduces" if exact else "does not reproduce",
+                Verdict.REPRODUCES if exact else Verdict.NOT_REPRODUCED,
             ),
-            (
+            Claim(
                 "a refusal never reaches the model",
                 "–",
                 f"{refusals} of {negatives} negatives refused before any call",
-                "reproduces (the pipeline returns first)",
+                Verdict.NOT_MEASURED,
+                wording="by construction (the pipeline returns first); calls counted in 09",
             ),
-            (
+            Claim(
                 "the first question's prompt size",
                 f"{chapter.PROMPT_TOKENS} tokens",
                 f"{prompt_tokens} tokens",
-                "measured: same order",
+                Verdict.FIGURE,
+                wording=f"measured: {'same' if same_order else 'another'} order",
             ),
         ]
     )

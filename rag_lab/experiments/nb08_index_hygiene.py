@@ -13,7 +13,7 @@ from rag_lab.app.ingest import IngestReport
 from rag_lab.app.store import DocumentRecord
 from rag_lab.chunking import chunk_document
 from rag_lab.documents import Document
-from rag_lab.experiments import tables
+from rag_lab.evaluation.verdicts import Claim, Verdict, claims_markdown
 
 BAD_FILES = {
     # An export from an old editor, in Latin-1 (é is byte 0xE9), and a file that is empty.
@@ -61,25 +61,25 @@ def reading(
     """The chapter's index-hygiene claims, judged on what this run's index did."""
     failed = ", ".join(f"{d} ({r})" for d, r in first.failed.items()) or "none"
     total = sum(final.counts.values())
-    claims = tables.count_claims(
+    claims = claims_markdown(
         [
-            (
+            Claim(
                 "failed documents are visible, with reasons",
                 "–",
                 f"{len(first.failed)} failed, each with its reason",
-                "reproduces" if first.failed else "not exercised",
+                Verdict.REPRODUCES if first.failed else Verdict.NOT_EXERCISED,
             ),
-            (
+            Claim(
                 "counts are recorded by the indexer",
                 "–",
                 "equal a fresh chunking" if counts_agree else "differ",
-                "reproduces" if counts_agree else "does not reproduce",
+                Verdict.REPRODUCES if counts_agree else Verdict.NOT_REPRODUCED,
             ),
-            (
+            Claim(
                 "a stale index refuses mixed queries",
                 "–",
                 f"{len(refused)} refused",
-                "reproduces" if refused else "does not reproduce",
+                Verdict.REPRODUCES if refused else Verdict.NOT_REPRODUCED,
             ),
         ]
     )

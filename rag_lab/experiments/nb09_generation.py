@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from rag_lab.answers import CitedAnswer, declines, map_citations, render
-from rag_lab.experiments import tables
+from rag_lab.evaluation.verdicts import Claim, Verdict, claims_markdown
 from rag_lab.models.generator import Generation, Generator
 from rag_lab.pipeline import Answer, Refusal, Retriever, answer
 from rag_lab.progress import bar
@@ -68,36 +68,99 @@ class Outcome:
 
 
 Row = Callable[[Outcome], bool]
+"""Whether an outcome is of a kind; the tables below name each kind for display only."""
+
+
+def refused(o: Outcome) -> bool:
+    return o.refused
+
+
+def needle_among_sources(o: Outcome) -> bool:
+    return bool(o.needle_sources)
+
+
+def needle_not_among_sources(o: Outcome) -> bool:
+    return not o.refused and not o.needle_sources
+
+
+def cites_needle(o: Outcome) -> bool:
+    return o.cites_needle
+
+
+def only_markers(o: Outcome) -> bool:
+    """Cites the needle's source, and says nothing but markers such as ``[1]``."""
+    return o.cites_needle and o.cited.only_markers
+
+
+def words_and_markers(o: Outcome) -> bool:
+    return o.cites_needle and not o.cited.only_markers
+
+
+def needle_not_cited(o: Outcome) -> bool:
+    return bool(o.needle_sources) and not o.cites_needle
+
+
+def cites_nothing(o: Outcome) -> bool:
+    return o.cited is not None and o.cited.cites_nothing
+
+
+def cites_invalid(o: Outcome) -> bool:
+    return o.cited is not None and o.cited.has_invalid
+
+
+def copies_source(o: Outcome) -> bool:
+    return o.copies_source
+
+
+def declined(o: Outcome) -> bool:
+    return o.declined
+
+
+def hit_budget(o: Outcome) -> bool:
+    return o.generation is not None and o.generation.hit_budget
+
+
+def slipped_through(o: Outcome) -> bool:
+    return not o.refused
+
+
+def answers_anyway(o: Outcome) -> bool:
+    return not o.declined
+
+
+def answers_citing(o: Outcome) -> bool:
+    return not o.declined and bool(o.cited.cited)
+
 
 GATE_ROWS: dict[str, Row] = {
-    "refused by the gate": lambda o: o.refused,
-    "answered, needle among the sources": lambda o: bool(o.needle_sources),
-    "answered, needle not among the sources": lambda o: not o.refused and not o.needle_sources,
+    "refused by the gate": refused,
+    "answered, needle among the sources": needle_among_sources,
+    "answered, needle not among the sources": needle_not_among_sources,
 }
 """Answerable queries: decided by retrieval and the cutoff alone, before any model runs."""
 
 ANSWER_ROWS: dict[str, Row] = {
-    "cites a source holding the needle": lambda o: o.cites_needle,
-    "  … with nothing but markers": lambda o: o.cites_needle and o.cited.only_markers,
-    "  … with words beside the markers": lambda o: o.cites_needle and not o.cited.only_markers,
-    "needle among the sources, not cited": lambda o: bool(o.needle_sources) and not o.cites_needle,
-    "cites nothing": lambda o: o.cited is not None and o.cited.cites_nothing,
-    "cites an invalid number": lambda o: o.cited is not None and o.cited.has_invalid,
-    "copies a source (≥ 20 consecutive words)": lambda o: o.copies_source,
-    "says the sources do not answer": lambda o: o.declined,
-    "stopped by the token budget": lambda o: o.generation is not None and o.generation.hit_budget,
+    "cites a source holding the needle": cites_needle,
+    "  … with nothing but markers": only_markers,
+    "  … with words beside the markers": words_and_markers,
+    "needle among the sources, not cited": needle_not_cited,
+    "cites nothing": cites_nothing,
+    "cites an invalid number": cites_invalid,
+    "copies a source (≥ 20 consecutive words)": copies_source,
+    "says the sources do not answer": declined,
+    "stopped by the token budget": hit_budget,
 }
 """Answerable queries: what the generated answers cite."""
 
 NEGATIVE_GATE_ROWS: dict[str, Row] = {
-    "refused by the gate": lambda o: o.refused,
-    "slipped through the gate": lambda o: not o.refused,
+    "refused by the gate": refused,
+    "slipped through the gate": slipped_through,
 }
 
 NEGATIVE_ANSWER_ROWS: dict[str, Row] = {
-    "says the sources do not answer": lambda o: o.declined,
-    "answers anyway": lambda o: not o.declined,
-    "answers anyway, citing a source": lambda o: not o.declined and bool(o.cited.cited),
+    "says the sources do not answer": declined,
+    "answers anyway": answers_anyway,
+    "answers anyway, citing a source": answers_citing,
 }
 """Negatives that slipped through: does the model decline on its own?"""
 
@@ -277,34 +340,52 @@ def probe_table(answers: Sequence[ProbeAnswer], width: int = 60) -> pd.DataFrame
 def reading(outcomes: Sequence[Outcome], probe: Sequence[ProbeAnswer], cutoff: float) -> str:
     """A plain-language verdict, every number computed from ``outcomes`` and ``probe``."""
     split = Split.of(outcomes)
-    answerable, negatives, slipped = split.answerable, split.negatives, split.slipped
+    lines = [
+        _model(outcomes),
+        _gate_first(split, cutoff),
+        _citing(split.answerable),
+        _slipping(split),
+        _identifiers(probe),
+    ]
+    return "\n".join(lines) + "\n\n" + claims_markdown(claims(split, probe))
+
+
+def _share(k: int, n: int) -> str:
+    lo, hi = wilson(k, n) if n else (0.0, 1.0)
+    return f"{k} of {n} ({k / n:.0%}, 95% CI {_ci(lo, hi)})" if n else "0 of 0"
+
+
+def _count(row: Row, among: Sequence[Outcome]) -> int:
+    return sum(row(o) for o in among)
+
+
+def _model(outcomes: Sequence[Outcome]) -> str:
     generations = [o.generation for o in outcomes if o.generation is not None]
-    m, p = len(answerable), len(negatives)
-
-    def share(k: int, n: int) -> str:
-        lo, hi = wilson(k, n) if n else (0.0, 1.0)
-        return f"{k} of {n} ({k / n:.0%}, 95% CI {_ci(lo, hi)})" if n else "0 of 0"
-
-    def count(rows: Mapping[str, Row], name: str, among: Sequence[Outcome]) -> int:
-        return sum(rows[name](o) for o in among)
-
     model = generations[0].model if generations else "no model (nothing passed the gate)"
     seconds = sum(g.seconds for g in generations)
-    cites = count(ANSWER_ROWS, "cites a source holding the needle", answerable)
-    bare = count(ANSWER_ROWS, "  … with nothing but markers", answerable)
-    declined = sum(o.declined for o in slipped)
-    ids = [a.identifier for a in probe if a.identifier]
-    lines = [
+    return (
         f"- **Model.** {model}, greedy, run locally: "
         f"{counted(len(generations), 'generator call')} in {seconds:.0f} s "
-        f"({seconds / max(len(generations), 1):.1f} s per answer).",
+        f"({seconds / max(len(generations), 1):.1f} s per answer)."
+    )
+
+
+def _gate_first(split: Split, cutoff: float) -> str:
+    answerable, negatives = split.answerable, split.negatives
+    return (
         f"- **The gate first.** At cutoff {cutoff}, "
-        f"{count(GATE_ROWS, 'refused by the gate', answerable)} of {m} answerable queries and "
-        f"{sum(o.refused for o in negatives)} of {p} negatives were refused without calling "
-        f"the generator; {count(GATE_ROWS, 'answered, needle among the sources', answerable)} "
-        "answerable queries reached it with the needle among their sources.",
+        f"{_count(refused, answerable)} of {len(answerable)} answerable queries and "
+        f"{_count(refused, negatives)} of {len(negatives)} negatives were refused without "
+        f"calling the generator; {_count(needle_among_sources, answerable)} answerable queries "
+        "reached it with the needle among their sources."
+    )
+
+
+def _citing(answerable: Sequence[Outcome]) -> str:
+    m, bare = len(answerable), _count(only_markers, answerable)
+    return (
         f"- **Citing the right source.** Answers cite a source holding the needle for "
-        f"{share(cites, m)} answerable queries"
+        f"{_share(_count(cites_needle, answerable), m)} answerable queries"
         + (
             f", but {bare} of those answers are nothing but a marker such as `[1]`: "
             "a valid citation attached to no claim. "
@@ -312,29 +393,37 @@ def reading(outcomes: Sequence[Outcome], probe: Sequence[ProbeAnswer], cutoff: f
             else ". "
         )
         + "The needle was among the sources and not cited in "
-        f"{share(count(ANSWER_ROWS, 'needle among the sources, not cited', answerable), m)}; "
-        f"answers cite nothing in {share(count(ANSWER_ROWS, 'cites nothing', answerable), m)} "
-        "and cite a number that names no source in "
-        f"{share(count(ANSWER_ROWS, 'cites an invalid number', answerable), m)}. Only the "
-        "server's table turns a number into a link, so an invalid number is caught, not "
-        "followed. "
-        f"{share(count(ANSWER_ROWS, 'copies a source (≥ 20 consecutive words)', answerable), m)} "
-        f"answers copy {COPY_RUN} or more consecutive words of a source.",
-        f"- **Negatives that slip through.** {share(len(slipped), p)} negatives passed the "
-        "gate"
+        f"{_share(_count(needle_not_cited, answerable), m)}; answers cite nothing in "
+        f"{_share(_count(cites_nothing, answerable), m)} and cite a number that names no "
+        f"source in {_share(_count(cites_invalid, answerable), m)}. Only the server's table "
+        "turns a number into a link, so an invalid number is caught, not followed. "
+        f"{_share(_count(copies_source, answerable), m)} answers copy {COPY_RUN} or more "
+        "consecutive words of a source."
+    )
+
+
+def _slipping(split: Split) -> str:
+    slipped, p = split.slipped, len(split.negatives)
+    head = f"- **Negatives that slip through.** {_share(len(slipped), p)} negatives passed the gate"
+    if not slipped:
+        return head + ", so the model was never asked to answer one."
+    n_declined = _count(declined, slipped)
+    return (
+        head + f"; the model said the sources do not answer for {_share(n_declined, len(slipped))} "
+        f"of them and answered {'the other' if n_declined else 'all'} "
+        f"{len(slipped) - n_declined} anyway. "
         + (
-            f"; the model said the sources do not answer for {share(declined, len(slipped))} "
-            f"of them and answered {'the other' if declined else 'all'} "
-            f"{len(slipped) - declined} anyway. "
-            + (
-                "Retrieved text in the prompt did not make the model refuse when it did not "
-                "fit: the gate is what refuses."
-                if declined < len(slipped)
-                else "Here the model declined every one the gate let through."
-            )
-            if slipped
-            else ", so the model was never asked to answer one."
-        ),
+            "Retrieved text in the prompt did not make the model refuse when it did not "
+            "fit: the gate is what refuses."
+            if n_declined < len(slipped)
+            else "Here the model declined every one the gate let through."
+        )
+    )
+
+
+def _identifiers(probe: Sequence[ProbeAnswer]) -> str:
+    ids = [a.identifier for a in probe if a.identifier]
+    return (
         f"- **Identifiers.** Asked without sources for the arXiv identifiers of "
         f"{len(probe)} papers, the model gave a well-formed identifier for {len(ids)} of them "
         f"({counted(len(set(ids)), 'distinct identifier')}"
@@ -343,33 +432,39 @@ def reading(outcomes: Sequence[Outcome], probe: Sequence[ProbeAnswer], cutoff: f
         "month. Whether any of them points to the paper asked for "
         "cannot be checked here: that needs a network this environment does not have. A "
         "well-formed identifier is no evidence of a right one, which is why the model here "
-        "writes only `[n]` and the server supplies the link.",
-    ]
-    refused = [o for o in outcomes if o.refused]
-    called_on_refusal = sum(o.generation is not None for o in refused)
-    claims = tables.count_claims(
-        [
-            (
-                "no model call when nothing passes the threshold",
-                "0 calls for a refusal",
-                f"{called_on_refusal} calls for {len(refused)} refusals",
-                "reproduces" if called_on_refusal == 0 else "does not reproduce",
-            ),
-            (
-                "a model cites sources it was given, by number",
-                "–",
-                f"{cites} of {m} cite the needle's source",
-                "measured (one model, one prompt)",
-            ),
-            (
-                "a model's own identifiers cannot be trusted",
-                "–",
-                f"{len(ids)} well-formed of {len(probe)}, unverifiable offline",
-                "consistent: only the server links",
-            ),
-        ]
+        "writes only `[n]` and the server supplies the link."
     )
-    return "\n".join(lines) + "\n\n" + claims
+
+
+def claims(split: Split, probe: Sequence[ProbeAnswer]) -> list[Claim]:
+    """The chapter's generation claims: one tested by a count, two measured only."""
+    outcomes = split.answerable + split.negatives
+    refusals = [o for o in outcomes if o.refused]
+    called_on_refusal = sum(o.generation is not None for o in refusals)
+    ids = [a.identifier for a in probe if a.identifier]
+    return [
+        Claim(
+            "no model call when nothing passes the threshold",
+            "0 calls for a refusal",
+            f"{called_on_refusal} calls for {len(refusals)} refusals",
+            Verdict.REPRODUCES if called_on_refusal == 0 else Verdict.NOT_REPRODUCED,
+        ),
+        Claim(
+            "a model cites sources it was given, by number",
+            "–",
+            f"{_count(cites_needle, split.answerable)} of {len(split.answerable)} cite the "
+            "needle's source",
+            Verdict.FIGURE,
+            wording="measured (one model, one prompt)",
+        ),
+        Claim(
+            "a model's own identifiers cannot be trusted",
+            "–",
+            f"{len(ids)} well-formed of {len(probe)}, unverifiable offline",
+            Verdict.NOT_MEASURED,
+            wording="not testable offline: only the server links",
+        ),
+    ]
 
 
 def _ci(lo: float, hi: float) -> str:

@@ -44,7 +44,8 @@ import pandas as pd
 from rag_lab import dense, paths
 from rag_lab.chunking import Chunk, chunk_corpus
 from rag_lab.documents import Document
-from rag_lab.experiments import plots, tables
+from rag_lab.evaluation import plots
+from rag_lab.experiments import tables
 from rag_lab.experiments.lab import Lab
 from rag_lab.json_cache import JsonCache
 from rag_lab.metrics import Ranks, first_hit_ranks, recall_at

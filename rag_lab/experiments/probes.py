@@ -11,8 +11,8 @@ term of the corpus but ask what it does not answer. It is kept apart from
 >>> lab = setup()                                          # doctest: +SKIP
 >>> probes = load(lab.docs)                                # doctest: +SKIP
 >>> ranks = identifier_ranks(lab, probes)                  # doctest: +SKIP
->>> view = identifier_view(ranks, probes.queries())        # doctest: +SKIP
->>> print(reading(ranks, view, trap_table(lab, probes)))   # doctest: +SKIP
+>>> paired = identifier_comparisons(ranks, probes.queries())  # doctest: +SKIP
+>>> print(reading(ranks, paired, trap_table(lab, probes)))   # doctest: +SKIP
 """
 
 from __future__ import annotations
@@ -27,10 +27,12 @@ from rag_lab import dense, paths
 from rag_lab.bm25 import tokenize
 from rag_lab.chunking import Chunk
 from rag_lab.documents import Document
-from rag_lab.experiments import chapter, tables
-from rag_lab.experiments.lab import Lab
+from rag_lab.evaluation import chapter
+from rag_lab.evaluation.lab import Lab
+from rag_lab.evaluation.paired import PairedTable, paired_table
+from rag_lab.evaluation.runs import rank_all
+from rag_lab.evaluation.verdicts import Verdict, judge
 from rag_lab.experiments.nb06_distances_and_refusal import classify
-from rag_lab.experiments.runs import rank_all
 from rag_lab.metrics import Ranks, hits_at
 from rag_lab.questions import Query, QuestionSet, load_questions
 from rag_lab.stats import ALPHA
@@ -115,11 +117,14 @@ def identifier_ranks(
     return rank_all(index, probes.queries(), lab.encoder).ranks(index)
 
 
-def identifier_view(ranks: Mapping[str, Ranks], queries: Sequence[Query]) -> pd.DataFrame:
-    """:data:`PAIRS` at :data:`KS`: per query, per question with Holm over these rows, and
-    the verdict read from the question-level test."""
-    view = tables.paired_view(ranks, PAIRS, KS, tables.question_ids(queries))
-    return view[SHOWN].reset_index(drop=True)
+def identifier_comparisons(ranks: Mapping[str, Ranks], queries: Sequence[Query]) -> PairedTable:
+    """:data:`PAIRS` at :data:`KS`: per query, and per question with Holm over these rows."""
+    return paired_table(ranks, PAIRS, KS, [q.question.id for q in queries])
+
+
+def identifier_view(paired: PairedTable) -> pd.DataFrame:
+    """:func:`identifier_comparisons` as shown, the verdict read from the question-level test."""
+    return paired.view(columns=SHOWN)
 
 
 def trap_table(
@@ -155,29 +160,28 @@ def trap_table(
 
 def reading(
     ranks: Mapping[str, Ranks],
-    view: pd.DataFrame,
+    paired: PairedTable,
     traps: pd.DataFrame,
     cutoff: float = chapter.CUTOFF,
 ) -> str:
     """What the probes say about the chapter's two identifier claims, from the numbers given:
-    ``ranks`` (:func:`identifier_ranks`), ``view`` (:func:`identifier_view`) and ``traps``
-    (:func:`trap_table`, made at ``cutoff``)."""
+    ``ranks`` (:func:`identifier_ranks`), ``paired`` (:func:`identifier_comparisons`) and
+    ``traps`` (:func:`trap_table`, made at ``cutoff``)."""
     n = len(next(iter(ranks.values())))
     recall = ", ".join(
         f"{name} {hits_at(r, 1).mean():.3f} / {hits_at(r, 8).mean():.3f}"
         for name, r in ranks.items()
     )
     lines = [f"- **Recall on {n} identifier queries** (R@1 / R@8): {recall}."]
-    rows = view.set_index(["a", "b", "k"])
     for a, b, claim in (
         ("BM25", "dense", "BM25 catches identifiers that dense misses"),
         ("hybrid", "dense", "fusion recovers what dense misses"),
     ):
-        verdicts = {k: tables.claim_verdict(rows.loc[(a, b, k)], a, b, ">") for k in KS}
-        held = [k for k, v in verdicts.items() if v == "reproduces"]
+        verdicts = {k: judge(paired.get(a, b, k), ">") for k in KS}
+        held = [k for k, v in verdicts.items() if v is Verdict.REPRODUCES]
         numbers = "; ".join(
-            f"R@{k}: per question {rows.loc[(a, b, k), 'by question']}, Holm p = "
-            f"{rows.loc[(a, b, k), 'p Holm']} ({verdicts[k]})"
+            f"R@{k}: per question {paired.get(a, b, k).per_question}, Holm p = "
+            f"{paired.get(a, b, k).p_holm:#.2g} ({verdicts[k].label})"
             for k in KS
         )
         outcome = (

@@ -19,7 +19,7 @@ import numpy as np
 
 from rag_lab import dense
 from rag_lab.chunking import Chunk
-from rag_lab.experiments import chapter
+from rag_lab.evaluation import chapter
 from rag_lab.models.encoder import DEFAULT_BACKEND, Encoder, Timing
 from rag_lab.questions import Query
 from rag_lab.search import ChunkIndex, TextEncoder

@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from rag_lab import paths
+from rag_lab.atomic import write_atomically
 from rag_lab.checksums import sha256_file
 from rag_lab.models.answer_cache import AnswerCache
 from rag_lab.models.minilm import ModelError
@@ -343,10 +344,9 @@ def _locate(dist: str, name: str) -> Path:
 
 def _join(parts: list[Path], out: Path, spec: _Weights) -> None:
     """Concatenate ``parts`` into ``out``, hashing on the way; keep it only if it verifies."""
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(f"{out.name}.{os.getpid()}.part")
-    digest = hashlib.sha256()
-    try:
+
+    def join(tmp: Path) -> None:
+        digest = hashlib.sha256()
         with tmp.open("wb") as w:
             for part in parts:
                 with part.open("rb") as r:
@@ -354,9 +354,8 @@ def _join(parts: list[Path], out: Path, spec: _Weights) -> None:
                         digest.update(block)
                         w.write(block)
         _check(tmp.stat().st_size, digest.hexdigest(), spec, "the joined parts")
-        os.replace(tmp, out)  # atomic: a reader never sees a half-written join
-    finally:
-        tmp.unlink(missing_ok=True)
+
+    write_atomically(out, join)  # a reader never sees a half-written join
 
 
 def _verify(path: Path, spec: _Weights) -> None:

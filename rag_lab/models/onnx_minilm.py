@@ -17,13 +17,13 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 
 from rag_lab import paths
+from rag_lab.atomic import write_atomically
 from rag_lab.checksums import sha256_file
 from rag_lab.models.minilm import Fingerprint, minilm_fingerprint, minilm_path
 
@@ -40,10 +40,10 @@ def graph_path(backend: str, root: Path | None = None) -> Path:
     folder = (root or paths.cache_dir() / "onnx") / minilm_fingerprint().key
     fp32 = folder / GRAPH_FILES["onnx"]
     if not fp32.exists():
-        _atomically(fp32, _export)
+        write_atomically(fp32, _export)
     target = folder / GRAPH_FILES[backend]
     if backend == "onnx-int8" and not target.exists():
-        _atomically(target, lambda tmp: _quantize(fp32, tmp))
+        write_atomically(target, lambda tmp: _quantize(fp32, tmp))
     return target
 
 
@@ -102,19 +102,6 @@ class OnnxMiniLM:
             "token_type_ids": np.array([e.type_ids for e in encodings], dtype=np.int64),
         }
         return self.session.run(None, feed)[0].astype(np.float32, copy=False)
-
-
-def _atomically(dest: Path, write) -> None:
-    """Call ``write(tmp)`` on a temporary file beside ``dest``, then rename it to ``dest``."""
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{dest.name}.", suffix=".tmp", dir=dest.parent)
-    os.close(fd)
-    try:
-        write(Path(tmp))
-        os.replace(tmp, dest)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
 
 
 def _export(dest: Path) -> None:

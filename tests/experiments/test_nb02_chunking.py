@@ -4,6 +4,7 @@ import pytest
 
 from rag_lab.chunking import chunk_corpus
 from rag_lab.documents import Document
+from rag_lab.evaluation import chunking
 from rag_lab.experiments import nb02_chunking as chunk_report
 from rag_lab.models.minilm import count_word_pieces
 from rag_lab.questions import Question
@@ -18,10 +19,13 @@ QUESTIONS = [
 
 def test_destroyed_answers_and_where_the_cut_falls():
     by = {name: chunk_corpus([DOC], name) for name in ("A", "B", "C")}
-    assert [q.id for q in chunk_report.destroyed(by["A"], QUESTIONS)] == ["q1"]
-    assert chunk_report.destroyed(by["B"], QUESTIONS) == []  # starts 7 characters before 512
-    table = chunk_report.destroyed_table(by, QUESTIONS)
+    assert [q.id for q in chunking.destroyed_questions(by["A"], QUESTIONS)] == ["q1"]
+    assert chunking.destroyed_questions(by["B"], QUESTIONS) == []  # starts 7 before 512
+    destroyed = chunking.destroyed(by, QUESTIONS)
+    assert destroyed.questions == {"A": ("q1",), "B": (), "C": ()} and destroyed.of == 2
+    table = destroyed.view()
     assert table["destroyed"].tolist() == [1, 0, 0] and table.loc["A", "questions"] == "q1"
+    assert table.loc["B", "questions"] == "none"
     (view,) = chunk_report.cut_views([DOC], by["A"], QUESTIONS).to_dict("records")
     start = DOC.text.index(NEEDLE)
     assert view["needle at"] == f"{start}–{start + len(NEEDLE)}"
@@ -38,10 +42,22 @@ def test_the_preamble_is_kept_and_counted():
 @pytest.mark.model
 def test_header_tokens_are_the_difference_with_and_without_the_header():
     by = {name: chunk_corpus([DOC], name) for name in ("C", "E")}
-    table = chunk_report.token_table(by)
+    pieces = chunking.word_pieces(by)
+    table = pieces.table
     texts = [c.text for c in by["E"]]
     header_pieces = count_word_pieces(["[Title]", "[Title > Part]"]) - 2  # minus CLS/SEP
     assert table.loc["E", "header word-pieces"] == header_pieces.sum()
     assert table.loc["E", "embedded word-pieces"] == count_word_pieces(texts).sum()
     assert table.loc["C", "header word-pieces"] == 0
     assert table.loc["E", "header share"] == header_pieces.sum() / count_word_pieces(texts).sum()
+    assert pieces.per_chunk["E"].tolist() == count_word_pieces(texts).tolist()
+    assert pieces.view().loc["E", "header share"].endswith("%")
+    assert f"over {pieces.window}" in pieces.view().columns
+
+
+def test_the_reading_words_the_record():
+    by = {name: chunk_corpus([DOC], name) for name in "ABCDEF"}
+    text = chunk_report.reading(chunking.measure(by, QUESTIONS))
+    assert "Here 1 of 2 needles are in no chunk under A" in text
+    assert "Overlap prevents it.** B loses no needle" in text
+    assert "| blind cuts destroy answers (A) | 4 of 32 | 1 of 2 | reproduces |" in text

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from rag_lab.evaluation import refusal
 from rag_lab.experiments import nb06_distances_and_refusal as dr
 from rag_lab.questions import Negative, Query, Question
 
@@ -28,11 +29,11 @@ def test_distances_and_overlap():
     answerable = np.array([[0.2, 0.6, 0.9], [0.5, 0.3, 0.7]])
     relevant = [{1}, {2}]
     negatives = np.array([[0.65, 0.8, 0.9]])
-    d = dr.distances(answerable, relevant, negatives)
+    d = refusal.distances(answerable, relevant, negatives)
     assert d.needle.tolist() == [0.6, 0.7]
     q = Question("q1", "d", "n", "c", "t")
     queries = [Query(q, "course"), Query(Question("q2", "d", "m", "c2", "t2"), "course")]
-    table = dr.overlap_table(d, queries, [Negative("n1", "offtopic", "x")])
+    table = refusal.overlap_table(d, queries, [Negative("n1", "offtopic", "x")])
     both = table.loc["both"]
     assert (both["worst in-domain"], both["query"], both["best out-of-domain"]) == (
         0.7,

@@ -6,7 +6,7 @@ import pytest
 from rag_lab import paths
 from rag_lab.chunking import chunk_corpus
 from rag_lab.experiments import probes as pr
-from rag_lab.experiments import tables
+from rag_lab.evaluation.verdicts import Verdict, judge
 from rag_lab.questions import Query, Question, load_questions
 
 
@@ -91,11 +91,11 @@ def test_reading_says_what_the_numbers_say():
     # which Holm over the 9 rows (6 of them this small) keeps under 0.05.
     queries = queries_of(12)
     ranks = {"dense": [None] * 24, "BM25": [1] * 24, "hybrid": [9] * 24}
-    view = pr.identifier_view(ranks, queries)
-    row = view.set_index(["a", "b", "k"]).loc[("BM25", "dense", 1)]
+    paired = pr.identifier_comparisons(ranks, queries)
+    row = pr.identifier_view(paired).set_index(["a", "b", "k"]).loc[("BM25", "dense", 1)]
     assert row["by question"] == "+12/−0, p = 0.00049" and row["verdict"] == "BM25 > dense"
     traps = traps_of([0.66, 0.70, 0.61, 0.80], [True, False, False, False])
-    text = pr.reading(ranks, view, traps)
+    text = pr.reading(ranks, paired, traps)
     assert "dense 0.000 / 0.000, BM25 1.000 / 1.000, hybrid 0.000 / 0.000" in text
     claim = "**BM25 > dense** (BM25 catches identifiers that dense misses): **supported**"
     assert f"{claim} at R@1, R@4, R@8" in text
@@ -111,15 +111,10 @@ def test_reading_says_what_the_numbers_say():
 def test_reading_with_no_difference_and_no_trap_through():
     queries = queries_of(8)
     ranks = {"dense": [1] * 16, "BM25": [1] * 16, "hybrid": [1] * 16}
-    view = pr.identifier_view(ranks, queries)
-    assert set(view["verdict"]) == {"no difference shown"}
-    assert (
-        tables.claim_verdict(
-            view.set_index(["a", "b", "k"]).loc[("BM25", "dense", 8)], "BM25", "dense", ">"
-        )
-        == "does not reproduce"
-    )
-    text = pr.reading(ranks, view, traps_of([0.70, 0.90], [False, False]))
+    paired = pr.identifier_comparisons(ranks, queries)
+    assert set(pr.identifier_view(paired)["verdict"]) == {"no difference shown"}
+    assert judge(paired.get("BM25", "dense", 8), ">") is Verdict.NOT_REPRODUCED
+    text = pr.reading(ranks, paired, traps_of([0.70, 0.90], [False, False]))
     assert (
         "**BM25 > dense** (BM25 catches identifiers that dense misses): **not supported**" in text
     )

@@ -8,7 +8,7 @@ import threading
 
 import pytest
 
-from rag_lab import json_cache
+from rag_lab import atomic
 from rag_lab.models import answer_cache
 from rag_lab.models.answer_cache import AnswerCache
 
@@ -91,7 +91,7 @@ def test_a_write_that_fails_before_the_rename_leaves_neither_entry_nor_temp_file
     def crash(src, dst):
         raise OSError("disk full")
 
-    monkeypatch.setattr(json_cache.os, "replace", crash)
+    monkeypatch.setattr(atomic.os, "replace", crash)
     with pytest.raises(OSError, match="disk full"):
         cache.put(KEY, VALUE)
     assert list(tmp_path.iterdir()) == [] and cache.get(KEY) is None

@@ -27,7 +27,7 @@ import os
 from pathlib import Path
 
 from rag_lab import paths
-from rag_lab.checksums import VerificationError, mismatch, read_manifest, sha256_bytes
+from rag_lab.checksums import VerificationError, compare, read_manifest, sha256_bytes
 from rag_lab.documents import Document
 from rag_lab.questions import QuestionsError, SpanQuestion, load_chroma_questions
 
@@ -91,7 +91,7 @@ def fetch(dest: str | os.PathLike | None = None, base_url: str = DEFAULT_URL) ->
     written only once its sha256 matches. Raises :class:`VerificationError` naming every
     file that could not be fetched (with the HTTP status) or whose sha256 differs.
     """
-    # Imported here: the downloader pulls in tqdm, which loading a local copy never needs.
+    # Imported here: loading a local copy never needs the downloader.
     from rag_lab.sources.d2l.extract.upstream import download
 
     folder = Path(dest) if dest is not None else default_dest()
@@ -139,19 +139,12 @@ def _locate(path: str | os.PathLike | None) -> tuple[Path, str]:
 def _verified(folder: Path, how: str) -> dict[str, bytes]:
     """Every file of the pinned manifest, read and checked; all problems raised at once."""
     expected = read_manifest(PINNED_SUMS)
-    data: dict[str, bytes] = {}
-    problems = []
-    for name, digest in expected.items():
-        file = folder / name
-        if not file.is_file():
-            problems.append(f"{name}: missing")
-            continue
-        data[name] = file.read_bytes()
-        actual = sha256_bytes(data[name])
-        if actual != digest:
-            problems.append(mismatch(name, digest, actual))
-    extra = sorted(f"{CORPORA}/{f.name}" for f in (folder / CORPORA).glob("*.md") if f.is_file())
-    problems += [f"{name}: not in the manifest" for name in extra if name not in expected]
+    data = {name: (folder / name).read_bytes() for name in expected if (folder / name).is_file()}
+    corpora = sorted(f"{CORPORA}/{f.name}" for f in (folder / CORPORA).glob("*.md") if f.is_file())
+    # A corpus file the manifest does not list would be read as a sixth corpus: report it.
+    actual = {name: sha256_bytes(b) for name, b in data.items()}
+    actual |= {name: "unlisted" for name in corpora if name not in expected}
+    problems = compare(actual, expected, extra_allowed=False)
     if problems:
         listing = "\n  ".join(problems)
         raise BenchmarkError(

@@ -22,7 +22,7 @@ import os
 from pathlib import Path
 
 from rag_lab import paths
-from rag_lab.checksums import ManifestError, read_manifest, sha256_bytes
+from rag_lab.checksums import ManifestError, compare, read_manifest, sha256_bytes
 from rag_lab.documents import Document, title_of
 
 GLOB = "[0-9][0-9]-*.md"
@@ -68,14 +68,9 @@ def verify(data: dict[str, bytes], manifest: Path) -> list[str]:
         listed = read_manifest(manifest)
     except ManifestError as err:
         raise CorpusError(str(err)) from None
-    expected = {n: d for n, d in listed.items() if Path(n).match(GLOB)}
-    problems = [f"{name}: missing" for name in sorted(expected.keys() - data.keys())]
-    problems += [f"{name}: not in the manifest" for name in sorted(data.keys() - expected.keys())]
-    for name in sorted(expected.keys() & data.keys()):
-        actual = sha256_bytes(data[name])
-        if actual != expected[name]:
-            problems.append(f"{name}: sha256 {actual}, expected {expected[name]}")
-    return problems
+    expected = {n: d for n, d in sorted(listed.items()) if Path(n).match(GLOB)}
+    actual = {name: sha256_bytes(data[name]) for name in sorted(data)}
+    return compare(actual, expected, extra_allowed=False)
 
 
 def _locate(path: str | os.PathLike | None) -> tuple[Path, Path | None, str]:

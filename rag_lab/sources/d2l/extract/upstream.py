@@ -11,10 +11,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote
 
-from tqdm import tqdm
-
 from rag_lab.checksums import VerificationError, mismatch, read_manifest, sha256_bytes, verify_files
 from rag_lab.paths import MIRROR_CORPUS, cache_dir
+from rag_lab.progress import track
 
 RAW_MANIFEST = Path(__file__).with_name("RAW-SHA256SUMS")
 """Every input file (relative to the repository root) and its sha256."""
@@ -97,9 +96,7 @@ def download(
     not be fetched (with the HTTP status) or whose sha256 differs.
     """
     problems: list[str] = []
-    for name, expected in tqdm(
-        manifest.items(), desc="d2l-en sources", unit="file", disable=not progress
-    ):
+    for name, expected in track(manifest.items(), "downloading", "file", show=progress):
         path = dest / name
         if path.is_file() and sha256_bytes(path.read_bytes()) == expected:
             continue

@@ -62,3 +62,37 @@ NEGATIVES = 30
 BLUFFS = {None: 30, CUTOFF: 10, STRICT_CUTOFF: 2}
 """Negatives answered (out of 30) at no cutoff and two cutoffs."""
 REFUSED_ANSWERABLE = {STRICT_CUTOFF: 12}
+
+
+def paired_reference(a: str, b: str, k: int) -> str:
+    """The chapter's result for the comparison of ``a`` and ``b`` at R@k (``+18/−3, p =
+    0.0015``), or an empty string when it reports none."""
+    ref = PAIRED.get((a, b, k))
+    if ref is None:
+        return ""
+    wins, losses, p = ref
+    return f"+{wins}/\N{MINUS SIGN}{losses}" + (f", p = {p}" if p else "")
+
+
+# --- the chapter's comparisons and claims, as hypotheses any corpus can be tested on -----
+
+STRATEGY_PAIRS = (("B", "A"), ("C", "A"), ("E", "A"), ("E", "C"), ("F", "E"))
+"""The chapter's paired comparisons between strategies, and C vs A, which separates the
+boundaries' share of E vs A from the header's."""
+SYSTEM_PAIRS = (("BM25", "dense"), ("hybrid", "BM25"), ("hybrid", "dense"))
+"""The chapter's paired comparisons between first-stage systems."""
+
+STRATEGY_CLAIMS = (
+    ("E", "A", 20, ">", "boundaries with a header beat blind cuts"),
+    ("C", "A", 20, ">", "boundaries alone beat blind cuts (not a chapter claim: the control)"),
+    ("E", "C", 20, ">", "the header, on the same cuts, buys recall"),
+    ("F", "E", 20, "<", "overlap on top of the header hurts"),
+)
+"""(a, b, k, the direction claimed, the claim) between chunkings under dense retrieval."""
+SYSTEM_CLAIMS = (
+    ("BM25", "dense", 8, "<", "BM25 loses to dense by rank 8"),
+    ("hybrid", "dense", 4, "=", "fusion is not significantly better than dense"),
+    ("hybrid", "BM25", 4, "=", "fusion is not significantly better than BM25"),
+)
+"""(a, b, k, the direction the chapter reports, what it means) between first-stage systems;
+``"="`` is the chapter's "no significant difference"."""

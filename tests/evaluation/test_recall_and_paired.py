@@ -1,13 +1,20 @@
+"""Recall tables and paired families (the library), and how the notebooks word them."""
+
 from __future__ import annotations
 
+from rag_lab.evaluation import chapter
+from rag_lab.evaluation.paired import Finding, paired_table
+from rag_lab.evaluation.recall import recall_table
+from rag_lab.evaluation.retrieval import strategies_of, systems_of, two_by_two
+from rag_lab.evaluation.verdicts import Verdict, judge
 from rag_lab.experiments import nb03_dense_retrieval as nb03
 from rag_lab.experiments import nb04_bm25_and_hybrid as nb04
-from rag_lab.experiments import tables as rr
+from rag_lab.experiments import wording
 from rag_lab.questions import Query, Question
 
 
-def test_interval_table_formats_value_and_wilson_bounds():
-    table = rr.interval_table({"x": [1, 2, None, 9]}, ks=(1, 8))
+def test_the_recall_view_formats_value_and_wilson_bounds():
+    table = recall_table({"x": [1, 2, None, 9]}, ks=(1, 8)).view()
     # 1 of 4 at k=1: Wilson 95 % [0.0456, 0.6994]; 2 of 4 at k=8: [0.1500, 0.8500].
     assert table.loc["x", "R@1"] == "0.250 [0.046, 0.699]"
     assert table.loc["x", "R@8"] == "0.500 [0.150, 0.850]"
@@ -18,7 +25,7 @@ def test_interval_table_formats_value_and_wilson_bounds():
 def test_two_by_two_counts_agreement_and_disagreement():
     a = [1, 1, 5, None, 2]
     b = [1, 9, 1, None, None]
-    table = nb04.two_by_two(a, b, 1, ("a", "b"))
+    table = two_by_two(a, b, 1, ("a", "b"))
     assert table.loc["a hit", "b hit"] == 1
     assert table.loc["a hit", "b miss"] == 1
     assert table.loc["a miss", "b hit"] == 1
@@ -27,10 +34,14 @@ def test_two_by_two_counts_agreement_and_disagreement():
 
 def test_paired_view_puts_the_chapter_beside_our_result():
     systems = {"E": [1] * 20 + [None] * 4, "A": [None] * 18 + [1] * 6}
-    view = rr.paired_view(systems, [("E", "A")], ks=(20,))
+    view = paired_table(systems, [("E", "A")], ks=(20,)).view(chapter.paired_reference, None)
     row = view.iloc[0]
     assert (row["wins"], row["losses"]) == (18, 4)
     assert row["chapter"] == "+18/−3, p = 0.0015"
+
+
+def _clusters(queries):
+    return [q.question.id for q in queries]
 
 
 def queries_of(n_questions: int) -> list[Query]:
@@ -44,14 +55,16 @@ def test_a_difference_made_of_both_phrasings_is_one_trial_per_question():
     queries = queries_of(12)
     a = [1] * 24
     b = [None if q.question.id in {"q0", "q1", "q2", "q3"} else 1 for q in queries]
-    view = rr.paired_view({"a": a, "b": b}, [("a", "b")], (1,), rr.question_ids(queries))
-    row = view.iloc[0]
+    paired = paired_table({"a": a, "b": b}, [("a", "b")], (1,), _clusters(queries))
+    row = paired.view().iloc[0]
     # Per query: 8 wins, 0 losses, p = 2 / 2^8 = 0.0078. Per question: 4 wins, p = 2 / 2^4.
     assert row["here"] == "+8/−0, p = 0.0078"
     assert row["by question"] == "+4/−0, p = 0.12"
     assert row["p Holm"] == "0.12"  # a family of one: Holm changes nothing
     assert row["verdict"] == "per query only"
-    line = rr.claim_line(row, "a", "b", ">", "a beats b", k=1)
+    c = paired.get("a", "b", 1)
+    assert c.finding is Finding.PER_QUERY_ONLY and judge(c, ">") is Verdict.PER_QUERY_ONLY
+    line = wording.claim_line(c, ">", "a beats b")
     assert "holds **per query only**" in line and "**not reproduced**" in line
 
 
@@ -59,19 +72,22 @@ def test_the_verdict_names_a_direction_only_when_the_question_level_test_says_so
     queries = queries_of(8)
     a = [1] * 16
     b = [None] * 8 + [1] * 8  # a wins the course phrasing of all 8 questions
-    row = rr.paired_view({"a": a, "b": b}, [("a", "b")], (1,), rr.question_ids(queries)).iloc[0]
+    paired = paired_table({"a": a, "b": b}, [("a", "b")], (1,), _clusters(queries))
+    row = paired.view().iloc[0]
     assert row["by question"] == "+8/−0, p = 0.0078" and row["verdict"] == "a > b"
-    assert "**reproduces**" in rr.claim_line(row, "a", "b", ">", "a beats b", k=1)
-    assert "the data point the other way" in rr.claim_line(row, "a", "b", "<", "a hurts", k=1)
+    c = paired.get("a", "b", 1)
+    assert judge(c, ">") is Verdict.REPRODUCES and judge(c, "<") is Verdict.REVERSED
+    assert judge(c, "=") is Verdict.NOT_REPRODUCED
+    assert "**reproduces**" in wording.claim_line(c, ">", "a beats b")
+    assert "the data point the other way" in wording.claim_line(c, "<", "a hurts")
 
 
 def test_the_question_level_interval_is_wider_when_phrasings_move_together():
     queries = queries_of(16)
     together = [1 if q.question.id in {f"q{i}" for i in range(8)} else None for q in queries]
-    table = rr.interval_table({"x": together}, ks=(1,), clusters=rr.question_ids(queries))
-    lo, hi = (float(v) for v in table.loc["x", "R@1 by question"].strip("[]").split(", "))
-    wilson_lo, wilson_hi = (float(v) for v in table.loc["x", "R@1"][6:].strip("[]").split(", "))
-    assert hi - lo > wilson_hi - wilson_lo  # 16 independent trials, not 32
+    row = recall_table({"x": together}, ks=(1,), clusters=_clusters(queries))["x"]
+    lo, hi = row.by_question[1]
+    assert hi - lo > row.recall[1].hi - row.recall[1].lo  # 16 independent trials, not 32
 
 
 def test_the_hybrid_reading_follows_the_numbers():
@@ -82,13 +98,13 @@ def test_the_hybrid_reading_follows_the_numbers():
         "BM25": [1, 1, 1, 30, 30, 30],
         "hybrid": [1, 1, 1, 2, 2, 2],
     }
-    text = nb04.reading(ranks, queries)
+    text = nb04.reading(systems_of(ranks, _clusters(queries)))
     assert "more than doubles dense top-1' reproduces" in text
     assert "Fusion is at least as good as dense at every k" in text
     assert "**BM25 vs dense at R@8** (BM25 loses to dense by rank 8)" in text
     ranks["BM25"] = [2, 2, 2, 2, 2, 2]
     ranks["hybrid"] = [2, 3, 3, 3, 3, 3]
-    text = nb04.reading(ranks, queries)
+    text = nb04.reading(systems_of(ranks, _clusters(queries)))
     assert "does not reproduce here" in text
     assert "Fusion is below dense at R@1 (0.000 vs 0.167)" in text
 
@@ -99,7 +115,7 @@ def test_the_dense_reading_separates_rescue_from_ranking():
     a = [1] * 12 + [None] * 8
     b = [1] * 12 + [3] * 8
     ranks = {"A": a, "B": b, "C": b, "E": [1] * 20, "F": [1] * 20}
-    text = nb03.reading(ranks, queries_of(10))
+    text = nb03.reading(strategies_of(ranks, queries_of(10)), queries_of(10))
     assert "B vs A: +8/−0, p = 0.0078 at R@8" in text
     assert "only because B rescues needles that A destroys" in text
     assert "on the 12 queries whose needle survives in both: +0/−0, p = 1.0 at R@8" in text

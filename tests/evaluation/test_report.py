@@ -6,7 +6,11 @@ import pytest
 from fakes import HashEncoder, write
 
 from rag_lab.chunking import TARGET
-from rag_lab.experiments import evaluate
+from rag_lab.evaluation import report
+from rag_lab.evaluation.chunking import Chunking
+from rag_lab.evaluation.refusal import Refusal
+from rag_lab.evaluation.report import GateSkipped
+from rag_lab.evaluation.retrieval import Strategies, Systems
 
 # --- a tiny corpus of our schema, built so that blind cuts destroy exactly one needle ------
 
@@ -56,12 +60,12 @@ def test_a_tiny_corpus_end_to_end(tmp_path):
     corpus = tiny_corpus(tmp_path / "docs")
     questions = tmp_path / "questions.yaml"
     questions.write_text(QUESTIONS)
-    ev, written = evaluate.run(
+    ev, written = report.run(
         corpus, questions, tmp_path / "out", encoder=HashEncoder(), progress=False
     )
 
-    assert [p.name for p in written[:2]] == ["report.md", "report.json"]
-    assert sorted(p.name for p in written[2:]) == [
+    assert (written.markdown.name, written.json.name) == ("report.md", "report.json")
+    assert sorted(p.name for p in written.figures) == [
         "bluff_curve.png",
         "chunk_sizes.png",
         "chunk_word_pieces.png",
@@ -69,16 +73,19 @@ def test_a_tiny_corpus_end_to_end(tmp_path):
         "dense_recall_by_strategy.png",
         "distance_histograms.png",
     ]
-    assert all(p.stat().st_size > 0 for p in written)
+    assert all(p.stat().st_size > 0 for p in (written.markdown, written.json, *written.figures))
+    assert [type(r) for r in ev.results] == [Chunking, Strategies, Systems, Refusal]
 
     # Blind cuts: alpha is 1 + 1 chunks (cut at 512), beta and gamma one each. Boundaries:
     # alpha intro + Devices, beta intro + Backward, gamma one section of two short paragraphs.
-    assert ev.tables["chunk sizes"]["chunks"].to_dict() == dict(
+    chunking = ev.result(Chunking)
+    assert chunking.sizes.table["chunks"].to_dict() == dict(
         zip("ABCDEF", [4, 4, 5, 5, 5, 5], strict=True)
     )
-    destroyed = ev.tables["destroyed answers"]
-    assert destroyed["destroyed"].to_dict() == dict(zip("ABCDEF", [1, 0, 0, 0, 0, 0], strict=True))
-    assert destroyed.loc["A", "questions"] == "t1"  # B's 64-character overlap rescues it
+    assert {s: chunking.destroyed.count(s) for s in "ABCDEF"} == dict(
+        zip("ABCDEF", [1, 0, 0, 0, 0, 0], strict=True)
+    )
+    assert chunking.destroyed.questions["A"] == ("t1",)  # B's 64-character overlap rescues it
 
     data = json.loads((tmp_path / "out" / "report.json").read_text())
     assert data["corpus"] == {
@@ -94,7 +101,7 @@ def test_a_tiny_corpus_end_to_end(tmp_path):
     assert data["bm25 tokenizer"] == "unicode"  # a user's folder: Unicode words, case-folded
     ranks_a = data["dense by strategy"]["ranks"]["A"]
     assert (ranks_a[0], ranks_a[2]) == (None, None)  # t1 is in no chunk of A
-    assert data["dense by strategy"]["summary"]["A"]["no hit"] == 2
+    assert data["dense by strategy"]["recall"]["A"]["no hit"] == 2
     # Without a cutoff every negative is answered and no answerable query is refused.
     assert data["gate"]["sweep"][0] == {
         "cutoff": None,
@@ -102,19 +109,28 @@ def test_a_tiny_corpus_end_to_end(tmp_path):
         "refused": 0,
         **{k: v for k, v in data["gate"]["sweep"][0].items() if k.startswith("answered")},
     }
-    assert ev.tables["gate"].loc["none", "bluffs"] == "2/2"
+    assert ev.result(Refusal).at_chapter.loc["none", "bluffs"] == "2/2"
+    assert [title for title, _ in ev.headline()] == [
+        "dense recall by strategy",
+        "dense, BM25 and hybrid",
+        "gate",
+    ]
+    # The chapter's claims, judged on this corpus, close the report and the JSON.
+    assert data["claims"][0]["statement"] == "blind cuts destroy answers (A)"
+    assert data["claims"][0]["verdict"] == "reproduces"
 
-    report = (tmp_path / "out" / "report.md").read_text()
+    md = (tmp_path / "out" / "report.md").read_text()
     for heading in (
         "## 1 · Chunking (notebook 02)",
         "## 2 · Dense retrieval over six chunkings (notebook 03)",
         "## 3 · Dense, BM25 and hybrid on strategy E (notebook 04)",
         "## 4 · Distances and the refusal gate on strategy E (notebook 06)",
     ):
-        assert heading in report
-    assert "| A        | blind                         |      4 |" in report
-    assert "| A        |         1 |   2 | t1        |" in report
-    assert "![bluff_curve](figures/bluff_curve.png)" in report
+        assert heading in md
+    assert "| A        | blind                         |      4 |" in md
+    assert "| A        |         1 |   2 | t1        |" in md
+    assert "![bluff_curve](figures/bluff_curve.png)" in md
+    assert "## The chapter's claims on this corpus" in md
 
 
 # --- the lab's corpus, read as a user's folder ------------------------------------------
@@ -135,10 +151,13 @@ def test_without_negatives_the_gate_is_skipped_and_said_so(tmp_path):
     corpus = tiny_corpus(tmp_path / "docs")
     questions = tmp_path / "questions.yaml"
     questions.write_text(QUESTIONS.split("negatives:")[0] + "negatives: []\n")
-    ev, written = evaluate.run(
+    ev, written = report.run(
         corpus, questions, tmp_path / "out", encoder=HashEncoder(), progress=False
     )
-    assert "gate" not in ev.tables and "gate" not in ev.readings
-    assert ev.data["gate"] is None and ev.data["gate skipped"] == evaluate.NO_GATE
-    assert f"Not measured: {evaluate.NO_GATE}." in written[0].read_text()
-    assert "dense, BM25 and hybrid" in ev.tables
+    assert ev.result(Refusal) is None and isinstance(ev.result(GateSkipped), GateSkipped)
+    data = ev.to_json()
+    assert data["gate"] is None and data["gate skipped"] == report.NO_GATE.reason
+    assert f"Not measured: {report.NO_GATE.reason}." in written.markdown.read_text()
+    assert ev.notes() == [report.NO_GATE.reason]
+    assert "gate" not in [title for title, _ in ev.headline()]
+    assert ev.result(Systems) is not None

@@ -9,7 +9,8 @@ import pytest
 from fakes import HashEncoder, write
 
 from rag_lab.chunking import TARGET
-from rag_lab.experiments import evaluate
+from rag_lab.evaluation import report as evaluation_report
+from rag_lab.evaluation.spans import SpanEvaluation
 from rag_lab.questions import QuestionsError
 
 PAD = "Arrays of numbers are the basic data structure of this library, used everywhere. "
@@ -48,22 +49,26 @@ def report(tmp_path):
             ("is a hash line a heading here?", "beta", beta, "# not a heading"),
         ],
     )
-    return evaluate.run(tmp_path / "docs", questions, tmp_path / "out", encoder=HashEncoder())
+    return evaluation_report.run(
+        tmp_path / "docs", questions, tmp_path / "out", encoder=HashEncoder()
+    )
 
 
 def test_spans_get_notebook_10s_tables_and_offsets_decide_what_is_destroyed(report):
     ev, written = report
-    destroyed = ev.tables["destroyed answers"]
+    measured = ev.result(SpanEvaluation)
+    destroyed = measured.destroyed
     assert destroyed.loc["A", "excerpts destroyed"] == 1  # CUT, across the blind cut
     assert destroyed.loc["C", "excerpts destroyed"] == 0
     assert destroyed.loc["B", "excerpts destroyed"] == 0  # the overlap holds it whole
     # Read as plain text, the '#' line is chunked like any other: its excerpt is retrievable.
-    recall = ev.tables["dense recall by strategy"]
+    recall = measured.recall_view()
     assert list(recall.index) == list("ABCDEF") and set(recall["n"]) == {3}
     assert recall.loc["C", "no hit"] == 0
-    assert {"Chroma's span metrics", "paired tests between systems"} <= set(ev.tables)
-    assert ev.data["kind"] == "spans" and ev.data["gate"] is None
-    md = written[0].read_text()
+    titles = {t.title for s in ev.sections() for t in s.tables}
+    assert {"Chroma's span metrics", "paired tests between systems"} <= titles
+    assert ev.to_json()["kind"] == "spans" and ev.notes() == []
+    md = written.markdown.read_text()
     assert "excerpts by offsets (notebook 10)" in md and "Chroma's span metrics" in md
 
 
@@ -71,4 +76,4 @@ def test_chroma_csv_without_a_corpus_is_refused(tmp_path):
     alpha, _ = corpus(tmp_path / "docs")
     questions = chroma_csv(tmp_path / "q.csv", [("q?", "alpha", alpha, CUT)])
     with pytest.raises(QuestionsError, match="needs the corpus it points into"):
-        evaluate.run(None, questions, tmp_path / "out", encoder=HashEncoder())
+        evaluation_report.run(None, questions, tmp_path / "out", encoder=HashEncoder())

@@ -1,0 +1,288 @@
+"""The figures a report shows, drawn from the records of :mod:`rag_lab.evaluation`.
+
+Each function returns a matplotlib figure in the lab's style (:mod:`rag_lab.evaluation.plots`);
+the caller shows or saves it. Notebook-only figures live with their notebook's module.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from rag_lab.chunking import STRATEGIES, TARGET
+from rag_lab.evaluation import chapter, plots
+from rag_lab.evaluation.chunking import Sizes, WordPieces
+from rag_lab.evaluation.refusal import Distances
+from rag_lab.metrics import Ranks, hits_at
+from rag_lab.stats import wilson
+
+
+def size_figure(sizes: Sizes):
+    """Small multiples: characters of embedded text per chunk, one panel per strategy."""
+    import matplotlib.pyplot as plt
+
+    with plots.style():
+        fig, axes = plt.subplots(2, 3, figsize=(10, 5.4), sharex=True, sharey=True)
+        bins = np.arange(0, 801, 25)
+        for ax, (name, lengths) in zip(axes.flat, sizes.text_lengths.items(), strict=False):
+            ax.hist(np.clip(lengths, 0, 800), bins=bins, color=plots.COLORS[name])
+            ax.axvline(TARGET, color="k", lw=0.8, ls="--")
+            ax.set_title(f"{name}: {STRATEGIES[name].label}\n(n = {len(lengths)})", fontsize=8)
+        for ax in axes[-1]:
+            ax.set_xlabel("characters per chunk\n(clipped at 800)")
+        for ax in axes[:, 0]:
+            ax.set_ylabel("chunks")
+        fig.suptitle(f"Chunk sizes by strategy; dashed: the {TARGET}-character budget")
+        fig.tight_layout()
+    return fig
+
+
+def window_figure(pieces: WordPieces):
+    """Word-pieces per embedded text for the boundary strategies, with the encoder's window."""
+    import matplotlib.pyplot as plt
+
+    window = pieces.window
+    names = [n for n in pieces.per_chunk if STRATEGIES[n].cuts == "boundaries"]
+    with plots.style():
+        fig, ax = plt.subplots(figsize=(7.5, 4.2))
+        bins = np.arange(0, 401, 8)
+        for name in names:
+            counts = pieces.per_chunk[name]
+            over = int((counts > window).sum())
+            ax.hist(
+                np.clip(counts, 0, 400),
+                bins=bins,
+                histtype="step",
+                lw=1.4,
+                color=plots.COLORS[name],
+                label=f"{name} ({STRATEGIES[name].label}): {over} over {window}",
+            )
+        ax.axvline(window, color="k", lw=0.8, ls="--")
+        ax.set_yscale("log")  # the tail past the window is a handful of chunks
+        ax.set_xlabel("word-pieces per embedded text, [CLS] and [SEP] included (clipped at 400)")
+        ax.set_ylabel("chunks (log scale)")
+        n = len(pieces.per_chunk[names[0]])
+        ax.set_title(
+            f"What the encoder sees (n = {n} chunks each); past {window} it truncates silently"
+        )
+        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), ncols=2, fontsize=8)
+        fig.tight_layout()
+    return fig
+
+
+def recall_curve_figure(
+    systems: Mapping[str, Ranks],
+    title: str,
+    colors: Mapping[str, str] | None = None,
+    kmax: int = 20,
+    labels: Mapping[str, str] | None = None,
+    hit: str = "queries with the needle",
+):
+    """Recall@k for k = 1..kmax as small multiples: one panel per system with its Wilson 95 %
+    band, the other systems faint behind it for comparison. ``labels`` name the panels;
+    ``hit`` says what is counted (after "share of the n")."""
+    import matplotlib.pyplot as plt
+
+    ks = np.arange(1, kmax + 1)
+    names = list(systems)
+    cols = min(3, len(names))
+    rows = -(-len(names) // cols)
+    curves = {name: np.array([hits_at(systems[name], k).mean() for k in ks]) for name in names}
+    with plots.style():
+        fig, axes = plt.subplots(
+            rows,
+            cols,
+            figsize=(3.3 * cols, 2.6 * rows + 0.6),
+            sharex=True,
+            sharey=True,
+            squeeze=False,
+        )
+        for i, (ax, name) in enumerate(zip(axes.flat, names, strict=False)):
+            n = len(systems[name])
+            hits = np.array([int(hits_at(systems[name], k).sum()) for k in ks])
+            bounds = np.array([wilson(int(h), n) for h in hits])
+            color = (colors or {}).get(name, f"C{i}")
+            for other in names:
+                if other != name:
+                    ax.plot(ks, curves[other], color="#bdbdbd", lw=0.8)
+            ax.plot(ks, hits / n, color=color, lw=1.8)
+            ax.fill_between(ks, bounds[:, 0], bounds[:, 1], color=color, alpha=0.2, lw=0)
+            ax.set_title((labels or {}).get(name, name), fontsize=8)
+            ax.set_xticks([1, 4, 8, 12, 16, 20])
+            ax.set_ylim(0, 1)
+        for ax in axes.flat[len(names) :]:
+            ax.set_visible(False)
+        for ax in axes[-1]:
+            ax.set_xlabel("k (chunks retrieved)")
+        for ax in axes[:, 0]:
+            ax.set_ylabel("Recall@k")
+        n = len(next(iter(systems.values())))
+        fig.suptitle(
+            f"{title}: share of the {n} {hit} in the top k (band: Wilson 95 %; grey: the others)",
+            fontsize=9,
+        )
+        fig.tight_layout()
+    return fig
+
+
+def histogram_figure(d: Distances, kinds: Sequence[str], strategy: str):
+    """Answerable queries against negatives, drawn as outlines so the overlap stays visible.
+
+    Two panels share the x axis: on top, each answerable query's distance to its needle's
+    chunk (what a cutoff must keep) and to its nearest chunk of any kind (what the gate
+    actually compares); below, each negative's distance to its nearest chunk, by kind.
+    """
+    import matplotlib.pyplot as plt
+
+    bins = np.arange(0.1, 1.0001, 0.025)
+    kinds = np.asarray(kinds)
+    outline = {"histtype": "step", "lw": 1.6}
+    with plots.style():
+        fig, (top, bottom) = plt.subplots(2, 1, figsize=(7.5, 5.2), sharex=True)
+        top.hist(
+            d.needle,
+            bins=bins,
+            color="#1565c0",
+            **outline,
+            label=f"to the needle's chunk (n = {len(d.needle)})",
+        )
+        top.hist(
+            d.nearest,
+            bins=bins,
+            color="#1565c0",
+            ls=":",
+            **outline,
+            label="to the nearest chunk, the distance the gate uses",
+        )
+        for kind, color in (("uncovered", "#e65100"), ("offtopic", "#ffb74d")):
+            values = d.negative[kinds == kind]
+            bottom.hist(
+                values,
+                bins=bins,
+                color=color,
+                **outline,
+                label=f"{kind} negatives: nearest chunk (n = {len(values)})",
+            )
+        worst_in, best_out = np.nanmax(d.needle), d.negative.min()
+        for ax in (top, bottom):
+            ax.axvspan(best_out, worst_in, color="#9e9e9e", alpha=0.15, lw=0)
+            ax.axvline(worst_in, color="#1565c0", ls="--", lw=0.9)
+            ax.axvline(best_out, color="#e65100", ls="--", lw=0.9)
+            ax.set_ylabel("queries")
+            ax.legend(loc="upper left", fontsize=8)
+        top.set_title(
+            f"Strategy {strategy}: answerable queries (top), negatives (bottom)\nshaded: the "
+            f"overlap, from the best negative ({best_out:.3f}) to the worst answer "
+            f"({worst_in:.3f})",
+            fontsize=9,
+        )
+        bottom.set_xlabel("cosine distance (1 − cos)")
+        fig.tight_layout()
+    return fig
+
+
+def bluff_figure(
+    table: pd.DataFrame,
+    n_answerable: int,
+    n_negatives: int,
+    chosen: float | None = None,
+):
+    """Bluffs and refusals as the cutoff sweeps: counts as steps with Wilson 95 % bands, the
+    chapter's three reported points, and the cutoff this notebook picks (``chosen``)."""
+    import matplotlib.pyplot as plt
+
+    t = table[table["cutoff"].notna()]
+    with plots.style():
+        fig, ax = plt.subplots(figsize=(7.5, 4.2))
+        lines = (
+            (
+                "bluffs",
+                n_negatives,
+                "#e65100",
+                "-",
+                f"negatives answered: bluffs (of {n_negatives})",
+            ),
+            ("refused", n_answerable, "#1565c0", "-", f"answerable refused (of {n_answerable})"),
+            (
+                "answered without needle",
+                n_answerable,
+                "#6a1b9a",
+                "--",
+                f"answered without the needle (of {n_answerable})",
+            ),
+        )
+        for column, total, color, style, label in lines:
+            counts = t[column].to_numpy(dtype=int)
+            bands = np.array([wilson(int(k), total) for k in counts])
+            ax.step(
+                t["cutoff"],
+                counts / total,
+                where="post",
+                color=color,
+                ls=style,
+                lw=1.5,
+                label=label,
+            )
+            if style == "-":
+                ax.fill_between(
+                    t["cutoff"],
+                    bands[:, 0],
+                    bands[:, 1],
+                    step="post",
+                    color=color,
+                    alpha=0.12,
+                    lw=0,
+                )
+        for cutoff, bluffs in chapter.BLUFFS.items():
+            x = t["cutoff"].min() if cutoff is None else cutoff
+            ax.plot(
+                x,
+                bluffs / chapter.NEGATIVES,
+                "o",
+                mfc="white",
+                mec="#e65100",
+                ms=6,
+                label="the chapter's bluffs" if cutoff is None else None,
+            )
+        for cutoff, refused in chapter.REFUSED_ANSWERABLE.items():
+            ax.plot(
+                cutoff,
+                refused / chapter.CORPUS["queries"],
+                "s",
+                mfc="white",
+                mec="#1565c0",
+                ms=6,
+                label="the chapter's refusals",
+            )
+        if chosen is not None:
+            ax.axvline(chosen, color="k", lw=0.9, ls=":")
+            ax.text(chosen, 1.02, f"chosen here: {chosen:.3f}", ha="center", fontsize=7)
+        ax.set_xlabel("cutoff (cosine distance; keep ≤ 4 chunks strictly below it)")
+        ax.set_ylabel("share of queries (bands: Wilson 95 %)")
+        ax.set_ylim(0, 1.08)
+        ax.set_title(
+            "The bluff curve: every cutoff trades bluffs for refusals\n"
+            "open marks: the chapter's points (its no-cutoff point at the left edge)",
+            fontsize=9,
+        )
+        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.16), ncols=2, fontsize=8)
+        fig.tight_layout()
+    return fig
+
+
+SYSTEM_COLORS = {"dense": "#1565c0", "BM25": "#2e7d32", "hybrid": "#e65100"}
+
+
+def strategies_figure(ranks_by: Mapping[str, Ranks]):
+    """Recall@k curves of dense retrieval over each chunking, one panel per strategy."""
+    labels = {name: f"{name}: {STRATEGIES[name].label}" for name in ranks_by}
+    return recall_curve_figure(
+        ranks_by, "Dense retrieval, six chunkings", plots.COLORS, labels=labels
+    )
+
+
+def systems_figure(ranks: Mapping[str, Ranks], strategy: str):
+    """Recall@k curves of dense, BM25 and their fusion on one chunking."""
+    return recall_curve_figure(ranks, f"Strategy {strategy}: dense, BM25 and RRF", SYSTEM_COLORS)

@@ -1,0 +1,166 @@
+"""Paired comparisons of systems on the same queries: per query, per question, with Holm.
+
+Each :class:`Comparison` holds the chapter's test (the exact sign test over queries, as if
+they were independent) and, when queries are clustered by question, the sign test over
+questions (:func:`rag_lab.stats.cluster_paired`) with its p adjusted by Holm over the whole
+table, which is the family. What a comparison supports is a :class:`Finding`, read from the
+adjusted question-level test alone.
+
+>>> t = paired_table({"a": [1, 1, 1, None], "b": [None, None, 1, 1]}, [("a", "b")], [1])
+>>> c = t.get("a", "b", 1)
+>>> (c.per_query.wins, c.per_query.losses), c.finding.label("a", "b")
+((2, 1), 'no difference shown')
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Callable, Hashable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pandas as pd
+
+from rag_lab.metrics import Ranks, hits_at
+from rag_lab.stats import ALPHA, Paired, cluster_paired, holm, paired
+
+
+class Finding(enum.Enum):
+    """What one paired comparison of ``a`` and ``b`` supports."""
+
+    A_BETTER = "a > b"
+    """The question-level test, adjusted for the family, says a wins."""
+    B_BETTER = "a < b"
+    """The question-level test, adjusted for the family, says b wins."""
+    PER_QUERY_ONLY = "per query only"
+    """Only the chapter's per-query test finds a difference."""
+    NONE = "no difference shown"
+    """Neither test finds one (which is not evidence that there is none)."""
+
+    def label(self, a: str, b: str) -> str:
+        """How the finding reads in a table: ``E > A``, ``no difference shown``…"""
+        if self is Finding.A_BETTER:
+            return f"{a} > {b}"
+        if self is Finding.B_BETTER:
+            return f"{a} < {b}"
+        return self.value
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """System ``a`` against ``b`` at Recall@``k``."""
+
+    a: str
+    b: str
+    k: int
+    per_query: Paired
+    per_question: Paired | None
+    """Over questions (None when the queries are not clustered)."""
+    p_holm: float | None
+    """The question-level p, Holm-adjusted over the table's family."""
+
+    @property
+    def finding(self) -> Finding:
+        q = self.per_question
+        if q is not None and self.p_holm is not None and self.p_holm < ALPHA:
+            if q.wins != q.losses:
+                return Finding.A_BETTER if q.wins > q.losses else Finding.B_BETTER
+        if self.per_query.p < ALPHA and self.per_query.wins != self.per_query.losses:
+            return Finding.PER_QUERY_ONLY
+        return Finding.NONE
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "a": self.a,
+            "b": self.b,
+            "k": self.k,
+            "per query": _paired_json(self.per_query),
+        }
+        if self.per_question is not None:
+            out |= {"per question": _paired_json(self.per_question), "p Holm": self.p_holm}
+            out["finding"] = self.finding.label(self.a, self.b)
+        return out
+
+
+SHOWN = ["a", "b", "k", "here", "by question", "p Holm", "verdict", "chapter"]
+"""The columns :meth:`PairedTable.view` shows by default."""
+
+
+@dataclass(frozen=True)
+class PairedTable:
+    """Every (pair, k) comparison of a family, in the order asked."""
+
+    comparisons: tuple[Comparison, ...]
+
+    def get(self, a: str, b: str, k: int) -> Comparison:
+        for c in self.comparisons:
+            if (c.a, c.b, c.k) == (a, b, k):
+                return c
+        raise KeyError((a, b, k))
+
+    def view(
+        self,
+        reference: Callable[[str, str, int], str] | None = None,
+        columns: Sequence[str] | None = SHOWN,
+    ) -> pd.DataFrame:
+        """As shown, one row per comparison: ``here`` (per query), ``by question``,
+        ``p Holm``, the ``verdict`` (the :class:`Finding`), and ``chapter``: what
+        ``reference(a, b, k)`` says for the same comparison (empty without one).
+        ``columns=None`` keeps every column, the per-query and per-question counts too."""
+        rows = []
+        for c in self.comparisons:
+            row: dict[str, Any] = {
+                "a": c.a,
+                "b": c.b,
+                "k": c.k,
+                "wins": c.per_query.wins,
+                "losses": c.per_query.losses,
+                "p": c.per_query.p,
+                "here": str(c.per_query),
+            }
+            if c.per_question is not None:
+                row |= {
+                    "by question": str(c.per_question),
+                    "q wins": c.per_question.wins,
+                    "q losses": c.per_question.losses,
+                    "p Holm": f"{c.p_holm:#.2g}",
+                    "verdict": c.finding.label(c.a, c.b),
+                }
+            row["chapter"] = reference(c.a, c.b, c.k) if reference else ""
+            rows.append(row)
+        table = pd.DataFrame(rows)
+        if columns is None:
+            return table
+        return table[[col for col in columns if col in table.columns]]
+
+    def to_json(self) -> list[dict[str, Any]]:
+        return [c.to_json() for c in self.comparisons]
+
+
+def paired_table(
+    systems: Mapping[str, Ranks],
+    pairs: Sequence[tuple[str, str]],
+    ks: Sequence[int],
+    clusters: Sequence[Hashable] | None = None,
+) -> PairedTable:
+    """``a`` against ``b`` for each pair and each k; Holm over all of them when clustered."""
+    keys = [(a, b, k) for a, b in pairs for k in ks]
+    per_query = [paired(hits_at(systems[a], k), hits_at(systems[b], k)) for a, b, k in keys]
+    if clusters is None:
+        comparisons = [
+            Comparison(a, b, k, r, None, None) for (a, b, k), r in zip(keys, per_query, strict=True)
+        ]
+        return PairedTable(tuple(comparisons))
+    by_q = [
+        cluster_paired(hits_at(systems[a], k), hits_at(systems[b], k), clusters) for a, b, k in keys
+    ]
+    adjusted = holm([r.p for r in by_q])
+    comparisons = [
+        Comparison(a, b, k, r, q, p)
+        for (a, b, k), r, q, p in zip(keys, per_query, by_q, adjusted, strict=True)
+    ]
+    return PairedTable(tuple(comparisons))
+
+
+def _paired_json(p: Paired) -> dict[str, Any]:
+    return {"wins": p.wins, "losses": p.losses, "ties": p.ties, "p": p.p}

@@ -1,0 +1,131 @@
+"""Recall@k and MRR of several systems on one query set, with intervals, as one record.
+
+Per query, Wilson 95 % intervals (the chapter's); with ``clusters`` (the question each query
+asks), also 95 % cluster-bootstrap intervals that resample questions with all their
+phrasings (:func:`rag_lab.stats.cluster_bootstrap`). The record holds numbers; :meth:`view`
+formats them for a table.
+
+>>> t = recall_table({"a": [1, None, 3, 2]}, ks=(1, 4))
+>>> t["a"].recall[4].hits, round(t["a"].mrr, 3), t["a"].no_hit
+(3, 0.458, 1)
+>>> t.view().loc["a", "R@4"]
+'0.750 [0.301, 0.954]'
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pandas as pd
+
+from rag_lab.metrics import Ranks, Summary, hits_at, summary
+from rag_lab.stats import cluster_bootstrap
+
+KS = (1, 4, 8, 20)
+"""The chapter's cutoffs."""
+
+
+@dataclass(frozen=True)
+class SystemRecall:
+    """One system: :class:`~rag_lab.metrics.Summary` and, when clustered, per-k intervals."""
+
+    name: str
+    summary: Summary
+    by_question: dict[int, tuple[float, float]] | None
+    """k → 95 % cluster-bootstrap interval of Recall@k over questions (None: unclustered)."""
+
+    @property
+    def n(self) -> int:
+        return self.summary.n
+
+    @property
+    def recall(self):
+        return self.summary.recall
+
+    @property
+    def mrr(self) -> float:
+        return self.summary.mrr
+
+    @property
+    def no_hit(self) -> int:
+        return self.summary.no_hit
+
+    def at(self, k: int) -> float:
+        """Recall@k as a share."""
+        return self.summary.recall[k].value
+
+
+@dataclass(frozen=True)
+class RecallTable:
+    """Recall@k for each k of ``ks``, MRR and queries never hit, one row per system."""
+
+    ks: tuple[int, ...]
+    rows: tuple[SystemRecall, ...]
+
+    def __getitem__(self, name: str) -> SystemRecall:
+        for row in self.rows:
+            if row.name == name:
+                return row
+        raise KeyError(name)
+
+    @property
+    def names(self) -> list[str]:
+        return [r.name for r in self.rows]
+
+    def view(self) -> pd.DataFrame:
+        """As shown: ``R@k`` as ``value [lo, hi]`` (Wilson), ``R@k by question`` as
+        ``[lo, hi]`` when clustered, MRR to three decimals, ``no hit``."""
+        out = pd.DataFrame(index=pd.Index(self.names))
+        out["n"] = [r.n for r in self.rows]
+        for k in self.ks:
+            out[f"R@{k}"] = [
+                f"{r.recall[k].value:.3f} [{r.recall[k].lo:.3f}, {r.recall[k].hi:.3f}]"
+                for r in self.rows
+            ]
+            if all(r.by_question is not None for r in self.rows):
+                out[f"R@{k} by question"] = [fmt_interval(r.by_question[k]) for r in self.rows]
+        out["MRR"] = [f"{r.mrr:.3f}" for r in self.rows]
+        out["no hit"] = [r.no_hit for r in self.rows]
+        return out
+
+    def to_json(self) -> dict[str, Any]:
+        """Plain JSON values: per system, n, hits, share and intervals per k, MRR, no hit."""
+        return {
+            r.name: {
+                "n": r.n,
+                "recall": {
+                    str(k): {
+                        "hits": rec.hits,
+                        "value": rec.value,
+                        "wilson": [rec.lo, rec.hi],
+                        **({"by question": list(r.by_question[k])} if r.by_question else {}),
+                    }
+                    for k, rec in r.recall.items()
+                },
+                "MRR": r.mrr,
+                "no hit": r.no_hit,
+            }
+            for r in self.rows
+        }
+
+
+def recall_table(
+    systems: Mapping[str, Ranks],
+    ks: Sequence[int] = KS,
+    clusters: Sequence[Hashable] | None = None,
+) -> RecallTable:
+    """Each system's first-hit ranks summarised at ``ks`` (same query order for all)."""
+    rows = []
+    for name, ranks in systems.items():
+        intervals = None
+        if clusters is not None:
+            intervals = {k: cluster_bootstrap(hits_at(ranks, k), clusters) for k in ks}
+        rows.append(SystemRecall(name, summary(ranks, ks), intervals))
+    return RecallTable(tuple(ks), tuple(rows))
+
+
+def fmt_interval(interval: tuple[float, float]) -> str:
+    """``[0.135, 0.334]``."""
+    return f"[{interval[0]:.3f}, {interval[1]:.3f}]"

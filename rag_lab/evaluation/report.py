@@ -1,0 +1,494 @@
+"""An evaluation of a corpus and its questions, and the report ``rag-lab evaluate`` writes.
+
+:func:`evaluate` runs the suites on a corpus with needle questions (chunking, dense retrieval
+over the six chunkings, dense / BM25 / hybrid on strategy E, the refusal gate when there are
+negatives); :func:`evaluate_spans` runs the span suite on questions answered by excerpts
+(Chroma's format). Both return an :class:`Evaluation`: the records, and where they came from.
+
+What a report shows of a record is declared once, by the record's type (:func:`section`):
+its tables with their notes, its figures, the chapter's claims judged on it, and which of its
+tables the terminal prints. Changing one table of the report is changing that one function.
+:func:`write` renders every section to ``report.md``, the records to ``report.json`` and the
+figures to ``figures/``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from functools import singledispatch
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from rag_lab import __version__, gate
+from rag_lab.documents import Document
+from rag_lab.evaluation import chapter, claims, figures, plots, spans
+from rag_lab.evaluation import chunking as chunking_suite
+from rag_lab.evaluation import refusal as refusal_suite
+from rag_lab.evaluation import retrieval as retrieval_suite
+from rag_lab.evaluation.chunking import Chunking
+from rag_lab.evaluation.lab import Lab
+from rag_lab.evaluation.refusal import Refusal
+from rag_lab.evaluation.retrieval import Strategies, Systems
+from rag_lab.evaluation.spans import SpanEvaluation
+from rag_lab.evaluation.verdicts import Claim, claims_markdown
+from rag_lab.progress import bar
+from rag_lab.questions import QuestionSet, SpanQuestion
+from rag_lab.search import TextEncoder
+
+GATE_STRATEGY = "E"
+"""The chunking the systems and the gate are measured on: the application's."""
+
+
+@dataclass(frozen=True)
+class GateSkipped:
+    """The refusal gate was not measured, and why."""
+
+    reason: str
+
+
+NO_GATE = GateSkipped(
+    "no negatives in the question file, so the refusal gate (notebook 06) was not measured: "
+    "add questions the corpus cannot answer under negatives to measure it"
+)
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """The records of one evaluation, in report order, and what they were measured on."""
+
+    title: str
+    corpus: dict[str, Any]
+    """Counts of what was evaluated: documents, characters, questions…"""
+    encoder: dict[str, Any]
+    """The encoder's fingerprint fields and key."""
+    results: tuple[Any, ...]
+    kind: str = "needles"
+    """``needles`` (questions with a quoted answer) or ``spans`` (excerpts by offsets)."""
+    extra: dict[str, Any] = field(default_factory=dict)
+    """Further plain values for ``report.json`` (query ids, BM25's tokenizer)."""
+
+    def result(self, kind: type) -> Any:
+        """The record of type ``kind``, or None."""
+        return next((r for r in self.results if isinstance(r, kind)), None)
+
+    @property
+    def intro(self) -> str:
+        c, fp = self.corpus, self.encoder
+        what = (
+            f"{c['questions']} questions answered by {c['excerpts']} excerpts (Chroma's format)"
+            if self.kind == "spans"
+            else f"{c['questions']} questions asked in two phrasings ({c['queries']} queries) "
+            f"and {c['negatives']} negatives ({c['uncovered negatives']} uncovered, "
+            f"{c['offtopic negatives']} off-topic)"
+        )
+        return (
+            f"{c['documents']} documents ({c['characters']:,} characters); {what}. "
+            f"Encoder {fp['name']}, fingerprint {fp['key']}; rag_lab {__version__}."
+        )
+
+    def sections(self) -> list[Section]:
+        return [section(r) for r in self.results]
+
+    def headline(self) -> list[tuple[str, pd.DataFrame]]:
+        """The tables the terminal prints, in order."""
+        return [(t.title, t.frame) for s in self.sections() for t in s.tables if t.headline]
+
+    def notes(self) -> list[str]:
+        """What the terminal should say beside the tables (a part not measured)."""
+        return [r.reason for r in self.results if isinstance(r, GateSkipped)]
+
+    def to_json(self) -> dict[str, Any]:
+        out = {
+            "rag_lab": __version__,
+            "kind": self.kind,
+            "title": self.title,
+            "encoder": self.encoder,
+            "corpus": self.corpus,
+            **self.extra,
+        }
+        for s, r in zip(self.sections(), self.results, strict=True):
+            out[s.key] = None if isinstance(r, GateSkipped) else r.to_json()
+            if isinstance(r, GateSkipped):
+                out[f"{s.key} skipped"] = r.reason
+        out["claims"] = [dataclasses.asdict(c) | {"verdict": c.verdict_text} for c in self.claims()]
+        return out
+
+    def claims(self) -> list[Claim]:
+        return [c for s in self.sections() for c in s.claims]
+
+
+# --- sections, by record type --------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Table:
+    title: str
+    frame: pd.DataFrame
+    note: str = ""
+    headline: bool = False
+    """Printed on the terminal by ``rag-lab evaluate``."""
+
+
+@dataclass(frozen=True)
+class Section:
+    key: str
+    """The record's key in ``report.json``."""
+    heading: str
+    tables: tuple[Table, ...] = ()
+    figures: dict[str, Callable[[], Any]] = field(default_factory=dict)
+    """Figure name → a function drawing it (drawn only when the report is written)."""
+    claims: tuple[Claim, ...] = ()
+    skipped: str = ""
+
+
+@singledispatch
+def section(result: Any) -> Section:
+    raise TypeError(f"no report section is declared for {type(result).__name__}")
+
+
+@section.register
+def _(r: Chunking) -> Section:
+    return Section(
+        "chunking",
+        "Chunking (notebook 02)",
+        (
+            Table("chunk sizes", r.sizes.table),
+            Table(
+                "destroyed answers",
+                r.destroyed.view(),
+                "Needles that lie whole in no chunk: no retriever can find them.",
+            ),
+            Table("word-pieces", r.pieces.view()),
+        ),
+        {
+            "chunk_sizes": lambda: figures.size_figure(r.sizes),
+            "chunk_word_pieces": lambda: figures.window_figure(r.pieces),
+        },
+        claims.chunking_claims(r),
+    )
+
+
+_PAIRED_NOTE = (
+    "Wins and losses of a over b, exact sign test: per query (`here`, the chapter's test) "
+    "and per question (both phrasings scored together), the latter Holm-adjusted over "
+    "the table; the verdict reads the adjusted question-level test; the chapter's result "
+    "where it has one."
+)
+
+
+@section.register
+def _(r: Strategies) -> Section:
+    return Section(
+        "dense by strategy",
+        "Dense retrieval over six chunkings (notebook 03)",
+        (
+            Table(
+                "dense recall by strategy",
+                r.recall_view(),
+                "Recall@k with Wilson 95 % intervals per query, and 95 % cluster-bootstrap "
+                "intervals per question (10,000 resamples, seed 0); MRR; queries never hit.",
+                headline=True,
+            ),
+            Table(
+                "paired tests between strategies",
+                r.paired.view(chapter.paired_reference),
+                _PAIRED_NOTE,
+            ),
+            Table("recall by phrasing", r.by_phrasing.view()),
+        ),
+        {"dense_recall_by_strategy": lambda: figures.strategies_figure(r.ranks)},
+        claims.paired_claims(r, chapter.STRATEGY_CLAIMS),
+    )
+
+
+@section.register
+def _(r: Systems) -> Section:
+    return Section(
+        "systems",
+        f"Dense, BM25 and hybrid on strategy {r.strategy} (notebook 04)",
+        (
+            Table("dense, BM25 and hybrid", r.recall.view(), headline=True),
+            *(
+                Table(f"dense and BM25 at R@{k}", r.two_by_two(k), "Rows: dense; columns: BM25.")
+                for k in retrieval_suite.TWO_BY_TWO_KS
+            ),
+            Table(
+                "paired tests between systems",
+                r.paired.view(chapter.paired_reference),
+                _PAIRED_NOTE,
+            ),
+        ),
+        {"dense_bm25_hybrid_recall": lambda: figures.systems_figure(r.ranks, r.strategy)},
+        claims.paired_claims(r, chapter.SYSTEM_CLAIMS),
+    )
+
+
+@section.register
+def _(r: Refusal) -> Section:
+    c = r.cheapest
+    return Section(
+        "gate",
+        f"Distances and the refusal gate on strategy {r.strategy} (notebook 06)",
+        (
+            Table(
+                "distances",
+                r.overlap,
+                "The worst distance of an answerable query to its needle's chunk against the "
+                "best distance of a negative to any chunk: where a cutoff can and cannot "
+                "separate them.",
+            ),
+            Table(
+                "gate",
+                r.at_chapter,
+                f"At most {gate.MAX_KEPT} chunks strictly under the cutoff are kept. Bluffs: "
+                f"negatives answered; refused: answerable queries refused. The "
+                f"{refusal_suite.cheapest_line(c, r.bluff_cost)}, swept from "
+                f"{refusal_suite.SWEEP[0]:.3f} to {refusal_suite.SWEEP[1]:.3f} in steps of "
+                f"{refusal_suite.CUTOFF_STEP}.",
+                headline=True,
+            ),
+        ),
+        {
+            "distance_histograms": lambda: figures.histogram_figure(
+                r.distances, r.negative_kinds, r.strategy
+            ),
+            "bluff_curve": lambda: figures.bluff_figure(
+                r.sweep, r.answerable, r.negatives, chosen=r.cheapest_cutoff
+            ),
+        },
+    )
+
+
+@section.register
+def _(r: GateSkipped) -> Section:
+    return Section(
+        "gate", "Distances and the refusal gate on strategy E (notebook 06)", skipped=r.reason
+    )
+
+
+@section.register
+def _(r: SpanEvaluation) -> Section:
+    return Section(
+        "spans",
+        "Dense retrieval over six chunkings, excerpts by offsets (notebook 10)",
+        (
+            Table("destroyed answers", r.destroyed),
+            Table("dense recall by strategy", r.recall_view(), headline=True),
+            Table(
+                "paired tests between strategies",
+                r.strategies.paired.view(chapter.paired_reference),
+            ),
+            Table("Chroma's span metrics", spans.span_view(r.scores)),
+            Table(f"dense, BM25 and hybrid on {r.best}", r.systems.recall.view(), headline=True),
+            Table("paired tests between systems", r.systems.paired.view(chapter.paired_reference)),
+        ),
+        {
+            "dense_recall_by_strategy": lambda: figures.recall_curve_figure(
+                r.strategies.ranks, "dense", hit="questions with every excerpt"
+            )
+        },
+        claims.paired_claims(r.strategies, chapter.STRATEGY_CLAIMS)
+        + claims.paired_claims(r.systems, chapter.SYSTEM_CLAIMS),
+    )
+
+
+# --- running the suites --------------------------------------------------------------------
+
+
+def evaluate(
+    docs: Sequence[Document],
+    qset: QuestionSet,
+    encoder: TextEncoder,
+    *,
+    title: str = "corpus",
+    tokenizer: str = "ascii",
+    progress: bool | None = None,
+) -> Evaluation:
+    """Chunking, dense retrieval, dense / BM25 / hybrid on E, and the gate if there are
+    negatives. ``tokenizer`` is BM25's (the chapter's ``"ascii"``, or ``"unicode"``)."""
+    lab = Lab.of(docs, qset, encoder, tokenizer=tokenizer)
+    with bar(4, "evaluate", "stage", show=progress) as stages:
+        stages.update(0, "chunking")
+        chunks = chunking_suite.measure(lab.chunks_by, qset.questions)
+        stages.update(1, "dense retrieval over six chunkings")
+        dense = retrieval_suite.strategies(lab, chunks.destroyed)
+        stages.update(1, "dense, BM25 and hybrid")
+        systems = retrieval_suite.systems(lab, GATE_STRATEGY)
+        stages.update(1, "gate sweep")
+        gated = refusal_suite.refusal(lab, GATE_STRATEGY) if qset.negatives else NO_GATE
+        stages.update(1)
+    kinds = {k: sum(n.kind == k for n in qset.negatives) for k in ("uncovered", "offtopic")}
+    corpus = {
+        "documents": len(docs),
+        "characters": sum(len(d.text) for d in docs),
+        "questions": len(qset.questions),
+        "queries": len(lab.queries),
+        "negatives": len(qset.negatives),
+        **{f"{k} negatives": n for k, n in kinds.items()},
+    }
+    extra = {"queries": [q.id for q in lab.queries], "bm25 tokenizer": tokenizer}
+    return Evaluation(
+        title, corpus, _encoder(encoder), (chunks, dense, systems, gated), extra=extra
+    )
+
+
+def evaluate_spans(
+    docs: Sequence[Document],
+    questions: Sequence[SpanQuestion],
+    encoder: TextEncoder,
+    *,
+    title: str = "corpus",
+) -> Evaluation:
+    """The span suite on ``docs`` (its six chunkings; BM25 with the chapter's tokenizer)."""
+    measured = spans.measure(spans.bench_of(docs, questions, encoder, sweep=False))
+    corpus = {
+        "documents": len(docs),
+        "characters": sum(len(d.text) for d in docs),
+        "questions": measured.questions,
+        "excerpts": measured.excerpts,
+    }
+    extra = {"questions": [q.id for q in questions]}
+    return Evaluation(title, corpus, _encoder(encoder), (measured,), kind="spans", extra=extra)
+
+
+def _encoder(encoder: TextEncoder) -> dict[str, Any]:
+    fp = encoder.fingerprint
+    return {**fp.fields(), "key": fp.key}
+
+
+# --- writing -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Written:
+    """The files a report is: its Markdown, its JSON and its figures."""
+
+    markdown: Path
+    json: Path
+    figures: tuple[Path, ...]
+
+
+def write(evaluation: Evaluation, out: str | os.PathLike) -> Written:
+    """Write ``report.md``, ``report.json`` and ``figures/*.png`` under ``out``."""
+    import matplotlib.pyplot as plt
+
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    drawn = []
+    for s in evaluation.sections():
+        for name, draw in s.figures.items():
+            fig = draw()
+            drawn.append(plots.save(fig, name, folder=out / "figures"))
+            plt.close(fig)
+    md = out / "report.md"
+    md.write_text(markdown(evaluation), encoding="utf-8")
+    js = out / "report.json"
+    js.write_text(json.dumps(evaluation.to_json(), indent=1, ensure_ascii=False) + "\n", "utf-8")
+    return Written(md, js, tuple(drawn))
+
+
+def markdown(ev: Evaluation) -> str:
+    """The report as Markdown: a section per record, then the claims judged on this corpus."""
+    lines = [f"# rag_lab evaluation: {ev.title}", "", ev.intro, ""]
+    for n, s in enumerate(ev.sections(), 1):
+        lines += [f"## {n} · {s.heading}", ""]
+        if s.skipped:
+            lines += [f"Not measured: {s.skipped}.", ""]
+            continue
+        for t in s.tables:
+            lines += [f"### {t.title[0].upper()}{t.title[1:]}", ""]
+            if t.note:
+                lines += [t.note, ""]
+            lines += [markdown_table(t.frame), ""]
+        lines += [f"![{f}](figures/{f}.png)" for f in s.figures] + [""]
+    judged = ev.claims()
+    if judged:
+        lines += ["## The chapter's claims on this corpus", "", claims_markdown(judged), ""]
+    return "\n".join(lines)
+
+
+def markdown_table(table: pd.DataFrame) -> str:
+    """A padded pipe table (numbers right-aligned); a plain 0..n-1 index is left out."""
+    plain = isinstance(table.index, pd.RangeIndex)
+    if plain:
+        frame = table
+    elif isinstance(table.index, pd.MultiIndex):
+        frame = table.reset_index()
+    else:
+        frame = table.rename_axis(table.index.name or "").reset_index()
+    numeric = [pd.api.types.is_numeric_dtype(frame[c]) for c in frame.columns]
+    rows = [[str(c) for c in frame.columns]]
+    rows += [[_cell(v) for v in row] for row in frame.itertuples(index=False)]
+    widths = [max(3, *(len(r[i]) for r in rows)) for i in range(len(numeric))]
+
+    def line(cells: list[str]) -> str:
+        padded = [
+            c.rjust(w) if n else c.ljust(w) for c, w, n in zip(cells, widths, numeric, strict=True)
+        ]
+        return "| " + " | ".join(padded) + " |"
+
+    rule = ["-" * (w - 1) + ":" if n else "-" * w for w, n in zip(widths, numeric, strict=True)]
+    return "\n".join([line(rows[0]), line(rule), *map(line, rows[1:])])
+
+
+def _cell(value: object) -> str:
+    """A table cell as text: empty for a missing value, ``|`` escaped."""
+    if value is None or (isinstance(value, float) and np.isnan(value)):
+        return ""
+    return str(value).replace("|", "\\|")
+
+
+def run(
+    corpus: str | os.PathLike | None,
+    questions: str | os.PathLike,
+    out: str | os.PathLike,
+    *,
+    encoder: TextEncoder | None = None,
+    progress: bool | None = None,
+) -> tuple[Evaluation, Written]:
+    """Load, evaluate, write. ``corpus=None`` is the lab's own verified corpus.
+
+    A folder is read with :func:`rag_lab.sources.folder.load_folder` (every file must read); the
+    question file is validated against it with any counts. A question file in Chroma's CSV
+    format (detected by content) gets the span suite, with the files read as plain text.
+    Raises :class:`~rag_lab.sources.folder.IngestError`, :class:`~rag_lab.sources.d2l.CorpusError`
+    or :class:`~rag_lab.questions.QuestionsError`, each naming the file and the problem.
+    """
+    from rag_lab.questions import (
+        QuestionsError,
+        Violation,
+        load_chroma_questions,
+        load_questions,
+        questions_kind,
+    )
+    from rag_lab.sources.d2l import load_corpus
+    from rag_lab.sources.folder import load_folder
+
+    docs = load_corpus() if corpus is None else load_folder(corpus)
+    if encoder is None:
+        from rag_lab.models.encoder import Encoder
+
+        encoder = Encoder()
+    if questions_kind(questions) == "chroma-csv":
+        if corpus is None:
+            need = "Chroma's question format needs the corpus it points into (--corpus DIR)"
+            raise QuestionsError(questions, [Violation(None, None, None, need)])
+        # Chroma's offsets count every character: read the files as plain text (no headings).
+        docs = [dataclasses.replace(d, format="plain") for d in docs]
+        span_questions = load_chroma_questions(questions, docs)
+        name = Path(corpus).resolve().name
+        evaluation = evaluate_spans(docs, span_questions, encoder, title=name)
+        return evaluation, write(evaluation, out)
+    qset = load_questions(questions, docs, expected=None)
+    name = Path(corpus).resolve().name if corpus is not None else "the lab's corpus"
+    # The chapter's ASCII tokenizer reproduces the chapter; any other corpus gets Unicode words.
+    tokenizer = "ascii" if corpus is None else "unicode"
+    evaluation = evaluate(docs, qset, encoder, title=name, tokenizer=tokenizer, progress=progress)
+    return evaluation, write(evaluation, out)

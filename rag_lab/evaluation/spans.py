@@ -1,0 +1,279 @@
+"""Questions answered by excerpts at character offsets (Chroma's format), measured.
+
+A question is answered within k when every excerpt lies whole inside the document span of
+some chunk among the top k (:func:`rag_lab.metrics.span_first_hit_rank`), so Recall@k and
+MRR apply as for needles; Chroma's own character-level recall, precision and IoU
+(:func:`rag_lab.metrics.span_scores`) are measured beside them. All documents share one
+index per strategy, as in Chroma's evaluation. The questions are independent (one phrasing
+each), so every question is its own cluster.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from rag_lab import dense
+from rag_lab.chunking import STRATEGIES, Chunk, Strategy, chunk_corpus, sized
+from rag_lab.documents import Document
+from rag_lab.evaluation.chapter import STRATEGY_PAIRS, SYSTEM_PAIRS
+from rag_lab.evaluation.jsonable import frame_json
+from rag_lab.evaluation.retrieval import STRATEGY_KS, SYSTEM_KS, Retrieval, compare
+from rag_lab.evaluation.runs import rank_all
+from rag_lab.metrics import (
+    Ranks,
+    chunk_spans,
+    destroyed_spans,
+    hits_at,
+    span_first_hit_ranks,
+    span_scores,
+)
+from rag_lab.questions import Span, SpanQuestion
+from rag_lab.ranking import order
+from rag_lab.search import ChunkIndex, TextEncoder
+from rag_lab.stats import bootstrap_mean
+
+SIZES = (256, 512, 1024)
+"""Chunk sizes in characters of the size sweep; 512 is the chapter's."""
+SPAN_KS = (5, 10)
+"""Chroma's metrics are reported at these k."""
+METRICS = ("recall", "precision", "iou")
+
+
+@dataclass
+class Bench:
+    """Chroma's corpora and questions, chunked every way the notebook measures."""
+
+    docs: list[Document]
+    questions: list[SpanQuestion]
+    encoder: TextEncoder
+    strategies: dict[str, Strategy]
+    chunks_by: dict[str, list[Chunk]]
+    _indexes: dict[str, ChunkIndex] = field(default_factory=dict, repr=False)
+    _dense: dict[str, list[np.ndarray]] = field(default_factory=dict, repr=False)
+    _ranks: dict[str, list[int | None]] = field(default_factory=dict, repr=False)
+
+    @property
+    def ids(self) -> list[str]:
+        return [q.id for q in self.questions]
+
+    @property
+    def references(self) -> list[tuple[Span, ...]]:
+        return [q.spans for q in self.questions]
+
+    def spans(self, name: str) -> list[Span]:
+        return chunk_spans(self.chunks_by[name], self.strategies[name])
+
+    def index(self, name: str) -> ChunkIndex:
+        if name not in self._indexes:
+            self._indexes[name] = ChunkIndex.build(self.chunks_by[name], self.encoder)
+        return self._indexes[name]
+
+    def dense_rankings(self, name: str) -> list[np.ndarray]:
+        """Every question's full dense ranking over the strategy's chunks."""
+        if name not in self._dense:
+            vectors = self.encoder.encode([q.text for q in self.questions])
+            distances = dense.cosine_distance_matrix(vectors, self.index(name).vectors)
+            self._dense[name] = [order(row, descending=False) for row in distances]
+        return self._dense[name]
+
+    def ranks(self, name: str) -> list[int | None]:
+        """First rank by which all of a question's excerpts are covered, per question."""
+        if name not in self._ranks:
+            self._ranks[name] = span_first_hit_ranks(
+                self.dense_rankings(name), self.spans(name), self.references
+            )
+        return self._ranks[name]
+
+
+def strategies(sweep: bool = True) -> dict[str, Strategy]:
+    """The six, then (``sweep``) boundaries without and with overlap at each of :data:`SIZES`."""
+    out = dict(STRATEGIES)
+    for size in SIZES if sweep else ():
+        for base in ("C", "D"):
+            s = sized(base, size)
+            out.setdefault(s.name, s)
+    return out
+
+
+def bench_of(
+    docs: Sequence[Document],
+    questions: Sequence[SpanQuestion],
+    encoder: TextEncoder,
+    *,
+    sweep: bool = True,
+) -> Bench:
+    """Any corpus with span questions, chunked every way measured here (nothing embedded)."""
+    named = strategies(sweep)
+    chunks_by = {n: chunk_corpus(docs, s) for n, s in named.items()}
+    return Bench(list(docs), list(questions), encoder, named, chunks_by)
+
+
+def embed_all(bench: Bench) -> list[str]:
+    """Embed every chunking (from the cache where it has them); one line per strategy."""
+    lines = []
+    for name, chunks in bench.chunks_by.items():
+        bench.index(name)
+        fresh = getattr(bench.encoder, "last", None)
+        computed = fresh.computed if fresh is not None else len(chunks)
+        lines.append(f"{name}: {len(chunks)} chunks, {computed} embedded now")
+    return lines
+
+
+def destroyed_table(bench: Bench, names: Sequence[str] = tuple(STRATEGIES)) -> pd.DataFrame:
+    """Excerpts no chunk of the strategy holds whole, and the questions they make
+    unanswerable: no ranking can find them."""
+    n_excerpts = sum(len(r) for r in bench.references)
+    rows = []
+    for name in names:
+        every = [s for r in bench.references for s in r]
+        lost = destroyed_spans(bench.spans(name), every)  # each reference, as listed
+        gone = set(lost)
+        hit = [q for q in bench.questions if any(s in gone for s in q.spans)]
+        rows.append(
+            {
+                "strategy": name,
+                "label": bench.strategies[name].label,
+                "excerpts destroyed": len(lost),
+                "of excerpts": n_excerpts,
+                "questions destroyed": len(hit),
+                "of questions": len(bench.questions),
+            }
+        )
+    return pd.DataFrame(rows).set_index("strategy")
+
+
+def rank_strategies(bench: Bench, names: Sequence[str] = tuple(STRATEGIES)) -> dict[str, Ranks]:
+    return {name: bench.ranks(name) for name in names}
+
+
+def span_metrics(bench: Bench, name: str, k: int, rankings=None) -> pd.DataFrame:
+    """Chroma's recall, precision and IoU of each question's top k, one row per question."""
+    rankings = bench.dense_rankings(name) if rankings is None else rankings
+    spans = bench.spans(name)
+    rows = []
+    for q, ranking in zip(bench.questions, rankings, strict=True):
+        got = [spans[i] for i in ranking[:k]]
+        s = span_scores(
+            [(r.doc, r.start, r.end) for r in q.spans], [(g.doc, g.start, g.end) for g in got]
+        )
+        rows.append({"question": q.id, "corpus": q.spans[0].doc, **s._asdict()})
+    return pd.DataFrame(rows)
+
+
+def span_table(
+    bench: Bench, names: Sequence[str] = tuple(STRATEGIES), by_corpus: bool = False
+) -> pd.DataFrame:
+    """Mean recall, precision and IoU at each k of :data:`SPAN_KS` with 95 % bootstrap
+    intervals over questions (10,000 resamples, seed 0); per strategy, or per corpus too.
+    Numbers: for each metric ``m``, columns ``m``, ``m lo`` and ``m hi``."""
+    rows = []
+    for name in names:
+        for k in SPAN_KS:
+            per_q = span_metrics(bench, name, k)
+            groups = per_q.groupby("corpus", sort=False) if by_corpus else [("all", per_q)]
+            for corpus, part in groups:
+                row = {"strategy": name, "k": k}
+                if by_corpus:
+                    row["corpus"] = corpus
+                    row["n"] = len(part)
+                for m in METRICS:
+                    lo, hi = bootstrap_mean(part[m].to_numpy())
+                    row |= {m: float(part[m].mean()), f"{m} lo": lo, f"{m} hi": hi}
+                rows.append(row)
+    keys = ["corpus", "strategy", "k"] if by_corpus else ["strategy", "k"]
+    return (
+        pd.DataFrame(rows)
+        .set_index(keys)
+        .sort_index(level=keys[: len(keys) - 1], sort_remaining=False)
+    )
+
+
+def span_view(table: pd.DataFrame) -> pd.DataFrame:
+    """:func:`span_table` as shown: each metric as ``mean [lo, hi]``."""
+    view = table.drop(columns=[f"{m} {end}" for m in METRICS for end in ("lo", "hi")])
+    for m in METRICS:
+        view[m] = [
+            f"{v:.3f} [{lo:.3f}, {hi:.3f}]"
+            for v, lo, hi in zip(table[m], table[f"{m} lo"], table[f"{m} hi"], strict=True)
+        ]
+    return view
+
+
+def span_means(bench: Bench, names: Sequence[str], k: int) -> pd.DataFrame:
+    """Mean recall, precision and IoU at k per strategy, as floats (for readings and plots)."""
+    return pd.DataFrame(
+        {name: span_metrics(bench, name, k)[list(METRICS)].mean() for name in names}
+    ).T
+
+
+def best_boundary(ranks_by: Mapping[str, Ranks], k: int = 20) -> str:
+    """The boundary strategy (C–F) with the highest Recall@k; ties go to the simpler one."""
+    scores = {n: hits_at(ranks_by[n], k).mean() for n in ("C", "D", "E", "F")}
+    return max(scores, key=lambda n: (scores[n], -ord(n)))
+
+
+def rank_systems(bench: Bench, name: str) -> dict[str, Ranks]:
+    """Dense, BM25 (the chapter's tokenizer) and hybrid (RRF) on one strategy."""
+    runs = rank_all(bench.index(name), bench.questions, bench.encoder)
+    spans = bench.spans(name)
+    return {
+        system: span_first_hit_ranks(r, spans, bench.references)
+        for system, r in runs.by_system.items()
+    }
+
+
+# --- the headline measures on span questions, as one record ---------------------------------
+
+
+@dataclass(frozen=True)
+class SpanEvaluation:
+    """Destroyed excerpts, dense retrieval over the six chunkings, Chroma's metrics, and
+    dense, BM25 and hybrid on the best boundary strategy."""
+
+    destroyed: pd.DataFrame
+    """:func:`destroyed_table`."""
+    strategies: Retrieval
+    scores: pd.DataFrame
+    """:func:`span_table` of the six chunkings (numbers)."""
+    best: str
+    """The boundary strategy with the highest dense R@20 (:func:`best_boundary`)."""
+    systems: Retrieval
+    questions: int
+    excerpts: int
+
+    def recall_view(self) -> pd.DataFrame:
+        """The dense recall table as shown, with each strategy's destroyed questions."""
+        view = self.strategies.recall.view()
+        view["destroyed"] = self.destroyed.loc[view.index, "questions destroyed"].to_numpy()
+        return view
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "destroyed": frame_json(self.destroyed),
+            "dense by strategy": self.strategies.to_json(),
+            "span metrics": frame_json(self.scores.reset_index()),
+            "systems": {"strategy": self.best, **self.systems.to_json()},
+        }
+
+
+def measure(bench: Bench) -> SpanEvaluation:
+    """The headline measures of ``bench`` (its six chunkings; any sweep is left out)."""
+    six = list(STRATEGIES)
+    embed_all(bench)
+    ranks_by = rank_strategies(bench, six)
+    best = best_boundary(ranks_by)
+    ids = bench.ids
+    return SpanEvaluation(
+        destroyed_table(bench, six),
+        compare(ranks_by, STRATEGY_PAIRS, STRATEGY_KS, ids, recall_by_cluster=False),
+        span_table(bench, six),
+        best,
+        compare(rank_systems(bench, best), SYSTEM_PAIRS, SYSTEM_KS, ids, recall_by_cluster=False),
+        len(bench.questions),
+        sum(len(r) for r in bench.references),
+    )
