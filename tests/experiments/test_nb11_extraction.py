@@ -812,7 +812,7 @@ def test_an_interleaving_claim_holds_for_the_readers_that_lose_needles(losing, v
     assert claim.statement == "two-column layouts interleave (two-column)"
 
 
-def test_claim_rows_put_the_measures_beside_the_chapter():
+def test_the_claims_put_the_measures_beside_the_chapter():
     _, claims, _ = _tables()
     rows = claims.to_dict("index")
     two = rows["two-column layouts interleave (two-column)"]

@@ -24,7 +24,7 @@ from rag_lab.experiments.nb11_extraction.text import canonical, extracted_docs, 
 from rag_lab.sources.pdf import typeset as ts
 from rag_lab.stats import ALPHA, Paired, holm, paired, wilson
 
-BASE = "one-column"
+_BASE = "one-column"
 """The layout every other is tested against."""
 _RUN = 8
 """Words per run for the reading-order measure."""
@@ -157,7 +157,7 @@ def page_cuts(
 
 
 class Finding(enum.Enum):
-    """What one layout's sign test against :data:`BASE` shows, for one reader."""
+    """What one layout's sign test against one column shows, for one reader."""
 
     LOSES = "loses needles"
     """Significantly more needles lost here than kept here, after Holm."""
@@ -174,7 +174,7 @@ def layout_tests(
     docs: Sequence[Document],
     extracted: Extracted,
     needles: Mapping[str, Sequence[str]],
-    base: str = BASE,
+    base: str = _BASE,
 ) -> pd.DataFrame:
     """Each reader on each layout against the same reader on ``base``: the needles one keeps
     and the other loses (``wins``, ``losses``), an exact sign test on them (``p``; each needle
@@ -212,7 +212,7 @@ def _finding(r: Paired, p_holm: float) -> Finding:
     return Finding.LOSES if r.losses > r.wins else Finding.GAINS
 
 
-def layout_tests_view(tests: pd.DataFrame, base: str = BASE) -> pd.DataFrame:
+def layout_tests_view(tests: pd.DataFrame, base: str = _BASE) -> pd.DataFrame:
     """:func:`layout_tests` for reading: the sign test, its Holm p, the finding in words."""
     return pd.DataFrame(
         {

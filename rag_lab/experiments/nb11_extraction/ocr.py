@@ -25,7 +25,7 @@ from rag_lab.sources.pdf import document as pdf_document
 from rag_lab.sources.pdf import extract as ex
 from rag_lab.stats import wilson
 
-OCR_THRESHOLDS = (70.0, 80.0, 90.0, 95.0)
+_THRESHOLDS = (70.0, 80.0, 90.0, 95.0)
 """Mean page confidences (0–100) under which an OCR'd page is flagged."""
 
 
@@ -103,7 +103,7 @@ def ocr_summary(run: OcrRun, scanned: Typeset) -> str:
     return "\n".join(lines)
 
 
-def ocr_threshold_table(run: OcrRun, thresholds: Sequence[float] = OCR_THRESHOLDS) -> pd.DataFrame:
+def ocr_threshold_table(run: OcrRun, thresholds: Sequence[float] = _THRESHOLDS) -> pd.DataFrame:
     """Per threshold: pages flagged of all, and the needles kept of those on pages not
     flagged (``kept, not flagged`` of ``needles, not flagged``) and on pages flagged."""
     rows = []

@@ -13,7 +13,7 @@ from rag_lab.experiments.nb11_extraction.retrieval import Difference, worse
 from rag_lab.metrics import recall_at
 from rag_lab.stats import ALPHA, wilson
 
-LIMITS = (
+_LIMITS = (
     "**Limits.** These PDFs are clean: core fonts with a full character map, no "
     "hyphenation, no ligatures, scans rendered without skew or noise. Real files add "
     "those failures, so this is how much is lost at best; `rag-lab index` on your own PDFs "
@@ -31,14 +31,14 @@ _OCR_THRESHOLD = 80.0
 def reading(results: Results) -> str:
     """The notebook's reading, every number taken from ``results``."""
     parts = [
-        what_survives(results),
-        tables_paragraph(results),
-        running_paragraph(results),
-        three_layers_later(results),
+        _what_survives(results),
+        _tables_paragraph(results),
+        _running_paragraph(results),
+        _three_layers_later(results),
     ]
     if results.run is not None:
-        parts.append(scans_paragraph(results))
-    return "\n\n".join([*parts, LIMITS])
+        parts.append(_scans_paragraph(results))
+    return "\n\n".join([*parts, _LIMITS])
 
 
 def _kept(results: Results, layout: str, readers=None) -> str:
@@ -50,7 +50,7 @@ def _kept(results: Results, layout: str, readers=None) -> str:
     return f"{lo}/{results.n}" if lo == hi else f"{lo}–{hi}/{results.n}"
 
 
-def what_survives(results: Results) -> str:
+def _what_survives(results: Results) -> str:
     """Needles on one column, on two columns drawn by column and by row; who loses them."""
     two_lost, rows_lost = (
         losing(results.tests, "two-column"),
@@ -100,7 +100,7 @@ def what_survives(results: Results) -> str:
     return out
 
 
-def tables_paragraph(results: Results) -> str:
+def _tables_paragraph(results: Results) -> str:
     """Which readers keep every table row in order, the worst one, needles in tables."""
     rows = results.rows
     full = [r for r, k, n in zip(rows.index, rows["kept"], rows["rows"], strict=True) if k == n]
@@ -125,7 +125,7 @@ def tables_paragraph(results: Results) -> str:
     )
 
 
-def running_paragraph(results: Results) -> str:
+def _running_paragraph(results: Results) -> str:
     """Needles lost to running lines and page breaks, what removal restores and takes, the
     chunks carrying running lines and the word-pieces they take, and the app's row."""
     rh = "running-header"
@@ -176,7 +176,7 @@ def running_paragraph(results: Results) -> str:
     return out
 
 
-def three_layers_later(results: Results) -> str:
+def _three_layers_later(results: Results) -> str:
     """Retrieval over the extracted text against the clean Markdown: where it is worse,
     where no difference is shown (and how little that says), and what chunking destroys."""
     loss, systems = results.loss, results.systems
@@ -255,7 +255,7 @@ def _destroyed_line(destroyed: pd.DataFrame) -> str:
     )
 
 
-def scans_paragraph(results: Results) -> str:
+def _scans_paragraph(results: Results) -> str:
     """What the readers get from the scans, what OCR keeps, what a threshold flags."""
     run = results.run
     confidence = run.pages["confidence"]
