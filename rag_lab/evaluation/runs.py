@@ -8,7 +8,7 @@ all-MiniLM-L6-v2 vectors), ``BM25`` and ``hybrid`` (reciprocal rank fusion of th
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -62,14 +62,18 @@ def rank_all(index: ChunkIndex, queries: Sequence[Query], encoder: TextEncoder) 
 
 
 def dense_ranks(
-    index: ChunkIndex, queries: Sequence[Query], encoder: TextEncoder
+    index: ChunkIndex,
+    queries: Sequence[Query],
+    encoder: TextEncoder,
+    fold: Callable[[str], str] | None = None,
 ) -> list[int | None]:
-    """First-hit ranks under dense retrieval alone (cheaper than :func:`rank_all`)."""
+    """First-hit ranks under dense retrieval alone (cheaper than :func:`rank_all`);
+    relevance is :func:`rag_lab.metrics.relevant_chunks` with its ``fold``."""
     distances = dense.cosine_distance_matrix(
         encoder.encode([q.text for q in queries]), index.vectors
     )
     rankings = [order(row, descending=False) for row in distances]
-    return first_hit_ranks(rankings, relevant_chunks(index.chunks, queries))
+    return first_hit_ranks(rankings, relevant_chunks(index.chunks, queries, fold))
 
 
 def split_by_phrasing(ranks: Ranks, queries: Sequence[Query]) -> dict[str, list[int | None]]:

@@ -3,12 +3,13 @@
 No corpus, no encoder: documents are built here, PDFs typeset into ``tmp_path`` with known
 ground truth (:func:`rag_lab.sources.pdf.typeset.typeset`), and the cache is pointed at
 ``tmp_path`` so that no test reads what an earlier run left. The word-piece counts of
-:func:`~rag_lab.experiments.nb11_extraction.waste_row` load the packaged tokenizer only
+:func:`~rag_lab.experiments.nb11_extraction.running.waste_row` load the packaged tokenizer only
 (``tokenizer.json``, no weights), marked ``model`` as the other tokenizer tests are.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import string
 
@@ -17,11 +18,18 @@ import pytest
 
 from rag_lab.chunking import Chunk
 from rag_lab.documents import Document
+from rag_lab.evaluation.paired import Finding
+from rag_lab.evaluation.verdicts import Verdict
 from rag_lab.experiments import nb11_extraction as nb
+from rag_lab.experiments.nb11_extraction import claims as nb_claims
+from rag_lab.experiments.nb11_extraction import extraction, kept
+from rag_lab.metrics import relevant_chunks
 from rag_lab.questions import Query, Question
 from rag_lab.sources.pdf import document as pdf_document
 from rag_lab.sources.pdf import extract as ex
-from rag_lab.sources.pdf.typeset import Placement, typeset
+from rag_lab.sources.pdf.typeset import Placement, page_break_needle, typeset
+from rag_lab.stats import wilson
+from rag_lab.text import flat
 
 TITLE = "Tiny Tensors"
 WORDS = "tensors shapes axes matrices vectors scalars norms sums products of rank".split()
@@ -163,6 +171,8 @@ def test_needles_in_tables_counts_needles_inside_a_table_row():
     needles = {"t": ["beta gamma | 22", "value 7", "alpha"], "tiny": ["Some prose"]}
     # "alpha" lies in a row; "value 7" only in prose ("value" is in the header row, "7" not).
     assert nb.needles_in_tables([TABLE_DOC, _doc(1)], needles) == 2
+    fenced = Document("f", "F", "# F\n\n```\n| in code |\n```\n")
+    assert nb.needles_in_tables([fenced], {"f": ["in code"]}) == 0  # a code line, no table
 
 
 # --- PDFs: extraction, cached ----------------------------------------------------------------
@@ -174,7 +184,7 @@ def running(tmp_path_factory):
     inside a page and one not in the document; and its pages as PDFium reads them."""
     path = tmp_path_factory.mktemp("rh") / "tiny.pdf"
     first = typeset(_doc(), "running-header", path)
-    cut = first.body[0].split("\n")[-1] + " " + first.body[1].split("\n")[0]
+    cut = page_break_needle(first)
     inside = first.body[1].split("\n")[3]
     needles = [cut, inside, "a needle drawn nowhere"]
     placed = typeset(_doc(), "running-header", path, needles)
@@ -218,12 +228,10 @@ def test_extract_cached_with_the_app_reader_has_running_lines_removed(running):
 
 
 def test_extract_all_extracts_what_the_cache_lacks_then_reads_it(tmp_path, monkeypatch):
-    sets = {}
-    for layout in ("one-column", "two-column"):
-        (tmp_path / layout).mkdir()
-        files = {d: tmp_path / layout / f"{d}.pdf" for d in ("a", "b")}
-        placed = {d: typeset(_doc(3, d, f"Doc {d}"), layout, f) for d, f in files.items()}
-        sets[layout] = nb.Typeset(layout, files, placed)
+    docs = [_doc(3, d, f"Doc {d}") for d in ("a", "b")]
+    sets = nb.typeset_all(docs, {}, tmp_path, layouts=("one-column", "two-column"))
+    assert list(sets) == ["one-column", "two-column"]
+    assert sets["two-column"].files == {d: tmp_path / "two-column" / f"{d}.pdf" for d in "ab"}
     readers = ("pdfium default", nb.APP_READER)
     out = nb.extract_all(sets, readers, workers=1)
     assert list(out) == [(lay, r) for lay in sets for r in readers]
@@ -241,7 +249,7 @@ def test_extract_all_extracts_what_the_cache_lacks_then_reads_it(tmp_path, monke
     def no_pool(*args, **kwargs):
         raise AssertionError("a process pool was started on a warm cache")
 
-    monkeypatch.setattr(nb, "ProcessPoolExecutor", no_pool)
+    monkeypatch.setattr(extraction, "ProcessPoolExecutor", no_pool)
     assert nb.extract_all(sets, readers, workers=1) == out
 
 
@@ -310,7 +318,7 @@ def test_removal_check_reads_a_removed_line_with_other_spacing_as_the_running_li
 def test_page_cuts_counts_the_lost_needles_a_page_break_cuts(running):
     _, placed, needles, pdfium = running
     sets = {"running-header": nb.Typeset("running-header", {"tiny": None}, {"tiny": placed})}
-    app = ex.PdfText("rag-lab", "index", pdf_document.read_pdf(running[0]).pages)
+    app = nb.extract_cached(running[0], nb.APP_READER)
     needles_ = {"tiny": needles}
     # PDFium: the cut needle is lost (the footer and the next header lie between its
     # halves), and the needle drawn nowhere. The app removed the running lines: only that one.
@@ -417,14 +425,26 @@ def test_layout_tests_sign_test_per_reader_with_holm():
         ("two-column", "pdfium default"),
     ]
     # Sign tests: 2/2^8, 2/2^6, 1. Holm: 3 × 0.0078 = 0.023, 2 × 0.031 = 0.062, 1.
-    assert table["kept here, lost on one-column / the reverse"].tolist() == [
+    assert table["wins"].tolist() == [0, 0, 0] and table["losses"].tolist() == [8, 6, 0]
+    assert table["ties"].tolist() == [0, 2, 8]
+    assert table["p"].tolist() == pytest.approx([2 / 2**8, 2 / 2**6, 1.0])
+    assert table["p Holm"].tolist() == pytest.approx([3 * 2 / 2**8, 2 * 2 / 2**6, 1.0])
+    # pdfminer's 6 losses are significant alone (0.031), not after Holm.
+    assert table["finding"].tolist() == [
+        nb.NeedleFinding.LOSES,
+        nb.NeedleFinding.NO_LOSS,
+        nb.NeedleFinding.NO_LOSS,
+    ]
+    view = nb.layout_tests_view(table)
+    assert list(view.index) == list(table.index)
+    assert view["kept here, lost on one-column / the reverse"].tolist() == [
         "+0/\u22128, p = 0.0078",
         "+0/\u22126, p = 0.031",
         "+0/\u22120, p = 1.0",
     ]
-    assert table["p Holm"].tolist() == ["0.023", "0.062", "1.0"]
-    # pdfminer's 6 losses are significant alone (0.031), not after Holm.
-    assert table["verdict"].tolist() == ["loses needles", "no loss shown", "no loss shown"]
+    assert view["p Holm"].tolist() == ["0.023", "0.062", "1.0"]
+    assert view["verdict"].tolist() == ["loses needles", "no loss shown", "no loss shown"]
+    assert kept.losing(table, "two-column") == ["pypdf default"]
 
 
 def test_layout_tests_says_when_a_layout_gains_needles():
@@ -436,19 +456,24 @@ def test_layout_tests_says_when_a_layout_gains_needles():
         },
     }
     table = nb.layout_tests([Document("d", "D", "")], extracted, needles)
-    assert table.loc[("tables", "pypdf default"), "verdict"] == "gains needles"  # p = 2/64
+    assert table.loc[("tables", "pypdf default"), "finding"] is nb.NeedleFinding.GAINS  # p = 2/64
+    assert nb.layout_tests_view(table).loc[("tables", "pypdf default"), "verdict"] == (
+        "gains needles"
+    )
+    assert kept.losing(table, "tables") == []
 
 
-def test_relevant_flat_finds_a_needle_split_across_lines():
+def test_relevance_with_whitespace_folded_finds_a_needle_split_across_lines():
     chunks = [
         _chunk("d", 0, "[D]\nthe answer\nis here", "the answer\nis here", 0),
         _chunk("d", 1, "nothing", "nothing", 20),
         _chunk("d", 2, "and the answer  is here too", "and the answer  is here too", 30),
     ]
     questions = [_question(0, "d", "answer is here"), _question(1, "d", "absent")]
-    got = nb.relevant_flat(chunks, _queries(questions))
+    got = relevant_chunks(chunks, _queries(questions), fold=flat)
     assert got == [{0, 2}, set(), {0, 2}, set()]  # course, course, ticket, ticket
-    assert nb.relevant_flat(chunks, questions) == [{0, 2}, set()]
+    assert relevant_chunks(chunks, questions, fold=flat) == [{0, 2}, set()]
+    assert relevant_chunks(chunks, questions) == [set(), set()]  # unfolded, nothing matches
 
 
 # --- OCR --------------------------------------------------------------------------------------
@@ -482,9 +507,20 @@ def test_ocr_threshold_table_splits_needles_by_their_pages_confidence():
     assert list(table.index) == [70.0, 80.0, 90.0, 95.0]
     assert table["pages flagged"].tolist() == [1, 2, 3, 3]  # 96 is not under 95
     assert table["pages"].tolist() == [4, 4, 4, 4]
-    assert table["needles kept, pages flagged"].tolist() == ["0/1", "1/2", "1/3", "1/3"]
-    assert table["needles kept, pages not flagged"].tolist() == ["3/4", "2/3", "2/2", "2/2"]
-    assert nb.ocr_threshold_table(_run(), [50.0]).iloc[0].tolist() == [0, 4, "3/5", "0/0"]
+    assert table["kept, flagged"].tolist() == [0, 1, 1, 1]
+    assert table["needles, flagged"].tolist() == [1, 2, 3, 3]
+    assert table["kept, not flagged"].tolist() == [3, 2, 2, 2]
+    assert table["needles, not flagged"].tolist() == [4, 3, 2, 2]
+    view = nb.ocr_threshold_view(table)
+    assert view["needles kept, pages flagged"].tolist() == ["0/1", "1/2", "1/3", "1/3"]
+    assert view["needles kept, pages not flagged"].tolist() == ["3/4", "2/3", "2/2", "2/2"]
+    assert nb.ocr_threshold_table(_run(), [50.0]).iloc[0].tolist() == [0, 4, 3, 5, 0, 0]
+    assert nb.ocr_threshold_view(nb.ocr_threshold_table(_run(), [50.0])).iloc[0].tolist() == [
+        0,
+        4,
+        "3/5",
+        "0/0",
+    ]
 
 
 def test_a_page_without_words_is_flagged_at_every_threshold_as_the_app_flags_it():
@@ -493,7 +529,8 @@ def test_a_page_without_words_is_flagged_at_every_threshold_as_the_app_flags_it(
     run.needles.loc[0, "confidence"] = math.nan  # n0, on it
     table = nb.ocr_threshold_table(run)
     assert table["pages flagged"].tolist() == [1, 2, 3, 3]
-    assert table["needles kept, pages flagged"].tolist() == ["0/1", "1/2", "1/3", "1/3"]
+    assert table["kept, flagged"].tolist() == [0, 1, 1, 1]
+    assert table["needles, flagged"].tolist() == [1, 2, 3, 3]
 
 
 NEEDLE = "call `foo` now please"
@@ -510,7 +547,9 @@ def scanned(tmp_path, monkeypatch):
         1: ex.OcrPage("Some first page words.", 91.5, 4),
         2: ex.OcrPage("Before it we\ncall \u2018foo\u2018 now please and more", 88.0, 9),
     }
-    monkeypatch.setattr(nb, "ocr_cached", lambda path, pages, dpi=150: [read[n] for n in pages])
+    monkeypatch.setattr(
+        extraction, "ocr_cached", lambda path, pages, dpi=150: [read[n] for n in pages]
+    )
     return nb.Typeset("scanned one-column", {"d": pdf}, {"d": placed})
 
 
@@ -524,6 +563,16 @@ def test_ocr_run_checks_each_needle_on_its_pages(scanned):
     assert run.needles["kept"].tolist() == [False, True]
     assert run.needles["kept, marks ignored"].tolist() == [True, True]
     assert run.needles["confidence"].tolist() == [88.0, 91.5]
+
+
+def test_ocr_summary_says_pages_read_and_needles_kept_with_wilson_intervals(scanned):
+    run = nb.ocr_run(scanned, {"d": [NEEDLE, "first page words"]})
+    (lo1, hi1), (lo2, hi2) = wilson(1, 2), wilson(2, 2)
+    assert nb.ocr_summary(run, scanned) == (
+        "pages read: 2 of 2, in 1 documents\n"
+        f"needles kept: 1/2 [{lo1:.3f}, {hi1:.3f}]\n"
+        f"needles kept, marks ignored: 2/2 [{lo2:.3f}, {hi2:.3f}]"
+    )
 
 
 def test_ocr_misses_shows_what_tesseract_read_in_the_needles_place(scanned):
@@ -560,14 +609,6 @@ def test_ocr_cached_keeps_a_page_without_words_as_nan(tmp_path, fresh_cache, mon
 # --- verdicts and the reading -----------------------------------------------------------------
 
 
-def test_share_verdict_and_ratio():
-    assert nb._share_verdict(0, 7) == "does not reproduce"
-    assert nb._share_verdict(7, 7) == "reproduces"
-    assert nb._share_verdict(2, 7) == "reproduces for 2 of 7 readers"
-    assert nb._ratio("3/4 [0.301, 0.954]") == (3, 4)
-    assert nb._ratio("12/32") == (12, 32)
-
-
 def test_extracted_docs_leaves_the_apps_text_as_it_removed_it():
     pages = ("H\nbody one\nPage 1", "H\nbody two\nPage 2")
     docs = [Document("d", "D", "# D\n")]
@@ -598,8 +639,26 @@ def _kept(layout: str, reader: str) -> int:
     return N
 
 
-def _tables(needles_in_tables=0, cuts=(6, 6), run=True):
-    """The notebook's reading and claim rows of these tables, and its loss table."""
+def _findings(layouts, holm: float = 0.0) -> pd.DataFrame:
+    """A :func:`layout_tests` record by hand: a reader keeping fewer needles loses them."""
+    return pd.DataFrame(
+        [
+            {
+                "layout": lay,
+                "reader": r,
+                "p Holm": holm,
+                "finding": nb.NeedleFinding.LOSES
+                if _kept(lay, r) < N
+                else nb.NeedleFinding.NO_LOSS,
+            }
+            for lay in layouts
+            for r in nb.READERS
+        ]
+    ).set_index(["layout", "reader"])
+
+
+def _results(needles_in_tables=0, cuts=(6, 6), run=True) -> nb.Results:
+    """The records the notebook words its reading and claims from, made by hand."""
     layouts = ("one-column", "two-column", "two-column-rows", "running-header")
     survival = pd.DataFrame(
         [
@@ -610,19 +669,8 @@ def _tables(needles_in_tables=0, cuts=(6, 6), run=True):
     )
     removed = survival.copy()
     removed.loc[removed["layout"] == "running-header", "needles kept"] = N
-    verdicts = pd.DataFrame(
-        [
-            {
-                "layout": lay,
-                "reader": r,
-                "verdict": "loses needles" if _kept(lay, r) < N else "no loss shown",
-            }
-            for lay in layouts[1:]
-            for r in nb.READERS
-        ]
-    ).set_index(["layout", "reader"])
     rows_by_reader = pd.DataFrame(
-        {"rows kept": ["5/5 [0.566, 1.000]", "2/5 [0.118, 0.769]"]},
+        {"kept": [5, 2], "rows": [5, 5], "lo": [0.566, 0.118], "hi": [1.0, 0.769]},
         index=pd.Index(["pypdf default", "pdfminer default"], name="reader"),
     )
     waste = pd.DataFrame(
@@ -640,10 +688,7 @@ def _tables(needles_in_tables=0, cuts=(6, 6), run=True):
     queries = _queries(questions)
     lost, same = "two-column-rows · pypdf default", "one-column · pdfium default"
     systems = {"Markdown": [1] * 16, lost: [None] * 16, same: [1] * 16}
-    loss = nb.loss_table(systems, queries)
-    text_layer = pd.DataFrame({"characters": [0, 0]})
     ocr = _run() if run else None
-    thresholds = nb.ocr_threshold_table(ocr) if run else None
     destroyed = pd.DataFrame(
         {
             "needles no chunk holds": [0, 8, 1],
@@ -652,31 +697,38 @@ def _tables(needles_in_tables=0, cuts=(6, 6), run=True):
         },
         index=pd.Index(["Markdown", lost, same], name="corpus"),
     )
-    reading = nb.reading(
+    return nb.Results(
         survival=survival,
         survival_removed=removed,
-        tests=verdicts,
-        rows_by_reader=rows_by_reader,
+        tests=_findings(layouts[1:]),
+        rows=rows_by_reader,
         waste=waste,
-        loss=loss,
-        systems=systems,
-        queries=queries,
-        run=ocr,
-        thresholds=thresholds,
-        text_layer=text_layer,
         page_cuts=cuts,
         needles_in_tables=needles_in_tables,
         destroyed=destroyed,
+        systems=systems,
+        loss=nb.loss_table(systems, queries),
+        queries=queries,
+        text_layer=pd.DataFrame({"characters": [0, 0]}),
+        run=ocr,
+        thresholds=nb.ocr_threshold_table(ocr) if run else None,
     )
-    claims = nb.claim_rows(
-        verdicts, rows_by_reader, waste, text_layer, ocr, loss, needles_in_tables
-    )
-    return reading, claims, loss
+
+
+def _tables(needles_in_tables=0, cuts=(6, 6), run=True):
+    """The notebook's reading and claims table of these records, and its loss record."""
+    results = _results(needles_in_tables, cuts, run)
+    claims = nb.claims_table(nb.chapter_claims(results))
+    return nb.reading(results), claims, results.loss
 
 
 def test_the_reading_states_the_numbers_of_the_tables_it_is_given():
     reading, _, loss = _tables()
-    assert loss["verdict"].tolist() == [
+    worse, none = Finding.B_BETTER, Finding.NONE
+    assert loss["difference"].tolist() == [worse, worse, none, none]
+    assert loss["q losses"].tolist() == [8, 8, 0, 0] and loss["q wins"].tolist() == [0] * 4
+    assert loss["p Holm"].tolist() == pytest.approx([4 * 2 / 2**8, 4 * 2 / 2**8, 1.0, 1.0])
+    assert nb.loss_view(loss)["verdict"].tolist() == [
         "two-column-rows · pypdf default < Markdown",  # by question +0/−8, Holm 4 × 0.0078
         "two-column-rows · pypdf default < Markdown",
         "no difference shown",
@@ -726,9 +778,51 @@ def test_the_readings_conditional_sentences_follow_their_conditions():
     assert "**Scans.**" not in reading and "Tesseract" not in reading
     assert claims.loc["a scanned page has no text until OCR gives some, with a confidence",
                       "verdict"] == "not measured"  # fmt: skip
+    scans = nb.chapter_claims(_results(run=False))[4]
+    assert scans.verdict is Verdict.NOT_MEASURED and scans.here.endswith("; OCR not run")
 
 
-def test_claim_rows_put_the_measures_beside_the_chapter():
+def test_the_running_header_loss_is_said_not_significant_only_when_no_reader_shows_one():
+    reading, _, _ = _tables()
+    assert "not significant by needle" not in reading  # the libraries lose needles there
+    results = _results()
+    tests = results.tests.copy()
+    rh = tests.index.get_level_values("layout") == "running-header"
+    tests.loc[rh, "finding"] = nb.NeedleFinding.NO_LOSS
+    tests.loc[rh, "p Holm"] = [0.5] * 6 + [1.0]  # the app's row is left out
+    reading = nb.reading(dataclasses.replace(results, tests=tests))
+    assert "Against one column that loss is not significant by needle (Holm 0.5). " in reading
+
+
+def test_no_threshold_flagging_a_page_is_said_so():
+    results = _results()
+    assert "At `rag-lab index`'s default, 80, 2 of 4 pages are flagged while 2 needles are " \
+        "lost." in nb.reading(results)  # fmt: skip
+    thresholds = nb.ocr_threshold_table(results.run, [50.0, 55.0])
+    reading = nb.reading(dataclasses.replace(results, thresholds=thresholds))
+    assert "No page falls under any threshold tried, so a threshold flags nothing here." in reading
+    assert "At `rag-lab index`'s default" not in reading
+
+
+@pytest.mark.parametrize(
+    ("losing", "verdict", "text"),
+    [
+        (0, Verdict.NOT_REPRODUCED, "does not reproduce"),
+        (7, Verdict.REPRODUCES, "reproduces"),
+        (2, Verdict.IN_PART, "reproduces for 2 of 7 readers"),
+    ],
+)
+def test_an_interleaving_claim_holds_for_the_readers_that_lose_needles(losing, verdict, text):
+    findings = [nb.NeedleFinding.LOSES] * losing + [nb.NeedleFinding.NO_LOSS] * (7 - losing)
+    tests = pd.DataFrame(
+        {"layout": "two-column", "reader": nb.READERS, "finding": findings}
+    ).set_index(["layout", "reader"])
+    claim = nb_claims._interleave(dataclasses.replace(_results(), tests=tests), "two-column")
+    assert claim.verdict is verdict and claim.verdict_text == text
+    assert claim.statement == "two-column layouts interleave (two-column)"
+
+
+def test_the_claims_put_the_measures_beside_the_chapter():
     _, claims, _ = _tables()
     rows = claims.to_dict("index")
     two = rows["two-column layouts interleave (two-column)"]
@@ -763,6 +857,15 @@ def test_claim_rows_put_the_measures_beside_the_chapter():
         == "reproduces where extraction loses most needles (the same loss, seen again); "
         "not shown elsewhere"
     )
+    verdicts = [c.verdict for c in nb.chapter_claims(_results())]
+    assert verdicts == [
+        Verdict.IN_PART,
+        Verdict.IN_PART,
+        Verdict.IN_PART,
+        Verdict.NOT_REPRODUCED,
+        Verdict.REPRODUCES,
+        Verdict.IN_PART,
+    ]
 
 
 # --- the tables over a running-header PDF -------------------------------------------------------
@@ -775,7 +878,7 @@ def _rh_sets(running) -> dict[str, nb.Typeset]:
 
 def _rh_extracted(running) -> dict[tuple[str, str], dict[str, ex.PdfText]]:
     path, _, _, pdfium = running
-    app = ex.PdfText("rag-lab", "index", pdf_document.read_pdf(path).pages)
+    app = nb.extract_cached(path, nb.APP_READER)
     return {
         ("running-header", "pdfium default"): {"tiny": pdfium},
         ("running-header", nb.APP_READER): {"tiny": app},
@@ -837,7 +940,11 @@ def test_rows_table_on_the_tables_layout(tmp_path):
     }
     table = nb.rows_table([doc], extracted)
     assert list(table.index) == ["pdfium default"]
-    assert table.loc["pdfium default", "rows kept"].startswith("3/3 [")
+    assert table.loc["pdfium default", ["kept", "rows"]].tolist() == [3, 3]
+    assert tuple(table.loc["pdfium default", ["lo", "hi"]]) == wilson(3, 3)
+    assert nb.rows_view(table).loc["pdfium default", "rows kept"] == (
+        f"3/3 [{wilson(3, 3)[0]:.3f}, 1.000]"
+    )
     assert nb.table_of_rows([_doc(1), doc]) == ("t", ("alpha", "1"))
     with pytest.raises(ValueError, match="no document has a table"):
         nb.table_of_rows([_doc(1)])

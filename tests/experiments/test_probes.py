@@ -5,8 +5,8 @@ import pytest
 
 from rag_lab import paths
 from rag_lab.chunking import chunk_corpus
-from rag_lab.experiments import probes as pr
 from rag_lab.evaluation.verdicts import Verdict, judge
+from rag_lab.experiments import probes as pr
 from rag_lab.questions import Query, Question, load_questions
 
 

@@ -13,7 +13,16 @@ import pytest
 
 from rag_lab.documents import Document
 from rag_lab.sources.pdf import extract as ex
-from rag_lab.sources.pdf.typeset import LAYOUTS, pages_of, scan, typeset
+from rag_lab.sources.pdf.typeset import (
+    LAYOUTS,
+    Placement,
+    page_break_needle,
+    pages_of,
+    scan,
+    table_lines,
+    typeset,
+)
+from rag_lab.text import flat
 
 NEEDLES = [f"Needle number {i} says the value of item {i} is {i * 7} units." for i in range(6)]
 WORDS = "tensors shapes axes matrices vectors scalars norms sums products of rank".split()
@@ -49,6 +58,25 @@ def test_pages_of_normalises_whitespace_and_spans_a_page_break():
     assert pages_of("e", ["a b", "c d"]) == ()
 
 
+def test_flat_makes_every_whitespace_run_one_space():
+    assert flat("  a\r\n\tb\f\n\nc  ") == "a b c"
+    assert flat("") == ""
+
+
+def test_page_break_needle_joins_the_lines_on_either_side_of_a_page_break():
+    body = ("one\ntwo three", "four five\nsix", "seven")
+    placed = Placement("one-column", body, body, {})
+    assert page_break_needle(placed) == "two three four five"
+    assert page_break_needle(placed, page=2) == "six seven"
+    assert pages_of(page_break_needle(placed), placed.body) == (1, 2)
+
+
+def test_table_lines_are_the_source_lines_of_tables_outside_code():
+    doc = Document("t", "T", "# T\n\n| a | b |\n|---|--:|\n| 1 | 2 |\n\n```\n| code |\n```\n")
+    assert table_lines(doc) == ["| a | b |", "|---|--:|", "| 1 | 2 |"]
+    assert table_lines(Document("n", "N", "no table | here\n")) == []
+
+
 def test_every_needle_is_placed_and_the_document_spans_pages(one_column):
     _, placed = one_column
     assert len(placed.pages) >= 3
@@ -74,7 +102,7 @@ def test_offsets_map_to_pages(one_column):
         assert text.page_of(start) == number
         assert text.text[start : start + len(text.pages[number - 1])] == text.pages[number - 1]
     needle = NEEDLES[3]
-    at = " ".join(text.text.split()).find(needle)  # pdfium breaks lines with \r\n
+    at = flat(text.text).find(needle)  # pdfium breaks lines with \r\n
     assert at >= 0
 
 
@@ -92,12 +120,12 @@ def test_two_column_rows_interleaves_in_drawing_order_and_layout_analysis_undoes
     assert rows.pages == cols.pages  # the same lines on the same pages, in reading order
     column_start = " ".join(cols.pages[0].split("\n")[:2])  # column 1's first two lines
 
-    def flat(extractor: str, path) -> str:
-        return " ".join(ex.extract(path, extractor).pages[0].split())
+    def first_page(extractor: str, path) -> str:
+        return flat(ex.extract(path, extractor).pages[0])
 
-    assert column_start in flat("pypdf", tmp_path / "c.pdf")
-    assert column_start not in flat("pypdf", tmp_path / "r.pdf")  # a column-2 line between
-    assert column_start in flat("pdfminer", tmp_path / "r.pdf")  # its text boxes keep columns
+    assert column_start in first_page("pypdf", tmp_path / "c.pdf")
+    assert column_start not in first_page("pypdf", tmp_path / "r.pdf")  # a column-2 line between
+    assert column_start in first_page("pdfminer", tmp_path / "r.pdf")  # text boxes keep columns
 
 
 def test_characters_the_core_fonts_lack_are_drawn_as_question_marks(tmp_path):
@@ -132,15 +160,14 @@ def test_running_header_and_footer_are_removed_and_body_lines_kept(tmp_path, ext
     text = ex.extract(path, extractor, mode)
     kept, removed = ex.remove_repeated_lines(text.pages)
     n = len(placed.pages)
-    assert sorted(" ".join(line.split()) for _, line in removed) == sorted(
+    assert sorted(flat(line) for _, line in removed) == sorted(
         ["Tiny Tensors"] * n + [f"Page {i}" for i in range(1, n + 1)]
     )
     for number, (page, drawn, body) in enumerate(zip(kept, placed.pages, placed.body, strict=True)):
         assert drawn.split("\n") == ["Tiny Tensors", *body.split("\n"), f"Page {number + 1}"]
-        flat = " ".join(page.split())
         for line in body.split("\n"):
-            assert " ".join(line.split()) in flat
-    assert "Tiny Tensors" in " ".join(kept[0].split())  # the title heading stays
+            assert flat(line) in flat(page)
+    assert "Tiny Tensors" in flat(kept[0])  # the title heading stays
 
 
 @pytest.fixture(scope="module")
@@ -208,8 +235,7 @@ def test_ocr_without_tesseract_says_so(scanned, monkeypatch):
 
 def test_a_needle_cut_by_a_page_break_is_on_both_pages_and_found_once_headers_go(tmp_path):
     path = tmp_path / "rh.pdf"
-    first = typeset(_doc(), "running-header", path)
-    needle = first.body[0].split("\n")[-1] + " " + first.body[1].split("\n")[0]
+    needle = page_break_needle(typeset(_doc(), "running-header", path))
     placed = typeset(_doc(), "running-header", path, [needle])
     assert placed.needles[needle] == (1, 2)
     text = ex.extract(path, "pdfminer")

@@ -37,6 +37,7 @@ from dataclasses import dataclass
 
 from rag_lab.documents import Document
 from rag_lab.markdown import MarkdownDoc
+from rag_lab.text import flat
 
 LAYOUTS = ("one-column", "two-column", "two-column-rows", "running-header", "tables")
 """``one-column``; ``two-column``; ``two-column-rows`` (the same page, but its lines drawn
@@ -140,17 +141,38 @@ def pages_of(needle: str, pages: Sequence[str]) -> tuple[int, ...]:
     >>> pages_of("b c", ["a b", "c d"])
     (1, 2)
     """
-    target = " ".join(needle.split())
-    flat, spans = "", []
+    target = flat(needle)
+    joined, spans = "", []
     for page in pages:
-        text = " ".join(page.split())
-        spans.append((len(flat), len(flat) + len(text)))
-        flat += text + " "
-    at = flat.find(target) if target else -1
+        text = flat(page)
+        spans.append((len(joined), len(joined) + len(text)))
+        joined += text + " "
+    at = joined.find(target) if target else -1
     if at < 0:
         return ()
     end = at + len(target)
     return tuple(i + 1 for i, (s, e) in enumerate(spans) if s < end and at < e)
+
+
+def page_break_needle(placed: Placement, page: int = 1) -> str:
+    """Text that a page break cuts in two: the last body line of ``page`` (1-based) and the
+    first body line of the next, joined by a space, as a needle whose pages are both.
+
+    >>> body = ("a\\nb c", "d e\\nf")
+    >>> page_break_needle(Placement("one-column", body, body, {}))
+    'b c d e'
+    """
+    return placed.body[page - 1].split("\n")[-1] + " " + placed.body[page].split("\n")[0]
+
+
+def table_lines(doc: Document) -> list[str]:
+    """The source lines of every Markdown table in ``doc``, as written (rule rows included;
+    a line in a code fence is code, not a table).
+
+    >>> table_lines(Document("t", "T", "| a | b |\\n|---|---|\\n\\n```\\n| x |\\n```\\n"))
+    ['| a | b |', '|---|---|']
+    """
+    return [line for block in _blocks(doc.text) if block.kind == "table" for line in block.lines]
 
 
 def tables(doc: Document) -> list[list[tuple[str, ...]]]:
