@@ -37,6 +37,7 @@ from pathlib import Path
 import yaml
 
 from rag_lab.documents import Document
+from rag_lab.errors import BadInput
 from rag_lab.markdown import MarkdownDoc
 from rag_lab.text import longest_common_run, words
 
@@ -124,7 +125,7 @@ class Violation:
         return f"{where}: {what + ': ' if what else ''}{self.message}"
 
 
-class QuestionsError(ValueError):
+class QuestionsError(BadInput, ValueError):
     """The question file breaks one or more rules; ``violations`` lists them all."""
 
     def __init__(self, path: Path | str, violations: Sequence[Violation]) -> None:

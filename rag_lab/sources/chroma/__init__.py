@@ -49,9 +49,10 @@ _HOW_TO_FIX = (
     "Point the lab at a copy with RAG_LAB_CHROMA=/path/to/chroma, "
     "or download one with `python -m rag_lab.sources.chroma --fetch`."
 )
+from rag_lab.errors import BadEnvironment
 
 
-class BenchmarkError(RuntimeError):
+class BenchmarkError(BadEnvironment, RuntimeError):
     """The benchmark is missing, unreadable or not the one the checksums describe."""
 
 

@@ -33,9 +33,10 @@ _HOW_TO_FIX = (
     "Point the lab at a corpus with RAG_LAB_CORPUS=/path/to/d2l-en, "
     "or build it from the upstream sources with `make data`."
 )
+from rag_lab.errors import BadEnvironment
 
 
-class CorpusError(RuntimeError):
+class CorpusError(BadEnvironment, RuntimeError):
     """The corpus is missing, unreadable or not the one the checksums describe."""
 
 
