@@ -29,6 +29,7 @@ from pathlib import Path
 from rag_lab import paths
 from rag_lab.checksums import VerificationError, mismatch, read_manifest, sha256_bytes
 from rag_lab.documents import Document
+from rag_lab.errors import BadEnvironment
 from rag_lab.questions import QuestionsError, SpanQuestion, load_chroma_questions
 
 COMMIT = "d451fc4cf56e417b755994b4ca5212fd5057c0d2"
@@ -49,7 +50,6 @@ _HOW_TO_FIX = (
     "Point the lab at a copy with RAG_LAB_CHROMA=/path/to/chroma, "
     "or download one with `python -m rag_lab.sources.chroma --fetch`."
 )
-from rag_lab.errors import BadEnvironment
 
 
 class BenchmarkError(BadEnvironment, RuntimeError):

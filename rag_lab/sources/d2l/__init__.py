@@ -24,6 +24,7 @@ from pathlib import Path
 from rag_lab import paths
 from rag_lab.checksums import ManifestError, read_manifest, sha256_bytes
 from rag_lab.documents import Document, title_of
+from rag_lab.errors import BadEnvironment
 
 GLOB = "[0-9][0-9]-*.md"
 PINNED_SUMS = Path(__file__).resolve().parent / "extract" / "SHA256SUMS"
@@ -33,7 +34,6 @@ _HOW_TO_FIX = (
     "Point the lab at a corpus with RAG_LAB_CORPUS=/path/to/d2l-en, "
     "or build it from the upstream sources with `make data`."
 )
-from rag_lab.errors import BadEnvironment
 
 
 class CorpusError(BadEnvironment, RuntimeError):
