@@ -9,7 +9,8 @@ the query would be embedded with: it names the stale documents and says how to r
 
 The encoder backend (torch, ONNX fp32 or int8: different fingerprints, so different
 stamps) is recorded in the index's ``meta`` (:func:`recorded_backend`), so that a query is
-embedded by the encoder that built the index. A search reads the vectors once, in one
+embedded by the encoder that built the index; one rule chooses it for every command
+(:func:`resolve_backend`). A search reads the vectors once, in one
 query, and the texts of the hits only (:class:`StoredRetriever`).
 
 Failed documents hold no vectors and never block a search; they are listed by
