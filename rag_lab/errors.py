@@ -21,7 +21,8 @@ class RagLabError(Exception):
 
 
 class BadInput(RagLabError):
-    """What was given is wrong: an option, a folder or file, a question file, a manifest."""
+    """What was given is wrong: an option (or one the index does not fit), a folder or file,
+    a question file, a manifest."""
 
 
 class BadEnvironment(RagLabError):
@@ -31,4 +32,4 @@ class BadEnvironment(RagLabError):
 
 class UnusableIndex(RagLabError):
     """The index cannot serve the command: missing, not ours, damaged, busy, read-only,
-    stale, empty, or built by another encoder backend."""
+    stale, empty, or recording an encoder backend this version does not know."""
