@@ -17,8 +17,8 @@ from pathlib import Path
 
 import numpy as np
 
-from rag_lab.experiments.lab import setup
 from rag_lab.evaluation.runs import dense_ranks
+from rag_lab.experiments.lab import setup
 from rag_lab.metrics import hits_at
 from rag_lab.models.encoder import BACKENDS, Encoder
 from rag_lab.stats import paired

@@ -45,8 +45,8 @@ import numpy as np
 from rag_lab import dense
 from rag_lab.bm25 import LoopBM25
 from rag_lab.evaluation import chapter
-from rag_lab.experiments.lab import setup
 from rag_lab.evaluation.runs import rank_all
+from rag_lab.experiments.lab import setup
 from rag_lab.late_interaction import maxsim
 from rag_lab.models import cross_encoder
 from rag_lab.models.encoder import BACKENDS, Encoder

@@ -8,7 +8,8 @@ The package is in four layers; each imports only the layers above it in this lis
   ``rerank`` and ``late_interaction`` (second stage), ``gate``, ``citations``, ``pipeline``
   and ``answers`` (refuse or answer with server-built citations), ``questions``,
   ``metrics`` and ``stats`` (ground truth and how it is scored), ``checksums``, ``text``,
-  ``paths``. An encoder is passed in, never loaded here.
+  ``paths``, ``errors`` (the one root of the package's exceptions). An encoder is passed
+  in, never loaded here.
 - ``rag_lab.models``: the models and their caches (bi-encoder, token vectors,
   cross-encoder, generator).
 - ``rag_lab.sources``: where documents come from (the book's corpus, a user's folder).

@@ -10,11 +10,13 @@ import hashlib
 from collections.abc import Mapping
 from pathlib import Path
 
+from rag_lab.errors import BadEnvironment, BadInput
+
 BLOCK = 1 << 20
 """Bytes read per step when hashing a file (model weights are hundreds of MB)."""
 
 
-class VerificationError(Exception):
+class VerificationError(BadEnvironment):
     """Files failed a check (missing, undownloadable, wrong sha256); the message names each."""
 
     def __init__(self, problems: list[str]) -> None:
@@ -22,7 +24,7 @@ class VerificationError(Exception):
         self.problems = problems
 
 
-class ManifestError(ValueError):
+class ManifestError(BadInput, ValueError):
     """A manifest line is not ``<sha256>  <name>``; the message gives the file and line."""
 
 

@@ -65,6 +65,17 @@ def rank(query: np.ndarray, vectors: np.ndarray) -> tuple[np.ndarray, np.ndarray
     return order(distances, descending=False), distances
 
 
+def nearest(query: np.ndarray, vectors: np.ndarray, k: int) -> list[tuple[int, float]]:
+    """The ``k`` chunks nearest one unit query, nearest first, as ``(position, distance)``:
+    the one nearest-neighbour scan behind every retriever (in memory and on disk).
+
+    >>> nearest(np.array([1.0, 0.0]), np.array([[0.0, 1.0], [1.0, 0.0], [0.6, 0.8]]), 2)
+    [(1, 0.0), (2, 0.4)]
+    """
+    ranking, distances = rank(query, vectors)
+    return [(int(i), float(distances[i])) for i in ranking[:k]]
+
+
 def _check_unit(matrix: np.ndarray, name: str) -> None:
     if matrix.shape[0] == 0:
         return

@@ -21,6 +21,9 @@ if TYPE_CHECKING:  # pandas is imported by the sweep only: `rag-lab ask` needs n
 
 MAX_KEPT = 4
 """Chunks passed to the generator at most."""
+CUTOFF = 0.675
+"""The chapter's cutoff (cosine distance; strictly under it is kept): the default of
+``rag-lab ask`` and of every notebook that does not sweep it."""
 
 
 @dataclass(frozen=True)

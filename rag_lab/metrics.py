@@ -27,7 +27,8 @@ import numpy as np
 import pandas as pd
 
 from rag_lab.chunking import Chunk, Strategy, as_strategy, containing
-from rag_lab.questions import Query, Question, Span
+from rag_lab.questions import Query, Question
+from rag_lab.spans import Span
 from rag_lab.stats import Paired, paired, wilson
 
 Ranks = Sequence[int | None]

@@ -1,4 +1,16 @@
-"""Where things live, resolved from the package, never from the working directory."""
+"""Where things live, resolved from the package, never from the working directory.
+
+Two kinds of places:
+
+- **Anywhere rag_lab runs** (a checkout or an installed wheel): the cache
+  (:func:`cache_dir`, ``$RAG_LAB_CACHE``), and whatever a caller names (a corpus folder, a
+  question file, ``$RAG_LAB_CORPUS``, ``$RAG_LAB_CHROMA``).
+- **A checkout's conveniences**, and only a checkout's: the lab's own question files under
+  ``data/``, the corpus ``make data`` builds there, the notebooks' ``figures/``, and the
+  mirrors this workplace keeps beside a checkout (``../shared/``). An installed rag_lab has
+  none of them; code that falls back on one says so when it is missing
+  (:func:`in_checkout`).
+"""
 
 from __future__ import annotations
 
@@ -6,24 +18,32 @@ import os
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-"""The repository root (the folder that holds ``rag_lab/``)."""
+"""The folder that holds ``rag_lab/``: a checkout's root, or site-packages when installed."""
+
+# --- a checkout's conveniences -------------------------------------------------------------
 
 DATA = ROOT / "data"
+QUESTIONS = DATA / "questions.yaml"
+"""The lab's ground truth: the chapter's design, on the lab's corpus."""
+BUILT_CORPUS = DATA / "corpus"
+"""Where ``make data`` extracts the corpus from the upstream sources."""
 FIGURES = ROOT / "figures"
 FIGURES_ENV = "RAG_LAB_FIGURES"
 """Set it to write the figures elsewhere (``reproduce --output`` does, for a trial run)."""
 
 MIRROR_CORPUS = ROOT.parent / "shared" / "corpus" / "d2l-en"
 """The prepared corpus beside a checkout, as laid out in this workplace."""
-
 MIRROR_CHROMA = ROOT.parent / "shared" / "benchmarks" / "chroma"
 """Chroma's chunking benchmark beside a checkout, as laid out in this workplace."""
 
-BUILT_CORPUS = DATA / "corpus"
-"""Where ``make data`` extracts the corpus from the upstream sources."""
 
-QUESTIONS = DATA / "questions.yaml"
+def in_checkout() -> bool:
+    """True when this rag_lab runs from a checkout of the lab (its ``pyproject.toml`` beside
+    the package), where the conveniences above exist; False for an installed package."""
+    return (ROOT / "pyproject.toml").is_file() and (ROOT / "rag_lab").is_dir()
 
+
+# --- anywhere ------------------------------------------------------------------------------
 
 CACHE_ENV = "RAG_LAB_CACHE"
 """Set it to a folder to keep the caches there (an empty one runs everything cold)."""

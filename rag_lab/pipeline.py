@@ -11,8 +11,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+import numpy as np
+
 from rag_lab.citations import Citation, Hit, build_context
-from rag_lab.gate import MAX_KEPT
+from rag_lab.gate import MAX_KEPT, gate
 
 
 class Retriever(Protocol):
@@ -58,12 +60,13 @@ def answer(
 ) -> Answer | Refusal:
     """Retrieve the ``k`` nearest chunks, keep those under ``cutoff``, then answer or refuse.
 
+    What passes is :func:`rag_lab.gate.gate`'s decision, the same the notebooks measure.
     ``generate`` (prompt → text) is called only when at least one chunk passes.
     ``cutoff=None`` disables the gate: every question is answered, which is how a
     retriever without a threshold bluffs.
     """
     hits = list(retriever.nearest(question, k))
-    kept = [h for h in hits if cutoff is None or h.distance < cutoff]
+    kept = [hits[i] for i in gate(np.array([h.distance for h in hits]), cutoff, k).positions]
     if not kept:
         assert cutoff is not None  # without a cutoff every hit is kept
         return Refusal(question, cutoff, hits[0].distance if hits else None)

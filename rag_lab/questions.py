@@ -17,17 +17,13 @@ The file format (YAML)::
 violations at once, each with its file, line, id and field, so a file written by
 hand is fixed in one pass. Any corpus and any file of this schema work.
 
-Chroma's chunking benchmark grounds a question in offsets instead: a :class:`SpanQuestion`
-holds :class:`Span` records, read from its ``questions_df.csv`` by
-:func:`load_chroma_questions` with the same rigour; :func:`questions_kind` tells the two
-file formats apart by their content.
+Chroma's chunking benchmark grounds a question in offsets instead: its questions
+(:class:`rag_lab.spans.SpanQuestion`) are read from its CSV by
+:mod:`rag_lab.sources.chroma.questions`, with the same rigour.
 """
 
 from __future__ import annotations
 
-import csv
-import io
-import json
 import os
 from collections import Counter
 from collections.abc import Sequence
@@ -37,6 +33,7 @@ from pathlib import Path
 import yaml
 
 from rag_lab.documents import Document
+from rag_lab.errors import BadInput
 from rag_lab.markdown import MarkdownDoc
 from rag_lab.text import longest_common_run, words
 
@@ -124,7 +121,7 @@ class Violation:
         return f"{where}: {what + ': ' if what else ''}{self.message}"
 
 
-class QuestionsError(ValueError):
+class QuestionsError(BadInput, ValueError):
     """The question file breaks one or more rules; ``violations`` lists them all."""
 
     def __init__(self, path: Path | str, violations: Sequence[Violation]) -> None:
@@ -292,8 +289,8 @@ def _check(
             )
 
     texts = Counter(
-        [_norm(getattr(q, p)) for q in qset.questions for p in PHRASINGS]
-        + [_norm(n.query) for n in qset.negatives]
+        [normalized(getattr(q, p)) for q in qset.questions for p in PHRASINGS]
+        + [normalized(n.query) for n in qset.negatives]
     )
     for text, n in texts.items():
         if n > 1:
@@ -370,142 +367,13 @@ def _count_problems(qset: QuestionSet, expected: Expected) -> list[Violation]:
     return out
 
 
-def _norm(text: str) -> str:
+def normalized(text: str) -> str:
+    """Case-folded, whitespace normalised: how two questions are compared for repeats."""
     return " ".join(text.lower().split())
 
 
-# --- span ground truth: questions answered by offsets, as in Chroma's benchmark -----------
-
-CHROMA_COLUMNS = ("question", "references", "corpus_id")
-"""The columns of Chroma's ``questions_df.csv``; ``references`` is a JSON list."""
-
-
-@dataclass(frozen=True, order=True)
-class Span:
-    """Characters ``[start, end)`` of one document: ``document.text[start:end]``."""
-
-    doc: str
-    start: int
-    end: int
-
-    def __len__(self) -> int:
-        return self.end - self.start
-
-    def within(self, other: Span) -> bool:
-        """True when this span lies whole inside ``other`` (same document)."""
-        return self.doc == other.doc and other.start <= self.start and self.end <= other.end
-
-
-@dataclass(frozen=True)
-class SpanQuestion:
-    """A question whose ground truth is one or more excerpts, given by offsets.
-
-    It is answered when every span is retrieved whole; ``text`` is what a retriever is
-    asked (the question's only phrasing).
-    """
-
-    id: str
-    text: str
-    spans: tuple[Span, ...]
-
-
-def load_chroma_questions(
-    path: str | os.PathLike, documents: Sequence[Document]
-) -> list[SpanQuestion]:
-    """Read and validate Chroma's ``questions_df.csv``; raise :class:`QuestionsError`.
-
-    Columns :data:`CHROMA_COLUMNS`; each ``references`` cell is a JSON list of
-    ``{"content", "start_index", "end_index"}`` whose offsets must slice ``content`` out of
-    the document named by ``corpus_id``. A question's id is its 0-based row position, the id
-    Chroma's own evaluation gives it. Every problem is reported at once with the CSV's
-    physical line (a quoted cell may hold newlines), the id and the field.
-    """
-    path = Path(path)
-    source = _read_text(path).removeprefix("\ufeff")  # a BOM, as Excel writes one
-    by_id = {d.id: d for d in documents}
-    out: list[Violation] = []
-    questions: list[SpanQuestion] = []
-    reader = csv.reader(io.StringIO(source, newline=""))
-    try:
-        header = next(reader)
-    except StopIteration:
-        raise QuestionsError(path, [Violation(None, None, None, "empty file")]) from None
-    except csv.Error as err:
-        raise QuestionsError(path, [Violation(1, None, None, f"not valid CSV: {err}")]) from None
-    missing = [c for c in CHROMA_COLUMNS if c not in header]
-    unknown = [c for c in header if c not in CHROMA_COLUMNS]
-    out += [Violation(1, None, c, "missing column") for c in missing]
-    out += [Violation(1, None, c or "''", "unknown column") for c in unknown]
-    if missing:
-        raise QuestionsError(path, out)
-    where = {c: header.index(c) for c in CHROMA_COLUMNS}
-    line = reader.line_num + 1  # the physical line the next row starts on
-    position = 0
-    while True:
-        try:
-            row = next(reader)
-        except StopIteration:
-            break
-        except csv.Error as err:  # the reader cannot resynchronise after this
-            out.append(Violation(line, None, None, f"not valid CSV: {err}"))
-            break
-        row_line, line = line, reader.line_num + 1
-        if not row:  # a blank line, which pandas skips as well
-            continue
-        ident = str(position)
-        position += 1
-        if len(row) != len(header):
-            message = f"{len(row)} fields, expected {len(header)}"
-            out.append(Violation(row_line, ident, None, message))
-            continue
-        question = _span_question(row, where, ident, row_line, by_id, out)
-        if question is not None:
-            questions.append(question)
-    if not questions and not out:
-        out.append(Violation(None, None, None, "no questions: the file has no rows"))
-    counts = Counter(_norm(q.text) for q in questions)
-    out += [
-        Violation(None, None, "question", f"the question {text!r} appears {n} times")
-        for text, n in counts.items()
-        if n > 1
-    ]
-    if out:
-        raise QuestionsError(path, sorted(out, key=lambda v: (v.line or 0, v.message)))
-    return questions
-
-
-def questions_kind(path: str | os.PathLike) -> str:
-    """``"yaml"`` (:func:`load_questions`) or ``"chroma-csv"`` (:func:`load_chroma_questions`).
-
-    Decided by content, not by the file's name: a first line that is a CSV header holding
-    :data:`CHROMA_COLUMNS` is Chroma's format; a YAML mapping with ``questions`` or
-    ``negatives`` is the lab's. Raises :class:`QuestionsError` for anything else.
-    """
-    path = Path(path)
-    source = _read_text(path)
-    first = source.lstrip("\ufeff").partition("\n")[0].rstrip("\r")
-    try:
-        header = next(csv.reader([first]), [])
-    except csv.Error:
-        header = []
-    if set(CHROMA_COLUMNS) <= set(header):
-        return "chroma-csv"
-    try:
-        root = yaml.compose(source)
-    except yaml.YAMLError:
-        root = None
-    if isinstance(root, yaml.MappingNode) and any(
-        k.value in ("questions", "negatives") for k, _ in root.value
-    ):
-        return "yaml"
-    message = (
-        "neither a YAML question file (a mapping with 'questions') nor Chroma's CSV "
-        f"(a header with {', '.join(CHROMA_COLUMNS)})"
-    )
-    raise QuestionsError(path, [Violation(None, None, None, message)])
-
-
-def _read_text(path: Path) -> str:
+def read_text(path: Path) -> str:
+    """A question file's text; any reason it cannot be read is a :class:`QuestionsError`."""
     try:
         return path.read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -517,65 +385,3 @@ def _read_text(path: Path) -> str:
     except OSError as err:
         problem = f"cannot read: {err.strerror or err}"
     raise QuestionsError(path, [Violation(None, None, None, problem)])
-
-
-def _span_question(
-    row: list[str],
-    where: dict[str, int],
-    ident: str,
-    line: int,
-    by_id: dict[str, Document],
-    out: list[Violation],
-) -> SpanQuestion | None:
-    """One CSV row as a SpanQuestion, or None after appending its violations to ``out``."""
-    problems = len(out)
-    text, cell, corpus = (row[where[c]] for c in CHROMA_COLUMNS)
-    if not text.strip():
-        out.append(Violation(line, ident, "question", "must be non-empty text"))
-    doc = by_id.get(corpus)
-    if doc is None:
-        out.append(Violation(line, ident, "corpus_id", f"no document {corpus!r} in the corpus"))
-    try:
-        refs = json.loads(cell)
-    except json.JSONDecodeError as err:
-        out.append(Violation(line, ident, "references", f"not valid JSON: {err}"))
-        return None
-    if not isinstance(refs, list) or not refs:
-        out.append(Violation(line, ident, "references", "must be a non-empty JSON list"))
-        return None
-    spans = []
-    for i, ref in enumerate(refs):
-        field = f"references[{i}]"
-        keys = ("content", "start_index", "end_index")
-        if not isinstance(ref, dict) or any(k not in ref for k in keys):
-            out.append(Violation(line, ident, field, f"must be an object with {', '.join(keys)}"))
-            continue
-        content, start, end = (ref[k] for k in keys)
-        if not isinstance(content, str) or not content:
-            out.append(Violation(line, ident, field, "content must be non-empty text"))
-            continue
-        if any(type(x) is not int for x in (start, end)):
-            message = f"start_index and end_index must be integers, got {start!r}, {end!r}"
-            out.append(Violation(line, ident, field, message))
-            continue
-        if doc is None:
-            continue
-        if not 0 <= start < end <= len(doc.text):
-            message = f"offsets [{start}:{end}] out of range for {corpus} ({len(doc.text)} chars)"
-            out.append(Violation(line, ident, field, message))
-        elif doc.text[start:end] != content:
-            found = doc.text[start:end]
-            message = (
-                f"content differs from {corpus}[{start}:{end}]: "
-                f"{_clip(content)!r} != {_clip(found)!r}"
-            )
-            out.append(Violation(line, ident, field, message))
-        else:
-            spans.append(Span(corpus, start, end))
-    if len(out) > problems:
-        return None
-    return SpanQuestion(ident, text, tuple(spans))
-
-
-def _clip(text: str, size: int = 40) -> str:
-    return text if len(text) <= size else text[:size] + "…"

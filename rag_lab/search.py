@@ -22,7 +22,6 @@ import numpy as np
 from rag_lab import dense
 from rag_lab.chunking import Chunk
 from rag_lab.citations import Hit
-from rag_lab.ranking import order
 
 if TYPE_CHECKING:  # types only: the core never imports the models
     from rag_lab.bm25 import BM25
@@ -70,7 +69,9 @@ class DenseRetriever:
     """Document id → document name, for citations."""
 
     def nearest(self, question: str, k: int) -> list[Hit]:
-        distances = dense.cosine_distances(self.encoder.encode([question])[0], self.index.vectors)
-        top = order(distances, descending=False)[:k]
+        query = self.encoder.encode([question])[0]
         chunks = self.index.chunks
-        return [Hit(chunks[i], self.titles[chunks[i].doc_id], float(distances[i])) for i in top]
+        return [
+            Hit(chunks[i], self.titles[chunks[i].doc_id], d)
+            for i, d in dense.nearest(query, self.index.vectors, k)
+        ]

@@ -25,7 +25,7 @@ from rag_lab.metrics import (
     summary,
     summary_table,
 )
-from rag_lab.questions import Span
+from rag_lab.spans import Span
 from rag_lab.stats import wilson
 
 

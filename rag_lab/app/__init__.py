@@ -1,10 +1,20 @@
 """The application: the lab on users' own documents.
 
-- ``store``: the SQLite file that holds documents, their stamps and their vectors.
-- ``index``: the stamped index: status, stale detection, the one way to search it.
+- ``store``: where an index keeps documents, their stamps and their vectors: the records,
+  the :class:`~rag_lab.app.store.Store` protocol and its SQLite implementation, file
+  identification, the writer lock, and what can be wrong with an index file, as facts.
+- ``index``: the stamped index: status, stale detection, the encoder backend (one rule,
+  :func:`~rag_lab.app.index.resolve_backend`), the one way to search it.
 - ``ingest``: bring an index up to date with a folder, one document at a time.
-- ``cli``: the ``rag-lab`` command (index, status, retry, ask, evaluate).
+- ``lifecycle``: open an index to read or to write (writability, the writer lock, a quick
+  check), and rebuild it beside the old one and swap it in.
+- ``arguments``: the ``rag-lab`` arguments, one ``define_<command>_args`` per subcommand.
+- ``cli``: the ``rag-lab`` command (index, status, retry, ask, evaluate): thin command
+  bodies, the words for every error (commands and options are named only there and in
+  ``arguments``), and the exit status of each kind of error.
 
-May import the core, ``models`` and ``sources``. The one exception is ``cli``'s
-``evaluate`` command, which hands over to :mod:`rag_lab.evaluation.report`.
+Within the folder each module imports only those above it in this list (``store`` none of
+them). May import the core (:mod:`rag_lab.errors` among it), ``models`` and ``sources``.
+The one exception is ``cli``'s ``evaluate`` command, which hands over to
+:mod:`rag_lab.evaluation.report` (the evaluation library).
 """

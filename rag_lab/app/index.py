@@ -9,7 +9,8 @@ the query would be embedded with: it names the stale documents and says how to r
 
 The encoder backend (torch, ONNX fp32 or int8: different fingerprints, so different
 stamps) is recorded in the index's ``meta`` (:func:`recorded_backend`), so that a query is
-embedded by the encoder that built the index. A search reads the vectors once, in one
+embedded by the encoder that built the index; one rule chooses it for every command
+(:func:`resolve_backend`). A search reads the vectors once, in one
 query, and the texts of the hits only (:class:`StoredRetriever`).
 
 Failed documents hold no vectors and never block a search; they are listed by
@@ -30,21 +31,13 @@ from pathlib import Path
 import numpy as np
 
 from rag_lab import dense
-from rag_lab.app.store import (
-    DocumentRecord,
-    Pages,
-    SQLiteStore,
-    Stamp,
-    Status,
-    Store,
-    StoreError,
-)
+from rag_lab.app.store import DocumentRecord, Pages, SQLiteStore, Stamp, Status, Store
 from rag_lab.chunking import OVERLAP, TARGET
 from rag_lab.citations import Hit, Paged
+from rag_lab.errors import BadInput, UnusableIndex
 from rag_lab.models.encoder import BACKENDS
 from rag_lab.models.encoder import DEFAULT_BACKEND as ENCODER_DEFAULT
 from rag_lab.models.minilm import Fingerprint
-from rag_lab.ranking import order
 from rag_lab.search import TextEncoder
 from rag_lab.sources.folder import READER_VERSION
 
@@ -67,7 +60,7 @@ BACKEND_KEY = "backend"
 """The ``meta`` key that records the backend the index's vectors were embedded with."""
 
 
-class IndexNotReady(RuntimeError):
+class IndexNotReady(UnusableIndex, RuntimeError):
     """The index cannot answer a query yet; the message says what to run."""
 
 
@@ -94,6 +87,31 @@ class StaleIndexError(IndexNotReady):
             f"different stamps are not comparable. Stale: {names}. "
             f"Rebuild them: rag-lab index {folder or 'DIR'} --rebuild"
         )
+
+
+class UnknownBackend(UnusableIndex, RuntimeError):
+    """The index records an encoder backend this version does not know."""
+
+    def __init__(self, backend: str, folder: str | None) -> None:
+        super().__init__(
+            f"the index records the encoder backend {backend!r}, which this rag_lab does not "
+            f"know (it knows {', '.join(BACKENDS)})"
+        )
+        self.backend = backend
+        self.folder = folder
+
+
+class BackendMismatch(BadInput, ValueError):
+    """A backend was asked for that differs from the one the index's vectors were made by."""
+
+    def __init__(self, held: str, requested: str, folder: str | None) -> None:
+        super().__init__(
+            f"the index was built with the {held} encoder backend, not {requested}: vectors "
+            "of two backends are not comparable"
+        )
+        self.held = held
+        self.requested = requested
+        self.folder = folder
 
 
 def default_path() -> Path:
@@ -186,12 +204,11 @@ class StoredRetriever:
     """Document id → its pages, for PDFs (their citations name the file and the page)."""
 
     def nearest(self, question: str, k: int) -> list[Hit]:
-        distances = dense.cosine_distances(self.encoder.encode([question])[0], self.vectors)
-        top = [int(i) for i in order(distances, descending=False)[:k]]
-        chunks = self.store.chunks_at([self.keys[i] for i in top])
+        top = dense.nearest(self.encoder.encode([question])[0], self.vectors, k)
+        chunks = self.store.chunks_at([self.keys[i] for i, _ in top])
         return [
-            Hit(c, self.titles[c.doc_id], float(distances[i]), self.paged.get(c.doc_id))
-            for c, i in zip(chunks, top, strict=True)
+            Hit(c, self.titles[c.doc_id], d, self.paged.get(c.doc_id))
+            for c, (_, d) in zip(chunks, top, strict=True)
         ]
 
 
@@ -200,18 +217,38 @@ def recorded_backend(store: Store) -> str | None:
 
     An index that holds vectors but records no backend was written before backends were
     recorded: its backend is the one whose fingerprint its stamps carry (:func:`stamped_backend`).
-    Raises :class:`StoreError` for a recorded backend this version does not know.
+    Raises :class:`UnknownBackend` for a recorded backend this version does not know.
     """
     held = store.meta(BACKEND_KEY)
     if held is None:
         keys = {r.stamp.model_key for r in store.documents() if r.stamp is not None}
         return stamped_backend(keys) if keys else None
     if held not in BACKENDS:
-        raise StoreError(
-            f"the index records the encoder backend {held!r}, which this rag_lab does not "
-            f"know (it knows {', '.join(BACKENDS)}); rebuild it: rag-lab index DIR --rebuild"
-        )
+        raise UnknownBackend(held, store.meta("folder"))
     return held
+
+
+def resolve_backend(requested: str | None, store: Store | None, *, rebuild: bool = False) -> str:
+    """The encoder backend of a run on ``store``: one rule for every command.
+
+    ``requested`` (``--backend``) when given, else the one the index was built with
+    (:func:`recorded_backend`), else :data:`DEFAULT_BACKEND` (no index, ``store=None``, or
+    one with no vectors yet). The two can disagree only by refusal: a requested backend
+    that differs from the index's raises :class:`BackendMismatch`, since a query or a
+    document embedded by it would not be comparable with the vectors held; so ``index``,
+    ``retry``, ``status`` and ``ask`` all embed with the index's backend. ``rebuild``
+    re-embeds every document, so it takes the requested backend whatever the index held,
+    and replaces a recorded one this version does not know (else :class:`UnknownBackend`).
+    """
+    try:
+        held = recorded_backend(store) if store is not None else None
+    except UnknownBackend:
+        if not rebuild:
+            raise
+        held = None
+    if requested is not None and held is not None and requested != held and not rebuild:
+        raise BackendMismatch(held, requested, store.meta("folder"))
+    return requested or held or DEFAULT_BACKEND
 
 
 def stamped_backend(keys: set[str]) -> str:
@@ -329,10 +366,10 @@ def pages_label(pages: Sequence[int]) -> str:
     return ("p. " if len(pages) == 1 else "pp. ") + ", ".join(map(str, pages))
 
 
-def check(store: SQLiteStore) -> list[str]:
+def check(store: Store) -> list[str]:
     """Every problem of the index file, one line each; empty when it is sound.
 
-    SQLite's integrity check first (when it fails, the tables cannot be trusted and the
+    The store's integrity check first (when it fails, the tables cannot be trusted and the
     rest is not read); then every document's recorded chunk count against the chunks
     stored, their vectors' dimensions against its stamp, a PDF's page starts, and chunks
     of no document.

@@ -107,11 +107,7 @@ def index_folder(
     root = Path(folder).resolve()
     if not root.is_dir():
         raise IngestError([f"{root}: not a folder"])
-    held = store.meta("folder")
-    if held is not None and held != str(root):
-        raise IngestError(
-            [f"this index holds {held}, not {root}; index another folder with --index PATH"]
-        )
+    check_folder(store.meta("folder"), root)
     found = scan(root, follow_symlinks=follow_symlinks)
     ids = {s.id for s in found.sources}
     records = store.documents()
@@ -136,6 +132,14 @@ def index_folder(
             report.failed[r.id] = why
     store.remove(gone)
     return dataclasses.replace(report, removed=gone, not_followed=found.skipped)
+
+
+def check_folder(held: str | None, root: Path) -> None:
+    """An index holds one folder: raise :class:`IngestError` if it holds ``held``, not ``root``."""
+    if held is not None and held != str(root):
+        raise IngestError(
+            [f"this index holds {held}, not {root}; index another folder with --index PATH"]
+        )
 
 
 def retry(

@@ -39,8 +39,9 @@ from rag_lab.evaluation.retrieval import Strategies, Systems
 from rag_lab.evaluation.spans import SpanEvaluation
 from rag_lab.evaluation.verdicts import Claim, claims_markdown
 from rag_lab.progress import bar
-from rag_lab.questions import QuestionSet, SpanQuestion
+from rag_lab.questions import QuestionSet
 from rag_lab.search import TextEncoder
+from rag_lab.spans import SpanQuestion
 
 GATE_STRATEGY = "E"
 """The chunking the systems and the gate are measured on: the application's."""
@@ -461,13 +462,8 @@ def run(
     Raises :class:`~rag_lab.sources.folder.IngestError`, :class:`~rag_lab.sources.d2l.CorpusError`
     or :class:`~rag_lab.questions.QuestionsError`, each naming the file and the problem.
     """
-    from rag_lab.questions import (
-        QuestionsError,
-        Violation,
-        load_chroma_questions,
-        load_questions,
-        questions_kind,
-    )
+    from rag_lab.questions import QuestionsError, Violation, load_questions
+    from rag_lab.sources.chroma.questions import load_chroma_questions, questions_kind
     from rag_lab.sources.d2l import load_corpus
     from rag_lab.sources.folder import load_folder
 

@@ -32,9 +32,9 @@ from rag_lab.metrics import (
     span_first_hit_ranks,
     span_scores,
 )
-from rag_lab.questions import Span, SpanQuestion
 from rag_lab.ranking import order
 from rag_lab.search import ChunkIndex, TextEncoder
+from rag_lab.spans import Span, SpanQuestion
 from rag_lab.stats import bootstrap_mean
 
 SIZES = (256, 512, 1024)

@@ -31,8 +31,6 @@ from rag_lab.metrics import hits_at
 from rag_lab.search import TextEncoder
 
 SWEEP_K = 5
-WINDOW = 256
-"""The encoder's window in word-pieces: text past it is never embedded."""
 CHROMA_MODEL = "OpenAI text-embedding-3-large"
 """The embedding model of Chroma's published results: only their directions compare."""
 
@@ -83,8 +81,9 @@ def sweep_table(bench: Bench, k: int = SWEEP_K, context_tokens=None) -> pd.DataF
 
     ``context_tokens(texts) -> counts`` counts generator tokens (None: not counted).
     """
-    from rag_lab.models.minilm import count_word_pieces
+    from rag_lab.models.minilm import count_word_pieces, minilm_fingerprint
 
+    window = minilm_fingerprint().max_seq_length  # past it, text is never embedded
     rows = []
     for size in SIZES:
         for base in ("C", "D"):
@@ -103,7 +102,7 @@ def sweep_table(bench: Bench, k: int = SWEEP_K, context_tokens=None) -> pd.DataF
                 f"R@{k}": hits_at(bench.ranks(name), k).mean(),
                 **{f"{m} @{k}": means[m] for m in METRICS},
                 f"chars for {k}": chars.mean(),
-                f"past {WINDOW} pieces": int((pieces > WINDOW).sum()),
+                f"past {window} pieces": int((pieces > window).sum()),
             }
             if context_tokens is not None:
                 per_chunk = np.array(context_tokens([c.text for c in chunks]))

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from rag_lab import paths
+from rag_lab.errors import BadEnvironment
 from rag_lab.models.minilm import minilm_fingerprint, minilm_path, sentence_transformers
 
 if TYPE_CHECKING:
@@ -40,7 +41,7 @@ STANDIN_LABEL = "stand-in (meaningless scores)"
 _HEAD_SEED = 0
 
 
-class RerankerUnavailable(RuntimeError):
+class RerankerUnavailable(BadEnvironment, RuntimeError):
     """The cross-encoder's weights are neither at ``$RAG_LAB_RERANKER`` nor in the HF cache."""
 
 

@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from rag_lab.checksums import sha256_file
+from rag_lab.errors import BadEnvironment
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -27,7 +28,7 @@ MINILM_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9d
 """sha256 of ``model.safetensors`` upstream."""
 
 
-class ModelError(RuntimeError):
+class ModelError(BadEnvironment, RuntimeError):
     """The packaged model is missing or is not the expected weights."""
 
 

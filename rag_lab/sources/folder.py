@@ -32,6 +32,7 @@ from pathlib import Path
 
 from rag_lab.checksums import ManifestError, read_manifest, sha256_bytes
 from rag_lab.documents import Document, title_of
+from rag_lab.errors import BadInput
 from rag_lab.sources.pdf import document as pdf
 
 READER_VERSION = "1"
@@ -48,7 +49,7 @@ MAX_PDF_BYTES = 100 * 1024 * 1024
 MANIFEST = "SHA256SUMS"
 
 
-class Unreadable(Exception):
+class Unreadable(BadInput):
     """A file that cannot become a document; ``reason`` is what the index records."""
 
     def __init__(self, reason: str, sha256: str | None = None) -> None:
@@ -57,7 +58,7 @@ class Unreadable(Exception):
         self.sha256 = sha256
 
 
-class IngestError(ValueError):
+class IngestError(BadInput, ValueError):
     """The folder cannot be indexed or loaded at all; ``problems`` lists why, one per line."""
 
     def __init__(self, problems: Sequence[str]) -> None:

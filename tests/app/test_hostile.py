@@ -19,7 +19,13 @@ import pytest
 from fakes import GOOD, HashEncoder, write
 
 from rag_lab.app import cli, index
-from rag_lab.app.store import APPLICATION_ID, SQLiteStore, StoreError, writer_lock
+from rag_lab.app.store import (
+    APPLICATION_ID,
+    IndexDamaged,
+    SQLiteStore,
+    StoreError,
+    writer_lock,
+)
 from rag_lab.checksums import sha256_bytes
 from rag_lab.models.minilm import Fingerprint
 from rag_lab.models.vector_cache import open_cache
@@ -246,10 +252,10 @@ def state(path: Path) -> str:
         return "foreign: " + ",".join(tables)
     try:
         c = counts(path)
+    except (IndexDamaged, AssertionError):  # SQLite's own errors reach us as this fact
+        return "damaged"
     except StoreError as err:
         return f"refused: {str(err).split(';')[0].split(' has ')[-1]}"
-    except (sqlite3.DatabaseError, AssertionError):
-        return "damaged"
     return f"{c['indexed']} indexed, {c['failed']} failed"
 
 

@@ -15,10 +15,10 @@ from rag_lab import paths
 from rag_lab.checksums import VerificationError, read_manifest
 from rag_lab.chunking import STRATEGIES, chunk_corpus, offset_errors
 from rag_lab.metrics import chunk_spans, destroyed_spans
-from rag_lab.questions import Span
 from rag_lab.sources import chroma
 from rag_lab.sources.chroma import COMMIT, DATA_PATH, PINNED_SUMS, BenchmarkError, fetch, load
 from rag_lab.sources.chroma.__main__ import main
+from rag_lab.spans import Span
 
 pytestmark = pytest.mark.corpus  # every test reads the mirror: the checksums are pinned
 

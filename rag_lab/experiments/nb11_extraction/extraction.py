@@ -30,8 +30,6 @@ its defaults): PDFium, cleaned, paragraphs from line spacing, running lines remo
 READERS: tuple[str, ...] = (*LIBRARY_READERS, APP_READER)
 _EXTRACT_WORKERS = 2
 """Processes extracting at once on a cold cache (pdfminer.six, pure Python, is most of it)."""
-_OCR_WORKERS = 2
-"""Tesseract processes at once, one thread each (:func:`rag_lab.sources.pdf.extract.ocr`)."""
 
 Extracted = Mapping[tuple[str, str], Mapping[str, ex.PdfText]]
 """(layout, reader) → document id → the pages that reader extracted."""
@@ -119,7 +117,7 @@ def ocr_cached(path: Path, pages: Sequence[int], dpi: int = SCAN_DPI) -> list[ex
         key,
         lambda: [
             [p.text, None if math.isnan(p.confidence) else p.confidence, p.words]
-            for p in ex.ocr(path, dpi=dpi, pages=pages, workers=_OCR_WORKERS)
+            for p in ex.ocr(path, dpi=dpi, pages=pages, workers=pdf_document.OCR_WORKERS)
         ],
     )
     return [ex.OcrPage(t, math.nan if c is None else c, w) for t, c, w in rows]

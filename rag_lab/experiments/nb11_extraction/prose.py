@@ -11,6 +11,7 @@ from rag_lab.experiments.nb11_extraction.kept import NeedleFinding, losing
 from rag_lab.experiments.nb11_extraction.results import Results
 from rag_lab.experiments.nb11_extraction.retrieval import worse
 from rag_lab.metrics import recall_at
+from rag_lab.sources.pdf.document import OCR_MIN_CONFIDENCE
 from rag_lab.stats import ALPHA, wilson
 
 _LIMITS = (
@@ -24,7 +25,7 @@ _LIMITS = (
     "are against pages. OCR here reads 150-dpi scans at 150 dpi; `rag-lab index --ocr` "
     "renders pages at 300 dpi."
 )
-_OCR_THRESHOLD = 80.0
+_OCR_THRESHOLD = OCR_MIN_CONFIDENCE
 """``rag-lab index --ocr``'s default confidence threshold."""
 
 

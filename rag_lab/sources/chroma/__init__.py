@@ -29,7 +29,10 @@ from pathlib import Path
 from rag_lab import paths
 from rag_lab.checksums import VerificationError, compare, read_manifest, sha256_bytes
 from rag_lab.documents import Document
-from rag_lab.questions import QuestionsError, SpanQuestion, load_chroma_questions
+from rag_lab.errors import BadEnvironment
+from rag_lab.questions import QuestionsError
+from rag_lab.sources.chroma.questions import load_chroma_questions
+from rag_lab.spans import SpanQuestion
 
 COMMIT = "d451fc4cf56e417b755994b4ca5212fd5057c0d2"
 """The upstream commit of brandonstarxel/chunking_evaluation the checksums describe."""
@@ -51,7 +54,7 @@ _HOW_TO_FIX = (
 )
 
 
-class BenchmarkError(RuntimeError):
+class BenchmarkError(BadEnvironment, RuntimeError):
     """The benchmark is missing, unreadable or not the one the checksums describe."""
 
 

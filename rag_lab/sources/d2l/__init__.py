@@ -24,6 +24,7 @@ from pathlib import Path
 from rag_lab import paths
 from rag_lab.checksums import ManifestError, compare, read_manifest, sha256_bytes
 from rag_lab.documents import Document, title_of
+from rag_lab.errors import BadEnvironment
 
 GLOB = "[0-9][0-9]-*.md"
 PINNED_SUMS = Path(__file__).resolve().parent / "extract" / "SHA256SUMS"
@@ -35,7 +36,7 @@ _HOW_TO_FIX = (
 )
 
 
-class CorpusError(RuntimeError):
+class CorpusError(BadEnvironment, RuntimeError):
     """The corpus is missing, unreadable or not the one the checksums describe."""
 
 

@@ -42,6 +42,8 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
+from rag_lab.errors import BadEnvironment, BadInput
+
 EXTRACTORS = ("pypdf", "pdfminer", "pdfium")
 MODES = {
     "pypdf": ("default", "layout"),
@@ -52,7 +54,7 @@ PAGE_BREAK = "\f"
 """Between pages in :attr:`PdfText.text` (as ``pdftotext`` writes them)."""
 
 
-class PdfError(Exception):
+class PdfError(BadInput):
     """A PDF that cannot be read; ``reason`` (``encrypted: …`` or ``malformed: …``) says why."""
 
     def __init__(self, reason: str) -> None:
@@ -60,7 +62,7 @@ class PdfError(Exception):
         self.reason = reason
 
 
-class OcrUnavailable(RuntimeError):
+class OcrUnavailable(BadEnvironment, RuntimeError):
     """Tesseract (the ``tesseract`` program, or the pytesseract package) is not installed."""
 
 

@@ -1,0 +1,311 @@
+"""The arguments of ``rag-lab``: one ``define_<command>_args(parser)`` per subcommand.
+
+Each fills the parser of its subcommand: its description, the shared ``--debug`` (and
+``--index`` for the commands that read an index), then its own arguments, checked as
+they are parsed (:func:`cutoff`, :func:`confidence`, :func:`positive`), so that a bad
+value is argparse's one-line refusal (exit 2) before anything runs. The command line
+(:mod:`rag_lab.app.cli`) assembles them and runs the commands.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import textwrap
+from pathlib import Path
+
+from rag_lab import __version__
+from rag_lab.app import index
+from rag_lab.gate import CUTOFF, MAX_KEPT
+from rag_lab.models.encoder import BACKENDS
+from rag_lab.sources import folder
+from rag_lab.sources.pdf import document as pdf
+
+MAX_CUTOFF = 2.0
+"""Cosine distance runs from 0 (same direction) to 2 (opposite)."""
+
+DESCRIPTION = """\
+The lab on your own documents. Index a folder of Markdown, plain-text and PDF files into a
+stamped index, ask it questions (cited sources, or an honest refusal), and measure
+chunking, retrieval and the refusal gate against a question file of the lab's schema.
+"""
+
+EPILOG = f"""\
+the three steps:
+  rag-lab index docs/                          chunk, embed and store every file
+  rag-lab ask "how do I rotate the API key?"   the sources that answer, or NO ANSWER
+  rag-lab evaluate --corpus docs/ --questions questions.yaml
+
+The index is --index PATH (default ${index.INDEX_ENV}, else {index.DEFAULT_PATH}).
+Exit status: 0 done; 1 some documents failed to index (the others are searchable);
+2 bad input or environment (one line says what, where and what to do), or an index that
+cannot be searched; 130 interrupted (the index stays consistent: run again to resume).
+"""
+
+_DEBUG = "show the Python traceback of an error (for reporting a bug)"
+
+
+def root_parser() -> argparse.ArgumentParser:
+    """``rag-lab`` itself: its description, the three steps, ``--version`` and ``--debug``."""
+    parser = argparse.ArgumentParser(
+        prog="rag-lab",
+        description=DESCRIPTION,
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"rag-lab {__version__}")
+    parser.add_argument("--debug", action="store_true", help=_DEBUG)
+    return parser
+
+
+def define_index_args(parser: argparse.ArgumentParser) -> None:
+    """``rag-lab index DIR``: what is read, how it is read, and how the index may change.
+
+    Long because each option's help states its default and its consequence.
+    """
+    parser.description = _paragraphs(
+        f"""Chunk every .md, .markdown, .txt and .pdf file under DIR (hidden folders skipped;
+        with a {folder.MANIFEST} file in DIR, only the files it lists) with strategy
+        {index.STRATEGY} (paragraph boundaries + a [Title > Section] header), embed it and
+        store it, stamped with the model and the pipeline version
+        ({index.PIPELINE_VERSION}).""",
+        f"""Unchanged files are skipped by sha256; failed ones are re-attempted. A file
+        that cannot be read (not UTF-8, empty, binary, over {folder.MAX_BYTES // 2**20} MB or
+        {folder.MAX_PDF_BYTES // 2**20} MB for a PDF,
+        unreadable) ends "failed" with its reason and the others are indexed, and so
+        does a document under a subfolder that cannot be listed. Documents embedded with
+        another stamp are marked "stale" and kept as they are until you pass --rebuild;
+        files gone from DIR are removed from the index, but a run that would remove
+        more than half of the documents is refused unless you pass --prune. Symbolic
+        links are followed only inside DIR; the others are reported.""",
+        """PDFs: their text is extracted page by page (PDFium by default) and their
+        running headers and footers (lines repeated at the top or bottom of most pages)
+        are removed; a citation names the file, the page and the characters
+        (manual.pdf#page=3&char=120,480). An encrypted or malformed PDF fails with the
+        parser's reason, a scan (no text layer) fails unless --ocr.""",
+    )
+    _define_shared_args(parser)
+    parser.add_argument("folder", type=Path, metavar="DIR", help="the folder to index")
+    parser.add_argument(
+        "--rebuild",
+        action="store_true",
+        help="build a fresh index with this pipeline beside the old one and swap it in "
+        "(re-embeds stale documents; works on a damaged index)",
+    )
+    parser.add_argument(
+        "--prune",
+        action="store_true",
+        help="allow removing more than half of the indexed documents (files really gone)",
+    )
+    parser.add_argument(
+        "--backend",
+        choices=BACKENDS,
+        help="the encoder that embeds the chunks (default: the index's, else "
+        f"{index.DEFAULT_BACKEND}); a query is always embedded with the index's backend, "
+        "and changing it needs --rebuild",
+    )
+    parser.add_argument(
+        "--follow-symlinks",
+        action="store_true",
+        help="also follow symbolic links that leave DIR, and symlinked folders",
+    )
+    _define_pdf_args(parser)
+
+
+def _define_pdf_args(parser: argparse.ArgumentParser) -> None:
+    """How ``index`` reads PDFs: the extractor, running lines, OCR."""
+    parser.add_argument(
+        "--pdf-extractor",
+        choices=pdf.EXTRACTORS,
+        default=pdf.DEFAULT_EXTRACTOR,
+        help=f"the library that extracts a PDF's text (default {pdf.DEFAULT_EXTRACTOR}, the "
+        "fastest); changing it re-reads every PDF",
+    )
+    parser.add_argument(
+        "--keep-running-lines",
+        action="store_true",
+        help="keep the running headers and footers of PDFs (removed by default: repeated on "
+        "every page, they would be in every chunk and match every query about them)",
+    )
+    parser.add_argument(
+        "--ocr",
+        action="store_true",
+        help=f"read PDFs without a text layer (scans) with Tesseract at {pdf.OCR_DPI} dpi "
+        "(Debian: apt-get install tesseract-ocr); each page's mean word confidence is kept. "
+        "Give it on every run: without it a scan fails again as having no text layer (an "
+        "unchanged scan is not read again)",
+    )
+    parser.add_argument(
+        "--ocr-min-confidence",
+        type=confidence,
+        default=pdf.OCR_MIN_CONFIDENCE,
+        metavar="N",
+        help=f"flag OCR pages whose mean word confidence (0-100) is under N (default "
+        f"{pdf.OCR_MIN_CONFIDENCE:g}: on clean scans Tesseract's mean is in the 90s, and under "
+        "80 misread words are common enough to change what a quote says); flagged pages are "
+        "listed by the report and status, and marked in ask's citations",
+    )
+
+
+def define_status_args(parser: argparse.ArgumentParser) -> None:
+    """``rag-lab status``: counts, failures and stamps, or ``--check`` the whole file."""
+    parser.description = _paragraphs(
+        """Count the documents of the index by status (indexed, failed, stale), list each
+        failure with its reason, and show which stamps (model, pipeline, extractor) their
+        vectors carry. A document whose stamp is not the current one counts as stale."""
+    )
+    _define_shared_args(parser)
+    parser.add_argument("--json", action="store_true", help="print JSON instead of text")
+    parser.add_argument(
+        "--check",
+        action="store_true",
+        help="verify the file: SQLite's integrity check, and every document's chunk count, "
+        "vector count and dimensions against its record and stamp (exit 2 on a problem)",
+    )
+
+
+def define_retry_args(parser: argparse.ArgumentParser) -> None:
+    """``rag-lab retry``: nothing but the index."""
+    parser.description = _paragraphs(
+        """Read and index again every failed document of the index's folder, and only
+        those (after you fixed the files, or when the failure was transient)."""
+    )
+    _define_shared_args(parser)
+
+
+def define_ask_args(parser: argparse.ArgumentParser) -> None:
+    """``rag-lab ask QUESTION``: the gate's cutoff and k, and how to print."""
+    parser.description = _paragraphs(
+        f"""Embed the question, take the {MAX_KEPT} nearest chunks of the index and keep
+        those whose cosine distance is strictly under --cutoff. Prints each kept source
+        with its distance and a locator (document#char=start,end: the characters it
+        quotes; for a PDF file.pdf#page=N&char=start,end, N the page the quote starts on,
+        labelled p. N or pp. N-M) and the size of the prompt a generator would get; when
+        nothing passes,
+        the refusal line. No generator is called. A stale index (vectors of another model
+        or pipeline) is refused with the list of stale documents."""
+    )
+    _define_shared_args(parser)
+    parser.add_argument("question", help="the question, quoted")
+    parser.add_argument(
+        "--cutoff",
+        type=cutoff,
+        default=CUTOFF,
+        help=f"cosine-distance cutoff (default {CUTOFF}, the chapter's; lower refuses more)",
+    )
+    parser.add_argument(
+        "-k",
+        type=positive,
+        default=MAX_KEPT,
+        help=f"nearest chunks considered (default {MAX_KEPT})",
+    )
+    parser.add_argument(
+        "--backend",
+        choices=BACKENDS,
+        help="the encoder that embeds the question (default, and the only one accepted: the "
+        "backend the index was built with)",
+    )
+    parser.add_argument("--prompt", action="store_true", help="also print the full prompt")
+    parser.add_argument("--json", action="store_true", help="print JSON instead of text")
+
+
+def define_evaluate_args(parser: argparse.ArgumentParser) -> None:
+    """``rag-lab evaluate``: a corpus, a question file, where to write (no index)."""
+    parser.description = _paragraphs(
+        """Chunking (six strategies: sizes, destroyed answers, word-pieces), dense
+        retrieval over the six with Wilson intervals and paired sign tests, dense vs BM25
+        vs hybrid on strategy E, and distances and the refusal gate (bluffs and refusals
+        by cutoff): the headline tables of notebooks 02-06, written as report.md,
+        report.json and figures/*.png.""",
+        """The question file follows data/questions.yaml (schema in rag_lab/questions.py);
+        every problem in it is reported with its line. Without --corpus and --questions:
+        the lab's own corpus and questions (in a checkout of the lab), and the notebooks'
+        numbers, exactly.""",
+    )
+    _define_shared_args(parser, index_file=False)
+    parser.add_argument(
+        "--corpus",
+        type=Path,
+        metavar="DIR",
+        help="a folder read like `index` reads it; every file must be readable",
+    )
+    parser.add_argument(
+        "--questions",
+        type=Path,
+        metavar="FILE",
+        help="the question file (required with --corpus; without it, the lab's own "
+        "data/questions.yaml, which only a checkout of the lab has)",
+    )
+    parser.add_argument(
+        "--out", type=Path, metavar="DIR", help="where to write (default reports/<corpus name>)"
+    )
+
+
+def _define_shared_args(parser: argparse.ArgumentParser, *, index_file: bool = True) -> None:
+    """``--debug`` on every subcommand; ``--index PATH`` on those that use an index."""
+    # SUPPRESS: without it the subcommand's default would overwrite `rag-lab --debug CMD`.
+    parser.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=_DEBUG)
+    if index_file:
+        parser.add_argument(
+            "--index",
+            type=Path,
+            default=index.default_path(),
+            metavar="PATH",
+            help=f"the index file (default: ${index.INDEX_ENV}, else {index.DEFAULT_PATH})",
+        )
+
+
+COMMANDS = {
+    "index": ("index a folder of .md, .markdown, .txt and .pdf files", define_index_args),
+    "status": ("documents by status, failures with reasons, stamps", define_status_args),
+    "retry": ("re-attempt the documents that failed", define_retry_args),
+    "ask": ("the sources that answer a question, or NO ANSWER", define_ask_args),
+    "evaluate": (
+        "the notebooks' headline tables for a corpus and a question file",
+        define_evaluate_args,
+    ),
+}
+"""Each subcommand, in ``rag-lab --help``'s order: its line there, and what fills its parser."""
+
+
+# --- what a value must be -----------------------------------------------------------
+
+
+def cutoff(text: str) -> float:
+    """A cosine-distance cutoff: a finite number in [0, 2]."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not math.isfinite(value) or not 0 <= value <= MAX_CUTOFF:
+        raise argparse.ArgumentTypeError(
+            f"{text} is not a cosine distance: give a number from 0 to {MAX_CUTOFF:g}"
+        )
+    return value
+
+
+def confidence(text: str) -> float:
+    """An OCR confidence threshold: a number in [0, 100]."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not 0 <= value <= 100:
+        raise argparse.ArgumentTypeError(f"{text}: a confidence runs from 0 to 100")
+    return value
+
+
+def positive(text: str) -> int:
+    """A count of at least 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text}: give at least 1")
+    return value
+
+
+def _paragraphs(*texts: str) -> str:
+    """Help text: each paragraph re-wrapped to 88 columns, blank lines between them."""
+    return "\n\n".join(textwrap.fill(" ".join(t.split()), 88) for t in texts)

@@ -1,0 +1,159 @@
+"""An index's lifecycle: opened to read, opened to write, rebuilt and swapped in.
+
+The policy every caller that reads or changes an index keeps (the ``rag-lab`` commands do):
+
+- Reading (:func:`reading`) opens the index read-only and never creates it.
+- Writing (:func:`writer`, :func:`writing`) first refuses, before a byte is written to the
+  file or beside it, a file that is not an index and an index or folder this process cannot
+  write (:func:`check_writable`); then holds the one writer's lock for the whole run, and
+  refuses a damaged index (the store's quick check).
+- A rebuild (:func:`plan_rebuild`, then :func:`rebuilding`) builds a fresh index beside the
+  old one (``<index>.rebuild``) and swaps it in atomically when it is complete: it also
+  replaces a damaged index, an interrupted one leaves the old index as it was, and it is
+  how an index changes its encoder backend (:func:`~rag_lab.app.index.resolve_backend`).
+
+Faults are the facts of :mod:`rag_lab.app.store.errors`; the command line words them.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from rag_lab.app.index import BACKEND_KEY, open_index, resolve_backend
+from rag_lab.app.ingest import check_folder
+from rag_lab.app.store import (
+    FileKind,
+    IndexDamaged,
+    IndexMissing,
+    IndexReadOnly,
+    Store,
+    inspect_file,
+    writer_lock,
+)
+
+REBUILD_SUFFIX = ".rebuild"
+"""The fresh index of a rebuild is ``<index><suffix>`` until it is swapped in."""
+
+
+def check_writable(path: Path) -> None:
+    """Refuse an index file, or the folder to create it in, that this process cannot write.
+
+    Raises :class:`~rag_lab.app.store.errors.IndexReadOnly`; the folder of an existing
+    index must be writable too, since SQLite writes a journal beside the file.
+    """
+    place = path if path.exists() else next(p for p in path.parents if p.exists())
+    if not os.access(place, os.W_OK):
+        what = "file" if place == path else "folder"
+        raise IndexReadOnly(path, f"cannot write the index: the {what} {place} is read-only")
+    if path.exists() and not os.access(path.parent, os.W_OK):
+        raise IndexReadOnly(
+            path,
+            f"cannot write the index: its folder {path.parent} is read-only (SQLite writes a "
+            "journal beside the file)",
+        )
+
+
+@contextmanager
+def reading(path: Path, *, check: bool = False) -> Iterator[Store]:
+    """The index at ``path``, read-only, closed on leaving; a missing file is
+    :class:`~rag_lab.app.store.errors.IndexMissing`, not a new index.
+
+    ``check``: first refuse a damaged index (the store's quick check).
+    """
+    with open_index(path, readonly=True) as store:
+        if check:
+            _check_sound(store, path)
+        yield store
+
+
+@contextmanager
+def writer(path: Path, *, create: bool = True) -> Iterator[None]:
+    """Hold the one writer's lock on ``path`` inside, after refusing what cannot be written.
+
+    Refused first, in this order and before a lock file is written beside it: a file that
+    is not an index; no index at all unless ``create``; a file or folder this process
+    cannot write. A second writer waits, then is refused naming the first.
+    """
+    if inspect_file(path) is FileKind.MISSING and not create:
+        raise IndexMissing(path)
+    check_writable(path)
+    with writer_lock(path):
+        yield
+
+
+@contextmanager
+def writing(path: Path, *, create: bool = True) -> Iterator[Store]:
+    """:func:`writer`, then the index opened for writing (created if missing) and checked."""
+    with writer(path, create=create), open_index(path) as store:
+        _check_sound(store, path)
+        yield store
+
+
+@dataclass(frozen=True)
+class RebuildPlan:
+    """What a rebuild will do, decided before anything is written."""
+
+    folder: Path
+    """The folder to index, resolved."""
+    backend: str
+    """The encoder backend of the fresh index."""
+    damaged: str | None = None
+    """Why the old index could not be read, when it could not (it is replaced all the same)."""
+
+
+def plan_rebuild(path: Path, folder: Path, requested: str | None) -> RebuildPlan:
+    """The folder and backend of a rebuild of the index at ``path`` from ``folder``.
+
+    The backend is :func:`~rag_lab.app.index.resolve_backend`'s with ``rebuild``: the one
+    requested, else the old index's, else the default. An old index of another folder is
+    refused (:class:`~rag_lab.sources.folder.IngestError`); a damaged one is noted. Hold
+    the writer lock (:func:`writer`).
+    """
+    root = folder.resolve()
+    held, damaged = None, None
+    backend = resolve_backend(requested, None, rebuild=True)
+    try:
+        with reading(path) as old:
+            held = old.meta("folder")
+            backend = resolve_backend(requested, old, rebuild=True)
+    except IndexMissing:
+        pass
+    except IndexDamaged as err:
+        damaged = err.what
+    check_folder(held, root)
+    return RebuildPlan(root, backend, damaged)
+
+
+@contextmanager
+def rebuilding(path: Path, backend: str) -> Iterator[Store]:
+    """A fresh index beside ``path``, recording ``backend``, swapped in when the block ends.
+
+    Until then the old index is untouched (readers keep reading it); if the block raises
+    (or the process dies), the fresh file is removed, or by the next rebuild, and the old
+    index stays as it was. Hold the writer lock (:func:`writer`).
+    """
+    fresh = path.with_name(path.name + REBUILD_SUFFIX)
+    journals = [Path(f"{p}-journal") for p in (fresh, path)]
+    for stale in (fresh, journals[0]):  # what a killed rebuild left
+        stale.unlink(missing_ok=True)
+    try:
+        with open_index(fresh) as store:
+            store.set_meta(BACKEND_KEY, backend)
+            yield store
+        # A hot journal of the old file must never be played into the new one.
+        journals[1].unlink(missing_ok=True)
+        os.replace(fresh, path)
+    finally:
+        for leftover in (fresh, journals[0]):
+            leftover.unlink(missing_ok=True)
+
+
+def _check_sound(store: Store, path: Path) -> None:
+    """A quick check before using an index: a damaged file is refused, not half-read."""
+    problems = store.integrity(quick=True)
+    if problems:
+        raise IndexDamaged(path, problems[0])

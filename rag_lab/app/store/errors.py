@@ -1,0 +1,95 @@
+"""What can be wrong with an index file, as facts: what and where, never what to type.
+
+Storage raises these (SQLite's own errors are translated where they happen,
+:mod:`rag_lab.app.store.connection`); the command line adds what to do, with its commands
+and options (:mod:`rag_lab.app.cli`). Each is an :class:`~rag_lab.errors.UnusableIndex`
+and keeps ``path``, the index file.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from rag_lab.app.store.schema import SCHEMA_VERSION
+from rag_lab.errors import UnusableIndex
+
+
+class StoreError(UnusableIndex, RuntimeError):
+    """The index file cannot be used as asked; the message says what and where."""
+
+    def __init__(self, path: str | os.PathLike, message: str) -> None:
+        super().__init__(message)
+        self.path = Path(path)
+
+
+class IndexMissing(StoreError):
+    """No file where the index should be, and the command does not create one."""
+
+    def __init__(self, path: str | os.PathLike) -> None:
+        super().__init__(path, f"no index at {path}")
+
+
+class NotOurFile(StoreError):
+    """A file that is not a rag-lab index (empty, not SQLite, another program's database).
+
+    It is refused before a byte is written to it or beside it. ``what`` says what it is.
+    """
+
+    def __init__(self, path: str | os.PathLike, what: str) -> None:
+        super().__init__(path, f"{path} {what}")
+        self.what = what
+
+
+class NotAFile(NotOurFile):
+    """A folder where the index file should be."""
+
+    def __init__(self, path: str | os.PathLike) -> None:
+        super().__init__(path, "is a folder, not an index file")
+
+
+class OtherSchema(StoreError):
+    """A rag-lab index of a schema this version neither reads nor upgrades."""
+
+    def __init__(self, path: str | os.PathLike, found: object) -> None:
+        super().__init__(
+            path, f"{path} has index schema {found}; this rag_lab reads {SCHEMA_VERSION}"
+        )
+        self.found = found
+
+
+class IndexDamaged(StoreError):
+    """The file is ours, but its content cannot be trusted; ``what`` is the first symptom."""
+
+    def __init__(self, path: str | os.PathLike, what: str) -> None:
+        super().__init__(path, f"the index {path} is damaged ({what})")
+        self.what = what
+
+
+class IndexLocked(StoreError):
+    """Another process held SQLite's lock on the index for longer than a connection waits."""
+
+    def __init__(self, path: str | os.PathLike, waited: float) -> None:
+        super().__init__(
+            path, f"the index {path} is locked by another process (waited {waited:g} s)"
+        )
+        self.waited = waited
+
+
+class IndexBusy(StoreError):
+    """Another rag-lab holds the writer lock of the index (``holder``: its pid and since when)."""
+
+    def __init__(self, path: str | os.PathLike, holder: str, waited: float) -> None:
+        super().__init__(
+            path, f"{path} is being written by another rag-lab ({holder}); waited {waited:g} s"
+        )
+        self.holder = holder
+        self.waited = waited
+
+
+class IndexReadOnly(StoreError):
+    """The index, or the folder it is written in, cannot be written by this process."""
+
+
+class IndexInaccessible(StoreError):
+    """The index cannot be created, opened or read: the disk or the file system refused."""

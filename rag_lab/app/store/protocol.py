@@ -1,0 +1,79 @@
+"""Everything the index, the indexer and the command line ask of storage: :class:`Store`.
+
+A server-grade database can replace :class:`~rag_lab.app.store.sqlite.SQLiteStore` by
+implementing these two protocols; nothing above storage names the SQLite class. The one
+promise beyond reading and writing: a document is replaced whole or not at all
+(:meth:`Store.replacing`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from contextlib import AbstractContextManager
+from typing import Protocol
+
+import numpy as np
+
+from rag_lab.app.store.records import DocumentRecord, Pages, Stamp, Status
+from rag_lab.chunking import Chunk
+
+
+class DocumentWriter(Protocol):
+    """Adds one document's chunks inside its transaction, then seals it with its record."""
+
+    def add(self, chunks: Sequence[Chunk], vectors: np.ndarray) -> None: ...
+
+    def finish(
+        self,
+        path: str,
+        sha256: str,
+        title: str,
+        stamp: Stamp,
+        *,
+        reading: str | None = None,
+        pages: Pages | None = None,
+    ) -> DocumentRecord: ...
+
+
+class Store(Protocol):
+    """The storage a persistent index needs.
+
+    :meth:`replacing` opens a transaction in which the old chunks are dropped, the new ones
+    written batch by batch, and the document's record set last; anything that stops it
+    before :meth:`DocumentWriter.finish` (an exception, Ctrl-C, a killed process) leaves the
+    previous state, never half a document. Faults are raised as the facts of
+    :mod:`rag_lab.app.store.errors`.
+    """
+
+    def meta(self, key: str) -> str | None: ...
+
+    def set_meta(self, key: str, value: str) -> None: ...
+
+    def documents(self) -> list[DocumentRecord]: ...
+
+    def document(self, doc_id: str) -> DocumentRecord | None: ...
+
+    def replacing(self, doc_id: str) -> AbstractContextManager[DocumentWriter]: ...
+
+    def fail(self, doc_id: str, path: str, sha256: str | None, reason: str) -> DocumentRecord: ...
+
+    def set_status(self, doc_ids: Sequence[str], status: Status) -> None: ...
+
+    def remove(self, doc_ids: Sequence[str]) -> None: ...
+
+    def chunks(self, doc_ids: Sequence[str]) -> tuple[list[Chunk], np.ndarray]: ...
+
+    def vectors(self, doc_ids: Sequence[str]) -> tuple[list[tuple[str, int]], np.ndarray]: ...
+
+    def chunks_at(self, keys: Sequence[tuple[str, int]]) -> list[Chunk]: ...
+
+    def integrity(self, *, quick: bool = False) -> list[str]:
+        """The storage's own consistency check, one line per problem; empty when sound.
+        ``quick``: a cheaper check, for use before every run."""
+        ...
+
+    def chunk_stats(self) -> dict[str, tuple[int, set[int]]]:
+        """Per document id with stored chunks: (chunks stored, the set of vector sizes in bytes)."""
+        ...
+
+    def close(self) -> None: ...
