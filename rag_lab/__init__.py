@@ -1,23 +1,29 @@
 """rag_lab: chunking, retrieval and honest citations, measured end to end.
 
-The package is in four layers; each imports only the layers above it in this list.
+The package is in six layers; each imports only the layers the list allows it
+(``tests/test_layers.py`` checks every import).
 
 - ``rag_lab.*`` (the modules at this level): the chapter's algorithms, pure and model-free.
-  ``documents`` and ``markdown`` (what a document is), ``chunking`` (the six strategies),
-  ``bm25``, ``dense``, ``fusion``, ``ranking``, ``search`` (first-stage retrieval),
-  ``rerank`` and ``late_interaction`` (second stage), ``gate``, ``citations``, ``pipeline``
-  and ``answers`` (refuse or answer with server-built citations), ``questions``,
-  ``metrics`` and ``stats`` (ground truth and how it is scored), ``checksums``, ``text``,
-  ``paths``, ``errors`` (the one root of the package's exceptions). An encoder is passed
-  in, never loaded here.
+  ``documents`` and ``markdown`` (what a document is), ``chunking`` (the six strategies and
+  the one definition of relevance), ``bm25``, ``dense``, ``fusion``, ``ranking``, ``search``
+  (first-stage retrieval), ``rerank`` and ``late_interaction`` (second stage), ``gate``,
+  ``citations``, ``pipeline`` and ``answers`` (refuse or answer with server-built citations),
+  ``questions`` and ``spans`` (ground truth), ``metrics`` and ``stats`` (how it is scored),
+  and the plumbing: ``errors`` (one exception root), ``checksums``, ``atomic``,
+  ``json_cache``, ``progress``, ``text``, ``paths``. An encoder is passed in, never loaded
+  here. Imports only itself.
 - ``rag_lab.models``: the models and their caches (bi-encoder, token vectors,
-  cross-encoder, generator).
-- ``rag_lab.sources``: where documents come from (the book's corpus, a user's folder).
+  cross-encoder, generator). Imports the core.
+- ``rag_lab.sources``: where documents come from (the book's corpus, Chroma's benchmark and
+  its question file, a user's folder, PDFs). Imports the core.
+- ``rag_lab.evaluation``: the evaluation library: suites that return typed records of
+  numbers, one verdict vocabulary, the chapter's claims as hypotheses, the report
+  ``rag-lab evaluate`` writes. Knows nothing of notebooks. Imports the three above.
 - ``rag_lab.app``: the application on users' documents: the stamped index, ingestion,
-  the ``rag-lab`` command line.
-- ``rag_lab.experiments``: one module per notebook (``nb06_distances_and_refusal`` for
-  ``notebooks/06_distances_and_refusal.ipynb``), the chapter's reference values, plots,
-  timing, and ``evaluate``, which runs the notebooks' functions on another corpus.
+  the ``rag-lab`` command line. Imports the core, models and sources (and the evaluation
+  library inside ``rag-lab evaluate`` only).
+- ``rag_lab.experiments``: one module per notebook, wording the library's records. Imports
+  everything; nothing imports it.
 """
 
 __version__ = "0.1.0"

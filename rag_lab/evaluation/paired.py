@@ -98,15 +98,10 @@ class PairedTable:
                 return c
         raise KeyError((a, b, k))
 
-    def view(
-        self,
-        reference: Callable[[str, str, int], str] | None = None,
-        columns: Sequence[str] | None = SHOWN,
-    ) -> pd.DataFrame:
-        """As shown, one row per comparison: ``here`` (per query), ``by question``,
-        ``p Holm``, the ``verdict`` (the :class:`Finding`), and ``chapter``: what
-        ``reference(a, b, k)`` says for the same comparison (empty without one).
-        ``columns=None`` keeps every column, the per-query and per-question counts too."""
+    def frame(self) -> pd.DataFrame:
+        """Numbers, one row per comparison: ``a``, ``b``, ``k``; the per-query ``wins``,
+        ``losses``, ``p``; when clustered, ``q wins``, ``q losses``, ``q p``, the numeric
+        ``p Holm`` and the ``finding`` (a :class:`Finding`)."""
         rows = []
         for c in self.comparisons:
             row: dict[str, Any] = {
@@ -116,19 +111,35 @@ class PairedTable:
                 "wins": c.per_query.wins,
                 "losses": c.per_query.losses,
                 "p": c.per_query.p,
-                "here": str(c.per_query),
             }
             if c.per_question is not None:
                 row |= {
-                    "by question": str(c.per_question),
                     "q wins": c.per_question.wins,
                     "q losses": c.per_question.losses,
-                    "p Holm": f"{c.p_holm:#.2g}",
-                    "verdict": c.finding.label(c.a, c.b),
+                    "q p": c.per_question.p,
+                    "p Holm": c.p_holm,
+                    "finding": c.finding,
                 }
-            row["chapter"] = reference(c.a, c.b, c.k) if reference else ""
             rows.append(row)
-        table = pd.DataFrame(rows)
+        return pd.DataFrame(rows)
+
+    def view(
+        self,
+        reference: Callable[[str, str, int], str] | None = None,
+        columns: Sequence[str] | None = SHOWN,
+    ) -> pd.DataFrame:
+        """As shown, one row per comparison: ``here`` (per query), ``by question``,
+        ``p Holm``, the ``verdict`` (the :class:`Finding`), and ``chapter``: what
+        ``reference(a, b, k)`` says for the same comparison (empty without one).
+        ``columns=None`` keeps every column, :meth:`frame`'s counts too."""
+        table = self.frame()
+        table.insert(6, "here", [str(c.per_query) for c in self.comparisons])
+        if "finding" in table:
+            table.insert(7, "by question", [str(c.per_question) for c in self.comparisons])
+            table["p Holm"] = [f"{p:#.2g}" for p in table["p Holm"]]
+            table["verdict"] = [c.finding.label(c.a, c.b) for c in self.comparisons]
+            table = table.drop(columns=["finding", "q p"])
+        table["chapter"] = [reference(c.a, c.b, c.k) if reference else "" for c in self.comparisons]
         if columns is None:
             return table
         return table[[col for col in columns if col in table.columns]]

@@ -1,17 +1,18 @@
-"""The experiments: one module per notebook, returning its tables, figures and readings.
+"""The chapter layer: one module per notebook, wording the evaluation library's records.
 
 ``nb01_corpus_and_questions`` … ``nb11_extraction`` match ``notebooks/01_…`` …
-``notebooks/11_…`` by number and name; ``nb11_extraction`` is a package, one module per
-concern (its PDFs, the cached extraction, what survives, running lines, OCR, retrieval
-over extracted text, the claims, the prose). Beside them:
+``notebooks/11_…`` by number and name. Each turns records of :mod:`rag_lab.evaluation` into
+the notebook's prose (a ``reading``) and the few tables and figures only that notebook
+shows; it measures only what no suite does (notebook 06's identity, 09's generation, 11's
+extraction). ``nb11_extraction`` is a package, one module per concern (its PDFs, the cached
+extraction, what survives, running lines, OCR, retrieval over extracted text, the claims,
+the prose). Beside them:
 
-- ``lab``: the one setup call (corpus, questions, encoder, chunkings, indexes);
-- ``runs``: every query through dense, BM25 and hybrid retrieval, as first-hit ranks;
-- ``tables``: the Recall@k and paired-test tables several notebooks share;
-- ``chapter``: the chapter's published figures, the only place they are written;
-- ``plots``, ``timing``, ``provenance``: one look, one way to time, one versions line;
-- ``evaluate``: the notebooks' functions run on another corpus (``rag-lab evaluate``).
+- ``lab``: the one setup call for the lab's own corpus and questions;
+- ``wording``: how a paired claim is said, in a bullet and in a claim table;
+- ``probes``: the identifier questions and literal-trap negatives of ``data/probes.yaml``;
+- ``timing``, ``provenance``: one way to time a stage, one versions line;
+- ``reproduce``: ``make reproduce``, every notebook in order, progress on the terminal.
 
-May import every other layer; nothing outside this folder imports it (except ``rag-lab
-evaluate``).
+May import every other layer; nothing outside this folder imports it.
 """

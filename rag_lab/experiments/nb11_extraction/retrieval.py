@@ -132,24 +132,7 @@ def loss_table(
     that supports (``difference``)."""
     pairs = [(name, clean) for name in systems if name != clean]
     family = paired_table(systems, pairs, KS, [q.question.id for q in queries])
-    return pd.DataFrame(
-        [
-            {
-                "a": c.a,
-                "b": c.b,
-                "k": c.k,
-                "wins": c.per_query.wins,
-                "losses": c.per_query.losses,
-                "p": c.per_query.p,
-                "q wins": c.per_question.wins,
-                "q losses": c.per_question.losses,
-                "q p": c.per_question.p,
-                "p Holm": c.p_holm,
-                "difference": c.finding,
-            }
-            for c in family.comparisons
-        ]
-    )
+    return family.frame().rename(columns={"finding": "difference"})
 
 
 def loss_view(loss: pd.DataFrame) -> pd.DataFrame:
