@@ -43,10 +43,31 @@ EVERY_S = 1.0
 """At most one line per this many seconds to the file."""
 
 
+_CONTEXT: list[str] = []
+
+
+@contextmanager
+def context(label: str) -> Iterator[None]:
+    """Within the block, every bar's description starts with ``label`` (``strategy E``), so
+    that work the caller cannot see into (an encoder embedding texts) says what it is for.
+
+    >>> with context("strategy E"):
+    ...     bar(3, "embedding", "text", show=False).desc
+    'strategy E: embedding'
+    """
+    _CONTEXT.append(label)
+    try:
+        yield
+    finally:
+        _CONTEXT.pop()
+
+
 class Bar:
     """Counts done of ``total`` and reports them; :func:`bar` picks where they go."""
 
     def __init__(self, total: int | None, desc: str, unit: str, sink: _Sink) -> None:
+        if _CONTEXT:
+            desc = f"{', '.join(_CONTEXT)}: {desc}"
         self.total, self.desc, self.unit = total, desc, unit
         self.n = 0
         self.note = ""

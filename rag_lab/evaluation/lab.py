@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from rag_lab import progress
 from rag_lab.chunking import Chunk, chunk_all
 from rag_lab.documents import Document
 from rag_lab.questions import Negative, Query, QuestionSet
@@ -53,9 +54,10 @@ class Lab:
     def index(self, strategy: str) -> ChunkIndex:
         """The strategy's chunks with their vectors (embedded once, then from the cache)."""
         if strategy not in self._indexes:
-            self._indexes[strategy] = ChunkIndex.build(
-                self.chunks_by[strategy], self.encoder, tokenizer=self.tokenizer
-            )
+            with progress.context(f"strategy {strategy}"):
+                self._indexes[strategy] = ChunkIndex.build(
+                    self.chunks_by[strategy], self.encoder, tokenizer=self.tokenizer
+                )
         return self._indexes[strategy]
 
     def retriever(self, strategy: str) -> DenseRetriever:

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from rag_lab import dense
+from rag_lab import dense, progress
 from rag_lab.chunking import STRATEGIES, Chunk, Strategy, chunk_corpus, sized
 from rag_lab.documents import Document
 from rag_lab.evaluation.chapter import STRATEGY_PAIRS, SYSTEM_PAIRS
@@ -70,7 +70,8 @@ class Bench:
 
     def index(self, name: str) -> ChunkIndex:
         if name not in self._indexes:
-            self._indexes[name] = ChunkIndex.build(self.chunks_by[name], self.encoder)
+            with progress.context(f"strategy {name}"):
+                self._indexes[name] = ChunkIndex.build(self.chunks_by[name], self.encoder)
         return self._indexes[name]
 
     def dense_rankings(self, name: str) -> list[np.ndarray]:

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from rag_lab import progress
 from rag_lab.chunking import Chunk, chunk_corpus
 from rag_lab.documents import Document
 from rag_lab.evaluation.lab import Lab
@@ -106,7 +107,8 @@ def embed_all(lab: Lab, corpora_: Sequence[Corpus]) -> str:
     Shortest first: a batch is padded to its longest text, so texts of like length batch
     with less padding (15 % faster here on 512 chunk texts)."""
     texts = sorted(dict.fromkeys(c.text for corpus in corpora_ for c in corpus.chunks), key=len)
-    lab.encoder.encode(texts)
+    with progress.context(f"{len(corpora_)} extracted corpora"):
+        lab.encoder.encode(texts)
     return f"{len(texts):,} distinct chunk texts over {len(corpora_)} extracted corpora"
 
 
