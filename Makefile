@@ -71,7 +71,7 @@ lab: setup corpus ## Open JupyterLab on notebooks/, its kernel the project's .ve
 # comparison tier stays in (bm25s, ranx, statsmodels, scipy are quick and need neither), but
 # its case on the lab's corpus is marked `corpus`. `make test` is still the whole suite.
 check: setup ## Fast loop (~2 min): no corpus, no weights but each cache's cold path; doctests
-	$(PY) -m pytest tests rag_lab --doctest-modules -m "(not model and not corpus) or cold" -q
+	$(PY) -m pytest tests rag_lab --doctest-modules -m "(not model and not corpus and not slow) or cold" -q
 
 test: setup corpus ## Unit, property and comparison tests, then every notebook under nbval
 	@command -v tesseract >/dev/null || echo "warning: no tesseract: notebook 11's OCR outputs will not match under nbval (apt-get install tesseract-ocr)"
