@@ -94,9 +94,14 @@ def test_long_work_reports_to_the_relay_file_and_never_to_stderr(
     assert capfd.readouterr().err == ""
 
 
-def test_the_generator_is_joined_loaded_and_its_answer_stored_then_served(cache):
+def test_the_generator_is_joined_loaded_and_its_answer_stored_then_served(cache, monkeypatch):
     pytest.importorskip("llama_cpp", reason="the generate extra (make setup installs it)")
+    from rag_lab.models import generator
     from rag_lab.models.generator import Generator
+
+    # A model another test loaded stays loaded for the process: start from none, so the
+    # weights are joined into this empty cache and loaded from there.
+    monkeypatch.setattr(generator, "_loaded", {})
 
     gen = Generator(max_new_tokens=4)
     text = gen("SOURCES\n[1] A tensor is an array.\n\nQUESTION: What is a tensor?")
