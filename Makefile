@@ -61,8 +61,9 @@ corpus: setup
 	@$(PY) -m rag_lab.sources.d2l || { echo "No verified corpus found: building it with 'make data'."; $(MAKE) data; }
 	@$(PY) -m rag_lab.sources.chroma --brief || { echo "No verified Chroma benchmark: 'make data' fetches it."; exit 1; }
 
-reproduce: setup corpus ## Run every notebook in order; regenerates figures/ and all tables
+reproduce: setup corpus ## Run every notebook in order; regenerates figures/, the claims ledger and the README's findings
 	$(PY) -m rag_lab.experiments.reproduce
+	$(PY) -m rag_lab.experiments.findings
 
 lab: setup corpus ## Open JupyterLab on notebooks/, its kernel the project's .venv
 	$(PY) -m jupyter lab --notebook-dir=notebooks

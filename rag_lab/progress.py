@@ -210,7 +210,7 @@ class Update:
         parts = [f"{self.desc} {count} {self.unit}", speed]
         if self.final:
             parts.append(f"done in {duration(self.elapsed)}")
-        elif self.total and rate > 0:
+        elif self.total and rate > 0 and self.n < self.total:
             parts.append(f"{duration((self.total - self.n) / rate)} left")
         if self.note:
             parts.append(self.note)

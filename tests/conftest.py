@@ -85,3 +85,9 @@ def _stage(nodeid: str) -> str:
 
 def pytest_configure(config):
     config.pluginmanager.register(Stages(config), "rag-lab-stages")
+    # The notebooks nbval runs write their figures and claims where the tests cannot change
+    # the checkout's (make reproduce writes those); the kernels inherit this.
+    if not os.environ.get(paths.FIGURES_ENV):
+        import tempfile
+
+        os.environ[paths.FIGURES_ENV] = tempfile.mkdtemp(prefix="rag-lab-figures-")

@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from rag_lab.stats import clustered_wilson, paired_difference, wilson
+from rag_lab.stats import cluster_bootstrap, clustered_wilson, paired_difference, wilson
 
 FAST_FLOOR = 0.92
 
@@ -87,6 +87,15 @@ def test_an_interval_that_ignores_the_clusters_falls_short():
     naive = coverage(_naive_rate, truth, cells, rho, 32, 2, reps=400)
     clustered = coverage(_rate, truth, cells, rho, 32, 2, reps=400)
     assert naive < FAST_FLOOR <= clustered
+
+
+def test_a_percentile_bootstrap_over_32_questions_falls_short_near_the_ceiling():
+    cells, rho = CELLS["near the ceiling, few differ"]
+
+    def bootstrap(a, b, clusters):
+        return cluster_bootstrap(a, clusters, resamples=400)
+
+    assert coverage(bootstrap, cells[0] + cells[1], cells, rho, 32, 2, reps=400) < FAST_FLOOR
 
 
 @pytest.mark.slow

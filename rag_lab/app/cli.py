@@ -304,8 +304,8 @@ def _evaluate(args: argparse.Namespace) -> int:
     for note in evaluation.notes():
         print(f"\nnote: {note}")
     print(
-        f"\nwrote {written.markdown}, {written.json.name} and {len(written.figures)} figures "
-        f"in {out}/figures"
+        f"\nwrote {written.markdown}, {written.json.name}, {written.claims.name} (the chapter's "
+        f"claims on this corpus) and {len(written.figures)} figures in {out}/figures"
     )
     return OK
 

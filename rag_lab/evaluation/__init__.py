@@ -1,10 +1,19 @@
 """The evaluation library: measures of a RAG pipeline as typed records of numbers.
 
-It knows nothing of notebooks or of the chapter. Suites take a corpus, questions, chunkings
-and an encoder and return records (recall tables, paired comparisons, gate sweeps, span
-scores, destroyed answers); records render themselves as tables only when asked; verdicts
-come from one vocabulary (:mod:`rag_lab.evaluation.verdicts`). ``rag-lab evaluate`` and the
-notebook modules both call it.
+It knows nothing of notebooks. Suites take a corpus, questions, chunkings and an encoder
+and return records; records render themselves as tables only when asked:
+
+- ``lab``: a corpus, its questions, an encoder and the six chunkings, indexed on first use;
+- ``runs``, ``retrieval``: queries through dense, BM25 and hybrid, as first-hit ranks, and
+  the suites over every chunking and over the three systems;
+- ``recall``, ``paired``: Recall@k with intervals, paired comparisons in families;
+- ``chunking``, ``refusal``, ``spans``: what chunking destroys and costs, the gate's
+  distances and sweep, questions answered by excerpts (Chroma's format);
+- ``verdicts``, ``ledger``: the one verdict vocabulary, and the claims ledger with its one
+  stated rule; ``claims``: the chapter's claims as hypotheses, judged on any corpus;
+- ``chapter``: the chapter's published figures, the only place they are written;
+- ``figures``, ``plots``, ``render``, ``report``: the figures and tables a report shows, and
+  the report ``rag-lab evaluate`` writes (``report.md``, ``report.json``, ``claims.json``).
 
 May import the core (``rag_lab.*``), ``models`` and ``sources``; never ``app`` or
 ``experiments``.

@@ -6,7 +6,7 @@ the caller shows or saves it. Notebook-only figures live with their notebook's m
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -16,7 +16,7 @@ from rag_lab.evaluation import chapter, plots
 from rag_lab.evaluation.chunking import Sizes, WordPieces
 from rag_lab.evaluation.refusal import Distances
 from rag_lab.metrics import Ranks, hits_at
-from rag_lab.stats import wilson
+from rag_lab.stats import clustered_wilson, wilson, wilson_share
 
 
 def size_figure(sizes: Sizes):
@@ -79,10 +79,13 @@ def recall_curve_figure(
     kmax: int = 20,
     labels: Mapping[str, str] | None = None,
     hit: str = "queries with the needle",
+    clusters: Sequence[Hashable] | None = None,
 ):
-    """Recall@k for k = 1..kmax as small multiples: one panel per system with its Wilson 95 %
-    band, the other systems faint behind it for comparison. ``labels`` name the panels;
-    ``hit`` says what is counted (after "share of the n")."""
+    """Recall@k for k = 1..kmax as small multiples: one panel per system with its 95 % band,
+    the other systems faint behind it for comparison. The band is Wilson's, with the
+    questions as the sample when ``clusters`` names each query's question
+    (:func:`rag_lab.stats.clustered_wilson`). ``labels`` name the panels; ``hit`` says what
+    is counted (after "share of the n")."""
     import matplotlib.pyplot as plt
 
     ks = np.arange(1, kmax + 1)
@@ -102,7 +105,12 @@ def recall_curve_figure(
         for i, (ax, name) in enumerate(zip(axes.flat, names, strict=False)):
             n = len(systems[name])
             hits = np.array([int(hits_at(systems[name], k).sum()) for k in ks])
-            bounds = np.array([wilson(int(h), n) for h in hits])
+            if clusters is None:
+                bounds = np.array([wilson(int(h), n) for h in hits])
+            else:
+                bounds = np.array(
+                    [clustered_wilson(hits_at(systems[name], k), clusters) for k in ks]
+                )
             color = (colors or {}).get(name, f"C{i}")
             for other in names:
                 if other != name:
@@ -119,8 +127,13 @@ def recall_curve_figure(
         for ax in axes[:, 0]:
             ax.set_ylabel("Recall@k")
         n = len(next(iter(systems.values())))
+        band = (
+            "Wilson 95 %"
+            if clusters is None
+            else f"95 %, the {len(set(clusters))} questions as the sample"
+        )
         fig.suptitle(
-            f"{title}: share of the {n} {hit} in the top k (band: Wilson 95 %; grey: the others)",
+            f"{title}: share of the {n} {hit} in the top k (band: {band}; grey: the others)",
             fontsize=9,
         )
         fig.tight_layout()
@@ -188,9 +201,12 @@ def bluff_figure(
     n_answerable: int,
     n_negatives: int,
     chosen: float | None = None,
+    answerable_questions: int | None = None,
 ):
-    """Bluffs and refusals as the cutoff sweeps: counts as steps with Wilson 95 % bands, the
-    chapter's three reported points, and the cutoff this notebook picks (``chosen``)."""
+    """Bluffs and refusals as the cutoff sweeps: counts as steps with 95 % bands, the
+    chapter's three reported points, and the cutoff this notebook picks (``chosen``). The
+    bands are Wilson's; for the answerable queries, with their ``answerable_questions``
+    questions as the sample (:func:`rag_lab.stats.clustered_wilson`) when given."""
     import matplotlib.pyplot as plt
 
     t = table[table["cutoff"].notna()]
@@ -215,7 +231,8 @@ def bluff_figure(
         )
         for column, total, color, style, label in lines:
             counts = t[column].to_numpy(dtype=int)
-            bands = np.array([wilson(int(k), total) for k in counts])
+            sample = total if column == "bluffs" else answerable_questions or total
+            bands = np.array([wilson_share(k / total, sample) for k in counts])
             ax.step(
                 t["cutoff"],
                 counts / total,
@@ -275,14 +292,18 @@ def bluff_figure(
 SYSTEM_COLORS = {"dense": "#1565c0", "BM25": "#2e7d32", "hybrid": "#e65100"}
 
 
-def strategies_figure(ranks_by: Mapping[str, Ranks]):
+def strategies_figure(ranks_by: Mapping[str, Ranks], clusters: Sequence[Hashable] | None = None):
     """Recall@k curves of dense retrieval over each chunking, one panel per strategy."""
     labels = {name: f"{name}: {STRATEGIES[name].label}" for name in ranks_by}
     return recall_curve_figure(
-        ranks_by, "Dense retrieval, six chunkings", plots.COLORS, labels=labels
+        ranks_by, "Dense retrieval, six chunkings", plots.COLORS, labels=labels, clusters=clusters
     )
 
 
-def systems_figure(ranks: Mapping[str, Ranks], strategy: str):
+def systems_figure(
+    ranks: Mapping[str, Ranks], strategy: str, clusters: Sequence[Hashable] | None = None
+):
     """Recall@k curves of dense, BM25 and their fusion on one chunking."""
-    return recall_curve_figure(ranks, f"Strategy {strategy}: dense, BM25 and RRF", SYSTEM_COLORS)
+    return recall_curve_figure(
+        ranks, f"Strategy {strategy}: dense, BM25 and RRF", SYSTEM_COLORS, clusters=clusters
+    )

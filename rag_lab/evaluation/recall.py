@@ -1,8 +1,8 @@
 """Recall@k and MRR of several systems on one query set, with intervals, as one record.
 
 Per query, Wilson 95 % intervals (the chapter's); with ``clusters`` (the question each query
-asks), also 95 % cluster-bootstrap intervals that resample questions with all their
-phrasings (:func:`rag_lab.stats.cluster_bootstrap`). The record holds numbers; :meth:`view`
+asks), also the interval that respects the design: Wilson's with the questions as the sample
+(:func:`rag_lab.stats.clustered_wilson`). The record holds numbers; :meth:`view`
 formats them for a table.
 
 >>> t = recall_table({"a": [1, None, 3, 2]}, ks=(1, 4))
@@ -21,7 +21,7 @@ from typing import Any
 import pandas as pd
 
 from rag_lab.metrics import Ranks, Summary, hits_at, summary
-from rag_lab.stats import cluster_bootstrap
+from rag_lab.stats import clustered_wilson
 
 KS = (1, 4, 8, 20)
 """The chapter's cutoffs."""
@@ -34,7 +34,7 @@ class SystemRecall:
     name: str
     summary: Summary
     by_question: dict[int, tuple[float, float]] | None
-    """k → 95 % cluster-bootstrap interval of Recall@k over questions (None: unclustered)."""
+    """k → 95 % interval of Recall@k with the questions as the sample (None: unclustered)."""
 
     @property
     def n(self) -> int:
@@ -121,7 +121,7 @@ def recall_table(
     for name, ranks in systems.items():
         intervals = None
         if clusters is not None:
-            intervals = {k: cluster_bootstrap(hits_at(ranks, k), clusters) for k in ks}
+            intervals = {k: clustered_wilson(hits_at(ranks, k), clusters) for k in ks}
         rows.append(SystemRecall(name, summary(ranks, ks), intervals))
     return RecallTable(tuple(ks), tuple(rows))
 

@@ -166,6 +166,13 @@ class Refusal:
     negatives: int
     negative_kinds: tuple[str, ...]
     """Each negative's kind (``uncovered``, ``offtopic``), in the order of ``distances``."""
+    clusters: tuple[str, ...] = ()
+    """The question each answerable query asks."""
+
+    def refused_at(self, row: pd.Series) -> np.ndarray:
+        """Per answerable query, whether the gate refuses it at the sweep ``row``'s cutoff
+        (nothing strictly under the cutoff), in query order."""
+        return self.distances.nearest >= row["cutoff"]
 
     @property
     def cheapest_cutoff(self) -> float:
@@ -227,6 +234,7 @@ def refusal_of(
         len(queries),
         len(negs),
         tuple(n.kind for n in negs),
+        tuple(q.question.id for q in queries),
     )
 
 

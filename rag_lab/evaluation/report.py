@@ -23,21 +23,21 @@ from functools import singledispatch
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
 from rag_lab import __version__, gate
 from rag_lab.documents import Document
-from rag_lab.evaluation import chapter, claims, figures, plots, spans
+from rag_lab.evaluation import chapter, claims, figures, ledger, plots, spans
 from rag_lab.evaluation import chunking as chunking_suite
 from rag_lab.evaluation import refusal as refusal_suite
 from rag_lab.evaluation import retrieval as retrieval_suite
 from rag_lab.evaluation.chunking import Chunking
 from rag_lab.evaluation.lab import Lab
+from rag_lab.evaluation.ledger import Entry, Ledger
 from rag_lab.evaluation.refusal import Refusal
+from rag_lab.evaluation.render import markdown_table
 from rag_lab.evaluation.retrieval import Strategies, Systems
 from rag_lab.evaluation.spans import SpanEvaluation
-from rag_lab.evaluation.verdicts import Claim, claims_markdown
 from rag_lab.progress import bar
 from rag_lab.questions import QuestionSet
 from rag_lab.search import TextEncoder
@@ -95,7 +95,7 @@ class Evaluation:
         )
 
     def sections(self) -> list[Section]:
-        return [section(r) for r in self.results]
+        return [section(r, self.title) for r in self.results]
 
     def headline(self) -> list[tuple[str, pd.DataFrame]]:
         """The tables the terminal prints, in order."""
@@ -118,11 +118,12 @@ class Evaluation:
             out[s.key] = None if isinstance(r, GateSkipped) else r.to_json()
             if isinstance(r, GateSkipped):
                 out[f"{s.key} skipped"] = r.reason
-        out["claims"] = [dataclasses.asdict(c) | {"verdict": c.verdict_text} for c in self.claims()]
+        out["claims"] = [e.to_json() for e in self.claims()]
         return out
 
-    def claims(self) -> list[Claim]:
-        return [c for s in self.sections() for c in s.claims]
+    def claims(self) -> list[Entry]:
+        """The chapter's claims judged on this corpus: its claims ledger."""
+        return [e for s in self.sections() for e in s.claims]
 
 
 # --- sections, by record type --------------------------------------------------------------
@@ -145,17 +146,17 @@ class Section:
     tables: tuple[Table, ...] = ()
     figures: dict[str, Callable[[], Any]] = field(default_factory=dict)
     """Figure name → a function drawing it (drawn only when the report is written)."""
-    claims: tuple[Claim, ...] = ()
+    claims: tuple[Entry, ...] = ()
     skipped: str = ""
 
 
 @singledispatch
-def section(result: Any) -> Section:
+def section(result: Any, benchmark: str) -> Section:
     raise TypeError(f"no report section is declared for {type(result).__name__}")
 
 
 @section.register
-def _(r: Chunking) -> Section:
+def _(r: Chunking, benchmark: str) -> Section:
     return Section(
         "chunking",
         "Chunking (notebook 02)",
@@ -172,7 +173,7 @@ def _(r: Chunking) -> Section:
             "chunk_sizes": lambda: figures.size_figure(r.sizes),
             "chunk_word_pieces": lambda: figures.window_figure(r.pieces),
         },
-        claims.chunking_claims(r),
+        tuple(claims.chunking_entries(r, "02", benchmark)),
     )
 
 
@@ -185,7 +186,7 @@ _PAIRED_NOTE = (
 
 
 @section.register
-def _(r: Strategies) -> Section:
+def _(r: Strategies, benchmark: str) -> Section:
     return Section(
         "dense by strategy",
         "Dense retrieval over six chunkings (notebook 03)",
@@ -204,13 +205,13 @@ def _(r: Strategies) -> Section:
             ),
             Table("recall by phrasing", r.by_phrasing.view()),
         ),
-        {"dense_recall_by_strategy": lambda: figures.strategies_figure(r.ranks)},
-        claims.paired_claims(r, chapter.STRATEGY_CLAIMS),
+        {"dense_recall_by_strategy": lambda: figures.strategies_figure(r.ranks, r.clusters)},
+        tuple(claims.strategy_entries(r, "03", benchmark, sections=r.sections)),
     )
 
 
 @section.register
-def _(r: Systems) -> Section:
+def _(r: Systems, benchmark: str) -> Section:
     return Section(
         "systems",
         f"Dense, BM25 and hybrid on strategy {r.strategy} (notebook 04)",
@@ -226,13 +227,17 @@ def _(r: Systems) -> Section:
                 _PAIRED_NOTE,
             ),
         ),
-        {"dense_bm25_hybrid_recall": lambda: figures.systems_figure(r.ranks, r.strategy)},
-        claims.paired_claims(r, chapter.SYSTEM_CLAIMS),
+        {
+            "dense_bm25_hybrid_recall": lambda: figures.systems_figure(
+                r.ranks, r.strategy, r.clusters
+            )
+        },
+        tuple(claims.system_entries(r, "04", benchmark)),
     )
 
 
 @section.register
-def _(r: Refusal) -> Section:
+def _(r: Refusal, benchmark: str) -> Section:
     c = r.cheapest
     return Section(
         "gate",
@@ -261,21 +266,26 @@ def _(r: Refusal) -> Section:
                 r.distances, r.negative_kinds, r.strategy
             ),
             "bluff_curve": lambda: figures.bluff_figure(
-                r.sweep, r.answerable, r.negatives, chosen=r.cheapest_cutoff
+                r.sweep,
+                r.answerable,
+                r.negatives,
+                chosen=r.cheapest_cutoff,
+                answerable_questions=len(set(r.clusters)),
             ),
         },
+        tuple(claims.refusal_entries(r, "06", benchmark)),
     )
 
 
 @section.register
-def _(r: GateSkipped) -> Section:
+def _(r: GateSkipped, benchmark: str) -> Section:
     return Section(
         "gate", "Distances and the refusal gate on strategy E (notebook 06)", skipped=r.reason
     )
 
 
 @section.register
-def _(r: SpanEvaluation) -> Section:
+def _(r: SpanEvaluation, benchmark: str) -> Section:
     return Section(
         "spans",
         "Dense retrieval over six chunkings, excerpts by offsets (notebook 10)",
@@ -295,8 +305,10 @@ def _(r: SpanEvaluation) -> Section:
                 r.strategies.ranks, "dense", hit="questions with every excerpt"
             )
         },
-        claims.paired_claims(r.strategies, chapter.STRATEGY_CLAIMS)
-        + claims.paired_claims(r.systems, chapter.SYSTEM_CLAIMS),
+        tuple(
+            claims.strategy_entries(r.strategies, "10", benchmark, sections=r.sections)
+            + claims.system_entries(r.systems, "10", benchmark)
+        ),
     )
 
 
@@ -373,6 +385,8 @@ class Written:
 
     markdown: Path
     json: Path
+    claims: Path
+    """The claims ledger of the corpus (:mod:`rag_lab.evaluation.ledger`)."""
     figures: tuple[Path, ...]
 
 
@@ -392,7 +406,18 @@ def write(evaluation: Evaluation, out: str | os.PathLike) -> Written:
     md.write_text(markdown(evaluation), encoding="utf-8")
     js = out / "report.json"
     js.write_text(json.dumps(evaluation.to_json(), indent=1, ensure_ascii=False) + "\n", "utf-8")
-    return Written(md, js, tuple(drawn))
+    claims_file = Ledger(evaluation.claims()).write(out / "claims.json")
+    return Written(md, js, claims_file, tuple(drawn))
+
+
+RULE_NOTE = (
+    "Each claim is judged by one rule (`rag_lab/evaluation/ledger.py`): a directional claim "
+    "reproduces when the question-level sign test, Holm-adjusted over the chapter's claims, "
+    "is significant its way, is contradicted when significant the other way, excludes the "
+    "chapter's effect when the 95 % interval of the difference by question does, and is "
+    f"inconclusive otherwise; a no-difference claim reproduces only when the interval lies "
+    f"within ±{ledger.MARGIN:.2f}."
+)
 
 
 def markdown(ev: Evaluation) -> str:
@@ -411,39 +436,15 @@ def markdown(ev: Evaluation) -> str:
         lines += [f"![{f}](figures/{f}.png)" for f in s.figures] + [""]
     judged = ev.claims()
     if judged:
-        lines += ["## The chapter's claims on this corpus", "", claims_markdown(judged), ""]
-    return "\n".join(lines)
-
-
-def markdown_table(table: pd.DataFrame) -> str:
-    """A padded pipe table (numbers right-aligned); a plain 0..n-1 index is left out."""
-    plain = isinstance(table.index, pd.RangeIndex)
-    if plain:
-        frame = table
-    elif isinstance(table.index, pd.MultiIndex):
-        frame = table.reset_index()
-    else:
-        frame = table.rename_axis(table.index.name or "").reset_index()
-    numeric = [pd.api.types.is_numeric_dtype(frame[c]) for c in frame.columns]
-    rows = [[str(c) for c in frame.columns]]
-    rows += [[_cell(v) for v in row] for row in frame.itertuples(index=False)]
-    widths = [max(3, *(len(r[i]) for r in rows)) for i in range(len(numeric))]
-
-    def line(cells: list[str]) -> str:
-        padded = [
-            c.rjust(w) if n else c.ljust(w) for c, w, n in zip(cells, widths, numeric, strict=True)
+        lines += [
+            "## The chapter's claims on this corpus",
+            "",
+            RULE_NOTE,
+            "",
+            ledger.markdown(judged),
+            "",
         ]
-        return "| " + " | ".join(padded) + " |"
-
-    rule = ["-" * (w - 1) + ":" if n else "-" * w for w, n in zip(widths, numeric, strict=True)]
-    return "\n".join([line(rows[0]), line(rule), *map(line, rows[1:])])
-
-
-def _cell(value: object) -> str:
-    """A table cell as text: empty for a missing value, ``|`` escaped."""
-    if value is None or (isinstance(value, float) and np.isnan(value)):
-        return ""
-    return str(value).replace("|", "\\|")
+    return "\n".join(lines)
 
 
 def run(

@@ -38,6 +38,8 @@ class Retrieval:
     ranks: dict[str, list[int | None]]
     recall: RecallTable
     paired: PairedTable
+    clusters: tuple[Hashable, ...]
+    """The question each query asks (every query its own, for independent questions)."""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -62,10 +64,14 @@ def compare(
     and (``recall_by_cluster``) Recall@k gets cluster-bootstrap intervals too. Independent
     questions (one query each) need no bootstrap beside Wilson's interval: pass False.
     """
+    units = (
+        tuple(clusters) if clusters is not None else tuple(range(len(next(iter(ranks.values())))))
+    )
     return Retrieval(
         {name: list(r) for name, r in ranks.items()},
         recall_table(ranks, ks, clusters if recall_by_cluster else None),
         paired_table(ranks, pairs, paired_ks, clusters),
+        units,
     )
 
 
@@ -78,6 +84,9 @@ class Strategies(Retrieval):
 
     by_phrasing: RecallTable
     destroyed: Destroyed | None = None
+    sections: bool = True
+    """Whether the documents have sections: without them a header is the document's name
+    on every chunk, and the header claims cannot be tested."""
 
     def recall_view(self) -> pd.DataFrame:
         """The recall table as shown, with each strategy's destroyed answers beside it."""
@@ -110,7 +119,8 @@ def strategies(
     pairs: Sequence[tuple[str, str]] = STRATEGY_PAIRS,
 ) -> Strategies:
     """Dense retrieval over the lab's chunkings, compared pairwise at :data:`STRATEGY_KS`."""
-    return strategies_of(rank_strategies(lab), lab.queries, destroyed, pairs)
+    sections = any(c.section for chunks in lab.chunks_by.values() for c in chunks)
+    return strategies_of(rank_strategies(lab), lab.queries, destroyed, pairs, sections=sections)
 
 
 def strategies_of(
@@ -118,12 +128,16 @@ def strategies_of(
     queries: Sequence[Query],
     destroyed: Destroyed | None = None,
     pairs: Sequence[tuple[str, str]] = STRATEGY_PAIRS,
+    *,
+    sections: bool = True,
 ) -> Strategies:
     """:func:`strategies` from ranks already computed."""
     clusters = [q.question.id for q in queries]
     base = compare(ranks_by, pairs, STRATEGY_KS, clusters)
     phrasing = recall_table(by_phrasing(ranks_by, queries), PHRASING_KS)
-    return Strategies(base.ranks, base.recall, base.paired, phrasing, destroyed)
+    return Strategies(
+        base.ranks, base.recall, base.paired, base.clusters, phrasing, destroyed, sections
+    )
 
 
 # --- dense, BM25 and hybrid on one chunking ------------------------------------------------
@@ -166,7 +180,7 @@ def systems_of(
 ) -> Systems:
     """:func:`systems` from ranks already computed."""
     base = compare(ranks, pairs, SYSTEM_KS, clusters)
-    return Systems(base.ranks, base.recall, base.paired, strategy)
+    return Systems(base.ranks, base.recall, base.paired, base.clusters, strategy)
 
 
 def two_by_two(a: Ranks, b: Ranks, k: int, names: tuple[str, str]) -> pd.DataFrame:

@@ -246,6 +246,8 @@ class SpanEvaluation:
     systems: Retrieval
     questions: int
     excerpts: int
+    sections: bool = False
+    """Whether the documents have sections (Chroma's corpora have none)."""
 
     def recall_view(self) -> pd.DataFrame:
         """The dense recall table as shown, with each strategy's destroyed questions."""
@@ -277,4 +279,5 @@ def measure(bench: Bench) -> SpanEvaluation:
         compare(rank_systems(bench, best), SYSTEM_PAIRS, SYSTEM_KS, ids, recall_by_cluster=False),
         len(bench.questions),
         sum(len(r) for r in bench.references),
+        any(c.section for c in bench.chunks_by["C"]),
     )

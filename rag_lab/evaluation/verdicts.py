@@ -1,115 +1,62 @@
-"""The one vocabulary of verdicts, and the record a claim is stored in.
+"""The one vocabulary of verdicts: what the measurements say of a claim.
 
-A claim is a statement (usually the chapter's) judged against numbers measured here. Its
-:class:`Verdict` is decided by code from those numbers, never typed, and compared as a value,
-never as English: prose and tables render it last (:attr:`Verdict.label`).
+A verdict is decided by code from numbers (:mod:`rag_lab.evaluation.ledger` states the rule),
+never typed, and compared as a value, never as English; tables render it last
+(:attr:`Verdict.label`). Its value is the id the ledger file uses.
 
->>> c = Claim("blind cuts destroy answers", "4 of 32", "8 of 32", Verdict.REPRODUCES)
->>> c.verdict is Verdict.REPRODUCES, c.verdict_text
-(True, 'reproduces')
->>> Claim("x", "–", "2 of 6", Verdict.IN_PART, detail="for 2 of 6 readers").verdict_text
-'reproduces for 2 of 6 readers'
+>>> Verdict.EXCLUDES_CHAPTER_EFFECT.value, Verdict.EXCLUDES_CHAPTER_EFFECT.label
+('excludes_chapter_effect', "excludes the chapter's effect")
+>>> [v.value for v in Verdict if v.agrees]
+['reproduces']
 """
 
 from __future__ import annotations
 
 import enum
-from collections.abc import Sequence
-from dataclasses import dataclass
-
-from rag_lab.evaluation.paired import Comparison, Finding
 
 
 class Verdict(enum.Enum):
-    """What the measurements say of a claim. The value is how it reads in a table."""
+    """What the measurements say of a claim."""
 
     REPRODUCES = "reproduces"
     """The numbers support the claim, by the test the design supports."""
-    IN_PART = "in part only"
-    """Some of the cases the claim covers hold, others do not (the detail says which)."""
-    PER_QUERY_ONLY = "per query only"
-    """Only the chapter's per-query test supports it; the question-level test does not."""
-    NOT_REPRODUCED = "does not reproduce"
-    """The support the claim needs is not there."""
-    REVERSED = "reversed"
-    """The numbers point the other way, significantly."""
-    NOT_MEASURED = "not measured"
-    """What the claim needs could not be run here (a model or a tool is missing)."""
-    NOT_EXERCISED = "not exercised"
-    """The run never reached the case the claim is about."""
-    FIGURE = "measured"
-    """A figure the chapter reports, set beside ours; nothing is claimed of it."""
+    CONTRADICTED = "contradicted"
+    """The numbers say the opposite: significant the other way, or a count that fails."""
+    EXCLUDES_CHAPTER_EFFECT = "excludes_chapter_effect"
+    """Not significant, but the interval excludes the effect the chapter reports."""
+    INCONCLUSIVE = "inconclusive"
+    """The design cannot tell: neither significant nor excluding; its detectable effect says
+    how large a difference it could have seen."""
+    BY_CONSTRUCTION = "by_construction"
+    """True because of how the code is built; shown, never counted as agreement."""
+    NOT_TESTABLE = "not_testable"
+    """The claim cannot be tested on this corpus or offline (the reason says why)."""
+    NOT_MEASURED = "not_measured"
+    """What the claim needs could not run here (the reason says what is missing)."""
 
     @property
     def label(self) -> str:
-        return self.value
+        """How the verdict reads in a table."""
+        return _LABELS[self]
 
     @property
-    def holds(self) -> bool:
-        """True for a verdict that supports the claim (in full)."""
+    def agrees(self) -> bool:
+        """True only for a verdict that supports the claim on its numbers."""
         return self is Verdict.REPRODUCES
 
-
-_IN_PART_PREFIX = {Verdict.IN_PART: "reproduces", Verdict.NOT_REPRODUCED: "does not reproduce"}
-
-
-@dataclass(frozen=True)
-class Claim:
-    """One claim, what the chapter reported, what was measured here, and the verdict.
-
-    ``chapter`` and ``here`` are the evidence as it is shown (computed from records by the
-    caller); ``verdict`` is decided from the numbers. ``detail`` qualifies the verdict where
-    one label cannot say it all ("for 2 of 6 readers"); ``wording``, when given, replaces
-    the rendered verdict entirely (for a verdict whose reason is part of it).
-    """
-
-    statement: str
-    chapter: str
-    here: str
-    verdict: Verdict
-    detail: str = ""
-    wording: str = ""
-
     @property
-    def verdict_text(self) -> str:
-        """The verdict as a table shows it."""
-        if self.wording:
-            return self.wording
-        if self.detail:
-            return f"{_IN_PART_PREFIX.get(self.verdict, self.verdict.label)} {self.detail}"
-        return self.verdict.label
+    def tested(self) -> bool:
+        """True for a verdict reached by a test or a count (not fixed by construction, by
+        the corpus or by what is installed)."""
+        return self not in (Verdict.BY_CONSTRUCTION, Verdict.NOT_TESTABLE, Verdict.NOT_MEASURED)
 
 
-DIRECTIONS = (">", "<", "=")
-"""A claim that a is better than b, worse, or no different (the chapter's "no significant
-difference")."""
-
-
-def judge(comparison: Comparison, direction: str) -> Verdict:
-    """The verdict on a claim that ``a`` is ``direction`` than ``b``, from one comparison.
-
-    ``>``/``<``: reproduces when the question-level test, adjusted for the family, finds that
-    direction; reversed when it finds the other; per query only when only the per-query test
-    finds a difference; otherwise does not reproduce. ``=``: reproduces unless the
-    question-level test finds a difference either way.
-    """
-    if direction not in DIRECTIONS:
-        raise ValueError(f"direction must be one of {DIRECTIONS}, not {direction!r}")
-    finding = comparison.finding
-    significant = finding in (Finding.A_BETTER, Finding.B_BETTER)
-    if direction == "=":
-        return Verdict.NOT_REPRODUCED if significant else Verdict.REPRODUCES
-    if finding is (Finding.A_BETTER if direction == ">" else Finding.B_BETTER):
-        return Verdict.REPRODUCES
-    if significant:
-        return Verdict.REVERSED
-    if finding is Finding.PER_QUERY_ONLY:
-        return Verdict.PER_QUERY_ONLY
-    return Verdict.NOT_REPRODUCED
-
-
-def claims_markdown(claims: Sequence[Claim]) -> str:
-    """A Markdown table of claims: the claim, the chapter's result, ours, the verdict."""
-    lines = ["| claim | chapter | here | verdict |", "|---|---|---|---|"]
-    lines += [f"| {c.statement} | {c.chapter} | {c.here} | {c.verdict_text} |" for c in claims]
-    return "\n".join(lines)
+_LABELS = {
+    Verdict.REPRODUCES: "reproduces",
+    Verdict.CONTRADICTED: "contradicted",
+    Verdict.EXCLUDES_CHAPTER_EFFECT: "excludes the chapter's effect",
+    Verdict.INCONCLUSIVE: "inconclusive",
+    Verdict.BY_CONSTRUCTION: "by construction",
+    Verdict.NOT_TESTABLE: "not testable here",
+    Verdict.NOT_MEASURED: "not measured",
+}

@@ -11,7 +11,7 @@ import pandas as pd
 from rag_lab.chunking import section_of, sections
 from rag_lab.documents import Document
 from rag_lab.evaluation import chapter, plots
-from rag_lab.evaluation.verdicts import Claim, Verdict, claims_markdown
+from rag_lab.evaluation.render import markdown_table
 from rag_lab.markdown import structure
 from rag_lab.questions import QuestionsError, QuestionSet, load_questions
 
@@ -142,24 +142,20 @@ def reading(per_doc: pd.DataFrame, qset: QuestionSet, docs: Sequence[Document]) 
     ref = chapter.CORPUS
     s = spread(docs, qset)
     same_design = s["questions"] == ref["questions"] and s["queries"] == ref["queries"]
-    claims = claims_markdown(
-        [
-            Claim(
-                "32 questions in two phrasings",
+    beside = pd.DataFrame(
+        {
+            "chapter": [
                 f"{ref['questions']} × 2 = {ref['queries']}",
-                f"{s['questions']} × 2 = {s['queries']}",
-                Verdict.REPRODUCES if same_design else Verdict.NOT_REPRODUCED,
-                wording="same design" if same_design else "another design",
-            ),
-            Claim(
-                "a corpus of this size",
                 f"{ref['characters']:,} characters",
+            ],
+            "here": [
+                f"{s['questions']} × 2 = {s['queries']}",
                 f"{here['characters']:,} characters",
-                Verdict.FIGURE,
-                wording=f"{here['characters'] / ref['characters'] - 1:+.0%}",
-            ),
-        ]
+            ],
+        },
+        index=pd.Index(["questions in two phrasings", "corpus size"], name="design"),
     )
+    claims = markdown_table(beside)
     text = "\n".join(
         [
             f"- **The corpus.** {here['documents']} documents, {here['characters']:,} characters, "

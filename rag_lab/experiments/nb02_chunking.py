@@ -14,9 +14,9 @@ import pandas as pd
 from rag_lab.chunking import OVERLAP as OVERLAP_CHARS
 from rag_lab.chunking import Chunk, offset_errors
 from rag_lab.documents import Document
-from rag_lab.evaluation import chapter, claims
+from rag_lab.evaluation import chapter, claims, ledger
 from rag_lab.evaluation.chunking import Chunking, destroyed_questions
-from rag_lab.evaluation.verdicts import claims_markdown
+from rag_lab.evaluation.ledger import Entry
 from rag_lab.questions import Question
 
 CUT = "‖"
@@ -115,11 +115,15 @@ def chapter_destroyed_line() -> str:
     )
 
 
+def entries(measured: Chunking) -> list[Entry]:
+    """The chapter's chunking counts on the lab's corpus: this notebook's part of the ledger."""
+    return claims.chunking_entries(measured, "02", "d2l")
+
+
 def reading(measured: Chunking) -> str:
     """A plain-language verdict on the chapter's chunking claims, computed from the record."""
     lines = [_blind_cuts(measured), _overlap(measured), _header_cost(measured), _window(measured)]
-    judged = [*claims.chunking_claims(measured), claims.header_share_figure(measured)]
-    return "\n".join(lines) + "\n\n" + claims_markdown(judged)
+    return "\n".join(lines) + "\n\n" + ledger.markdown(entries(measured))
 
 
 def _blind_cuts(m: Chunking) -> str:

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from rag_lab.evaluation import chapter
-from rag_lab.evaluation.chapter import STRATEGY_CLAIMS
+from rag_lab.evaluation import chapter, claims, ledger
 from rag_lab.evaluation.lab import Lab
+from rag_lab.evaluation.ledger import Entry
 from rag_lab.evaluation.recall import fmt_interval
 from rag_lab.evaluation.retrieval import Strategies
 from rag_lab.evaluation.runs import split_by_phrasing
@@ -33,15 +33,17 @@ def index_all(lab: Lab) -> list[str]:
     return lines
 
 
+def entries(dense: Strategies) -> list[Entry]:
+    """The chapter's chunking claims on the lab's corpus: this notebook's part of the ledger."""
+    return claims.strategy_entries(dense, "03", "d2l", sections=dense.sections)
+
+
 def reading(dense: Strategies, queries: Sequence[Query], strategy: str = "E") -> str:
     """The chapter's chunking claims under dense retrieval, judged on the record."""
-    lines = [_intervals(dense)]
-    lines += [
-        wording.claim_line(dense.paired.get(a, b, k), direction, claim)
-        for a, b, k, direction, claim in STRATEGY_CLAIMS
-    ]
+    judged = entries(dense)
+    lines = [_intervals(dense), *(wording.entry_line(e) for e in judged)]
     lines += [_overlap_and_ranking(dense), _ticket_wording(dense, queries, strategy)]
-    return "\n".join(lines) + "\n\n" + wording.claim_table(dense.paired, STRATEGY_CLAIMS)
+    return "\n".join(lines) + "\n\n" + ledger.markdown(judged)
 
 
 def _intervals(dense: Strategies) -> str:
@@ -58,8 +60,9 @@ def _intervals(dense: Strategies) -> str:
             if separate
             else "overlap, so the unpaired table cannot tell A and E apart."
         )
-        + " Resampling questions instead of queries (cluster bootstrap, both phrasings "
-        f"together): {fmt_interval(a.by_question[20])} and {fmt_interval(e.by_question[20])}."
+        + " With the 32 questions as the sample (both phrasings of a question succeed or "
+        f"fail together): {fmt_interval(a.by_question[20])} and "
+        f"{fmt_interval(e.by_question[20])}."
     )
 
 

@@ -11,7 +11,8 @@ from collections.abc import Sequence
 
 import pandas as pd
 
-from rag_lab.evaluation.chapter import SYSTEM_CLAIMS
+from rag_lab.evaluation import claims, ledger
+from rag_lab.evaluation.ledger import Entry
 from rag_lab.evaluation.recall import KS
 from rag_lab.evaluation.retrieval import Systems
 from rag_lab.experiments import wording
@@ -35,14 +36,17 @@ def found_by_one(systems: Systems, queries: Sequence[Query], k: int = 8) -> pd.D
     return found[dense_hit != bm25_hit].sort_values("query").set_index("query")
 
 
+def entries(systems: Systems) -> list[Entry]:
+    """The chapter's claims about dense, BM25 and hybrid: this notebook's part of the ledger."""
+    return claims.system_entries(systems, "04", "d2l")
+
+
 def reading(systems: Systems) -> str:
     """The chapter's dense / BM25 / hybrid claims on one chunking, judged on the record."""
+    judged = entries(systems)
     lines = [_top1(systems), _different_failures(systems), _hybrid_points(systems)]
-    lines += [
-        wording.claim_line(systems.paired.get(a, b, k), direction, claim)
-        for a, b, k, direction, claim in SYSTEM_CLAIMS
-    ]
-    return "\n".join(lines) + "\n\n" + wording.claim_table(systems.paired, SYSTEM_CLAIMS)
+    lines += [wording.entry_line(e) for e in judged]
+    return "\n".join(lines) + "\n\n" + ledger.markdown(judged)
 
 
 def _top1(s: Systems) -> str:

@@ -15,10 +15,11 @@ import pandas as pd
 from scipy import stats as sps
 
 from rag_lab.chunking import Chunk
-from rag_lab.evaluation import chapter
+from rag_lab.evaluation import chapter, claims, ledger
 from rag_lab.evaluation.lab import Lab
+from rag_lab.evaluation.ledger import Entry, count_entry, fixed_entry
 from rag_lab.evaluation.refusal import Refusal
-from rag_lab.evaluation.verdicts import Claim, Verdict, claims_markdown
+from rag_lab.evaluation.verdicts import Verdict
 from rag_lab.questions import Negative
 from rag_lab.text import counted, longest_common_run, words
 
@@ -140,21 +141,72 @@ def bluffs_at(
     return closest_negatives(negatives, negs, chunks, n=n, per_query=per_query)
 
 
+def entries(identity_unit: float, gated: Refusal, traps: pd.DataFrame) -> list[Entry]:
+    """The chapter's distance and threshold claims: this notebook's part of the ledger. The
+    literal-match failure is judged on the probes' trap negatives (``traps``,
+    :func:`rag_lab.experiments.probes.trap_table`), which are built to trigger it."""
+    at = {"notebook": "06", "benchmark": "d2l"}
+    landed = traps[traps["passes"] & traps["holds rare term"]]
+    return [
+        fixed_entry(
+            **at,
+            claim="identity",
+            statement="cosine distance is L2²/2 on unit vectors",
+            verdict=Verdict.BY_CONSTRUCTION,
+            reason="an identity of unit vectors (‖a − b‖² = 2 − 2 a·b); measured, the float32 "
+            f"error is {identity_unit:.1e}",
+            metric="max |L2²/2 − (1 − cos)|",
+            chapter=f"max error {chapter.IDENTITY_MAX_DIFF:.1e}",
+            here=f"max error {identity_unit:.1e}",
+        ),
+        *claims.refusal_entries(gated, "06", "d2l"),
+        count_entry(
+            **at,
+            claim="literal-match-bluff",
+            statement="a negative that shares a literal term with a chunk bluffs",
+            metric=f"trap negatives under {chapter.CUTOFF} on a chunk holding their rare term",
+            holds=len(landed) > 0,
+            here=", ".join(f"{i} at {d:.3f}" for i, d in landed["distance"].items()) or "none",
+            chapter=f"its example at {chapter.TRAP_DISTANCE}",
+            rule="reproduces when at least one trap negative does (data/probes.yaml)",
+        ),
+    ]
+
+
 def reading(
     identity_unit: float,
     unnormalized: dict[str, float],
     gated: Refusal,
     failures: pd.DataFrame,
+    traps: pd.DataFrame,
 ) -> str:
     """A plain-language verdict on the chapter's distance and threshold claims."""
     lines = [
         _identity(identity_unit, unnormalized),
         _overlap(gated),
         _bluffs(gated),
+        _without_needle(gated),
         _price(gated),
-        _failure_kinds(failures),
+        _failure_kinds(failures, traps),
     ]
-    return "\n".join(lines) + "\n\n" + claims_markdown(claims(identity_unit, gated))
+    return "\n".join(lines) + "\n\n" + ledger.markdown(entries(identity_unit, gated, traps))
+
+
+def _without_needle(g: Refusal) -> str:
+    hi = g.at(chapter.CUTOFF)
+    wrong, bluffs = int(hi["answered without needle"]), int(hi["bluffs"])
+    more = wrong / g.answerable > bluffs / g.negatives
+    return (
+        f"- **Answered without the answer.** At {chapter.CUTOFF}, {wrong} of {g.answerable} "
+        f"answerable queries pass the gate with no chunk that holds their needle, beside "
+        f"{bluffs} of {g.negatives} bluffs: "
+        + (
+            "a larger share than the bluffs, and no cutoff can catch them, for their chunks "
+            "are near, only not right."
+            if more
+            else "a smaller share than the bluffs."
+        )
+    )
 
 
 def _identity(identity_unit: float, u: dict[str, float]) -> str:
@@ -206,65 +258,28 @@ def _price(g: Refusal) -> str:
     )
 
 
-def _failure_kinds(failures: pd.DataFrame) -> str:
+def _failure_kinds(failures: pd.DataFrame, traps: pd.DataFrame) -> str:
     kinds = failures.drop_duplicates("negative").groupby("kind")["negative"].apply(list)
     found = "; ".join(f"{kind}: {', '.join(ids)}" for kind, ids in kinds.items())
     literal = "literal match" in kinds.index
+    landed = traps[traps["passes"] & traps["holds rare term"]]
+    if len(landed):
+        where = ", ".join(f"{i} at {d:.3f}" for i, d in landed["distance"].items())
+        trap_note = (
+            f"The trap negatives of `data/probes.yaml`, built to trigger it, do: {where} "
+            f"(the chapter's example: {chapter.TRAP_DISTANCE})."
+        )
+    else:
+        trap_note = "Nor do the trap negatives of `data/probes.yaml`, built to trigger it."
+    kinds_note = (
+        "Both of the chapter's kinds appear. "
+        if literal and "near miss" in kinds.index
+        else "Literal matches appear. "
+        if literal
+        else "None of these negatives bluffs on a literal match, but none was built to. "
+    )
     return (
         f"- **Failure kinds of every bluff at {chapter.CUTOFF}** "
         f"({failures['negative'].nunique()} negatives, each judged on its two nearest chunks) "
-        f"— {found or 'none'}. "
-        + (
-            "Both of the chapter's kinds appear."
-            if literal and "near miss" in kinds.index
-            else "Literal matches appear."
-            if literal
-            else "No bluff matches a passage literally, so the chapter's literal-match failure "
-            "is not observed here; but none of these negatives was built to trigger it, so "
-            "this is an absence of evidence, not evidence of absence."
-        )
+        f"— {found or 'none'}. " + kinds_note + trap_note
     )
-
-
-def claims(identity_unit: float, g: Refusal) -> list[Claim]:
-    """The chapter's five distance and threshold claims, each judged by a stated count."""
-    both = g.overlap.loc["both"]
-    none, hi, lo = g.at(None), g.at(chapter.CUTOFF), g.at(chapter.STRICT_CUTOFF)
-    trades = int(lo["bluffs"]) < int(hi["bluffs"]) and int(lo["refused"]) > int(hi["refused"])
-    return [
-        Claim(
-            "cosine distance = L2²/2 on unit vectors",
-            f"max error {chapter.IDENTITY_MAX_DIFF:.1e}",
-            f"max error {identity_unit:.1e}",
-            _holds(identity_unit < 1e-5),
-        ),
-        Claim(
-            "in-domain and out-of-domain distances overlap",
-            f"worst in {chapter.WORST_IN_DOMAIN}, best out {chapter.BEST_OUT_OF_DOMAIN}",
-            f"worst in {both['worst in-domain']:.3f}, best out {both['best out-of-domain']:.3f}",
-            _holds(bool(both["overlap"])),
-        ),
-        Claim(
-            "without a cutoff every negative is answered",
-            f"{chapter.BLUFFS[None]} of {chapter.NEGATIVES}",
-            f"{int(none['bluffs'])} of {g.negatives}",
-            _holds(int(none["bluffs"]) == g.negatives),
-        ),
-        Claim(
-            f"a cutoff of {chapter.CUTOFF} still bluffs",
-            f"{chapter.BLUFFS[chapter.CUTOFF]} of {chapter.NEGATIVES}",
-            f"{int(hi['bluffs'])} of {g.negatives}",
-            _holds(int(hi["bluffs"]) > 0),
-        ),
-        Claim(
-            f"{chapter.STRICT_CUTOFF} trades bluffs for refusals",
-            f"{chapter.BLUFFS[chapter.STRICT_CUTOFF]} bluffs, "
-            f"{chapter.REFUSED_ANSWERABLE[chapter.STRICT_CUTOFF]} refused",
-            f"{int(lo['bluffs'])} bluffs, {int(lo['refused'])} refused",
-            _holds(trades),
-        ),
-    ]
-
-
-def _holds(condition: bool) -> Verdict:
-    return Verdict.REPRODUCES if condition else Verdict.NOT_REPRODUCED

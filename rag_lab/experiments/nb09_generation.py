@@ -15,12 +15,14 @@ from dataclasses import dataclass
 import pandas as pd
 
 from rag_lab.answers import CitedAnswer, declines, map_citations, render
-from rag_lab.evaluation.verdicts import Claim, Verdict, claims_markdown
+from rag_lab.evaluation import ledger
+from rag_lab.evaluation.ledger import Entry, construction_entry, count_entry, fixed_entry
+from rag_lab.evaluation.verdicts import Verdict
 from rag_lab.models.generator import Generation, Generator
 from rag_lab.pipeline import Answer, Refusal, Retriever, answer
 from rag_lab.progress import bar
 from rag_lab.questions import Negative, Query
-from rag_lab.stats import wilson
+from rag_lab.stats import clustered_wilson
 from rag_lab.text import counted, longest_common_run, shorten, words
 
 COPY_RUN = 20
@@ -40,6 +42,9 @@ class Outcome:
     cited: CitedAnswer | None
     """The generated text with its markers resolved; None when the gate refused."""
     generation: Generation | None
+    unit: str = ""
+    """The independent unit it belongs to: its question for an answerable query (both
+    phrasings of a question succeed or fail together), itself for a negative."""
 
     @property
     def refused(self) -> bool:
@@ -178,25 +183,25 @@ def run(
     per answer, generated or served from the answer cache (``Generation.cached``), which is
     how each :class:`Outcome` gets its :class:`Generation`.
     """
-    items = [(q.id, q.text, q.needle) for q in queries]
-    items += [(n.id, n.query, None) for n in negatives]
+    items = [(q.id, q.text, q.needle, q.question.id) for q in queries]
+    items += [(n.id, n.query, None, n.id) for n in negatives]
     outcomes = []
     with bar(len(items), "answering", "question") as b:
-        for id_, text, needle in items:
+        for id_, text, needle, unit in items:
             before = len(generator.calls)
             result = answer(text, retriever, cutoff, generate=generator)
             generation = generator.calls[-1] if len(generator.calls) > before else None
-            outcomes.append(_outcome(id_, text, needle, result, generation))
+            outcomes.append(_outcome(id_, text, needle, result, generation, unit))
             b.update(note=f"{sum(not g.cached for g in generator.calls)} generated")
     return outcomes
 
 
-def _outcome(id_, text, needle, result, generation) -> Outcome:
+def _outcome(id_, text, needle, result, generation, unit) -> Outcome:
     if isinstance(result, Refusal):
-        return Outcome(id_, text, needle is None, result, (), None, None)
+        return Outcome(id_, text, needle is None, result, (), None, None, unit)
     holding = tuple(c.index for c in result.citations if needle and needle in c.quote)
     cited = map_citations(result.text or "", result.citations)
-    return Outcome(id_, text, needle is None, result, holding, cited, generation)
+    return Outcome(id_, text, needle is None, result, holding, cited, generation, unit)
 
 
 @dataclass(frozen=True)
@@ -227,16 +232,21 @@ class Split:
 
 
 def rate_table(outcomes: Sequence[Outcome], rows: Mapping[str, Row]) -> pd.DataFrame:
-    """One row per named count: ``k/n``, the rate and its Wilson 95 % interval."""
+    """One row per named count: ``k/n``, the rate and its 95 % interval with the questions as
+    the sample (:func:`rag_lab.stats.clustered_wilson`; a negative is its own question)."""
     n = len(outcomes)
     table = []
     for name, row in rows.items():
         k = sum(row(o) for o in outcomes)
-        lo, hi = wilson(k, n)
+        lo, hi = _interval(outcomes, row)
         table.append(
             {"outcome": name, "count": f"{k}/{n}", "rate": f"{k / n:.2f}", "95% CI": _ci(lo, hi)}
         )
     return pd.DataFrame(table).set_index("outcome")
+
+
+def _interval(outcomes: Sequence[Outcome], row: Row) -> tuple[float, float]:
+    return clustered_wilson([row(o) for o in outcomes], [o.unit or o.id for o in outcomes])
 
 
 def examples(outcomes: Sequence[Outcome], row: Row, n: int = 3) -> str:
@@ -261,17 +271,20 @@ def examples(outcomes: Sequence[Outcome], row: Row, n: int = 3) -> str:
 
 # --- the identifier probe -----------------------------------------------------------------
 
-PROBE_PAPERS = (
-    "SimCSE, simple contrastive learning of sentence embeddings",
-    "Sentence-BERT (SBERT), sentence embeddings from siamese BERT networks",
-    "contrastive predictive coding and the InfoNCE loss",
-    "SimCLR, a simple framework for contrastive learning of visual representations",
-    "dense passage retrieval (DPR) for open-domain question answering",
-    "MoCo, momentum contrast for unsupervised visual representation learning",
-    "Contriever, unsupervised dense information retrieval with contrastive learning",
-    "E5, text embeddings by weakly-supervised contrastive pre-training",
-)
-"""Papers on contrastive embeddings; no source is given, so the model can only recall."""
+ARXIV = {
+    "SimCSE, simple contrastive learning of sentence embeddings": "2104.08821",
+    "Sentence-BERT (SBERT), sentence embeddings from siamese BERT networks": "1908.10084",
+    "contrastive predictive coding and the InfoNCE loss": "1807.03748",
+    "SimCLR, a simple framework for contrastive learning of visual representations": "2002.05709",
+    "dense passage retrieval (DPR) for open-domain question answering": "2004.04906",
+    "MoCo, momentum contrast for unsupervised visual representation learning": "1911.05722",
+    "Contriever, unsupervised dense information retrieval with contrastive learning": "2112.09118",
+    "E5, text embeddings by weakly-supervised contrastive pre-training": "2212.03533",
+}
+"""Papers on contrastive embeddings and their arXiv identifiers (facts: each paper's first
+version on arxiv.org), so that a recalled identifier can be checked offline."""
+PROBE_PAPERS = tuple(ARXIV)
+"""No source is given with these, so the model can only recall."""
 PROBE_PROMPT = (
     "What is the arXiv identifier of the paper that introduced {}? Answer with the identifier only."
 )
@@ -292,6 +305,13 @@ class ProbeAnswer:
     def plausible(self) -> bool:
         """Well-formed and consistent with arXiv's scheme (:func:`plausible_arxiv_id`)."""
         return self.identifier is not None and plausible_arxiv_id(self.identifier)
+
+    @property
+    def correct(self) -> bool:
+        """The identifier is the paper's own (:data:`ARXIV`), any version."""
+        return self.identifier is not None and self.identifier.split("v")[0] == ARXIV.get(
+            self.paper
+        )
 
 
 def plausible_arxiv_id(identifier: str) -> bool:
@@ -347,12 +367,16 @@ def reading(outcomes: Sequence[Outcome], probe: Sequence[ProbeAnswer], cutoff: f
         _slipping(split),
         _identifiers(probe),
     ]
-    return "\n".join(lines) + "\n\n" + claims_markdown(claims(split, probe))
+    return "\n".join(lines) + "\n\n" + ledger.markdown(entries(split, probe))
 
 
-def _share(k: int, n: int) -> str:
-    lo, hi = wilson(k, n) if n else (0.0, 1.0)
-    return f"{k} of {n} ({k / n:.0%}, 95% CI {_ci(lo, hi)})" if n else "0 of 0"
+def _share(outcomes: Sequence[Outcome], row: Row) -> str:
+    """``k of n (p %, 95% CI [lo, hi])``, the interval with the questions as the sample."""
+    n, k = len(outcomes), _count(row, outcomes)
+    if not n:
+        return "0 of 0"
+    lo, hi = _interval(outcomes, row)
+    return f"{k} of {n} ({k / n:.0%}, 95% CI {_ci(lo, hi)})"
 
 
 def _count(row: Row, among: Sequence[Outcome]) -> int:
@@ -382,10 +406,10 @@ def _gate_first(split: Split, cutoff: float) -> str:
 
 
 def _citing(answerable: Sequence[Outcome]) -> str:
-    m, bare = len(answerable), _count(only_markers, answerable)
+    bare = _count(only_markers, answerable)
     return (
         f"- **Citing the right source.** Answers cite a source holding the needle for "
-        f"{_share(_count(cites_needle, answerable), m)} answerable queries"
+        f"{_share(answerable, cites_needle)} answerable queries"
         + (
             f", but {bare} of those answers are nothing but a marker such as `[1]`: "
             "a valid citation attached to no claim. "
@@ -393,23 +417,24 @@ def _citing(answerable: Sequence[Outcome]) -> str:
             else ". "
         )
         + "The needle was among the sources and not cited in "
-        f"{_share(_count(needle_not_cited, answerable), m)}; answers cite nothing in "
-        f"{_share(_count(cites_nothing, answerable), m)} and cite a number that names no "
-        f"source in {_share(_count(cites_invalid, answerable), m)}. Only the server's table "
+        f"{_share(answerable, needle_not_cited)}; answers cite nothing in "
+        f"{_share(answerable, cites_nothing)} and cite a number that names no "
+        f"source in {_share(answerable, cites_invalid)}. Only the server's table "
         "turns a number into a link, so an invalid number is caught, not followed. "
-        f"{_share(_count(copies_source, answerable), m)} answers copy {COPY_RUN} or more "
+        f"{_share(answerable, copies_source)} answers copy {COPY_RUN} or more "
         "consecutive words of a source."
     )
 
 
 def _slipping(split: Split) -> str:
-    slipped, p = split.slipped, len(split.negatives)
-    head = f"- **Negatives that slip through.** {_share(len(slipped), p)} negatives passed the gate"
+    slipped = split.slipped
+    passed = _share(split.negatives, slipped_through)
+    head = f"- **Negatives that slip through.** {passed} negatives passed the gate"
     if not slipped:
         return head + ", so the model was never asked to answer one."
     n_declined = _count(declined, slipped)
     return (
-        head + f"; the model said the sources do not answer for {_share(n_declined, len(slipped))} "
+        head + f"; the model said the sources do not answer for {_share(slipped, declined)} "
         f"of them and answered {'the other' if n_declined else 'all'} "
         f"{len(slipped) - n_declined} anyway. "
         + (
@@ -429,40 +454,75 @@ def _identifiers(probe: Sequence[ProbeAnswer]) -> str:
         f"({counted(len(set(ids)), 'distinct identifier')}"
         + ("; the same one for different papers" if len(set(ids)) < len(ids) else "")
         + f"), of which {sum(a.plausible for a in probe)} fit arXiv's numbering for their "
-        "month. Whether any of them points to the paper asked for "
-        "cannot be checked here: that needs a network this environment does not have. A "
-        "well-formed identifier is no evidence of a right one, which is why the model here "
-        "writes only `[n]` and the server supplies the link."
+        f"month and {counted(sum(a.correct for a in probe), 'is', 'are')} the paper's own "
+        "identifier (checked against the papers' real ones, kept in `ARXIV`). Whether the "
+        "others exist on arXiv cannot be checked here: that needs a network this machine "
+        "does not have. A well-formed identifier is no evidence of a right one, which is why "
+        "the model here writes only `[n]` and the server supplies the link."
     )
 
 
-def claims(split: Split, probe: Sequence[ProbeAnswer]) -> list[Claim]:
-    """The chapter's generation claims: one tested by a count, two measured only."""
+def entries(split: Split, probe: Sequence[ProbeAnswer]) -> list[Entry]:
+    """The chapter's generation claims: this notebook's part of the ledger."""
+    at = {"notebook": "09", "benchmark": "d2l"}
     outcomes = split.answerable + split.negatives
     refusals = [o for o in outcomes if o.refused]
     called_on_refusal = sum(o.generation is not None for o in refusals)
-    ids = [a.identifier for a in probe if a.identifier]
+    ids = [a for a in probe if a.identifier]
+    right = [a for a in probe if a.correct]
+    n = len(probe)
     return [
-        Claim(
-            "no model call when nothing passes the threshold",
-            "0 calls for a refusal",
-            f"{called_on_refusal} calls for {len(refusals)} refusals",
-            Verdict.REPRODUCES if called_on_refusal == 0 else Verdict.NOT_REPRODUCED,
+        construction_entry(
+            **at,
+            holds=called_on_refusal == 0,
+            claim="no-call-on-refusal",
+            statement="no model call when nothing passes the threshold",
+            reason="the pipeline returns a refusal before it builds a prompt; counted on a "
+            "real generator",
+            metric="generator calls for refusals",
+            chapter="0 calls for a refusal",
+            here=f"{called_on_refusal} calls for {len(refusals)} refusals",
         ),
-        Claim(
-            "a model cites sources it was given, by number",
-            "–",
-            f"{_count(cites_needle, split.answerable)} of {len(split.answerable)} cite the "
-            "needle's source",
-            Verdict.FIGURE,
-            wording="measured (one model, one prompt)",
+        fixed_entry(
+            **at,
+            claim="cites-by-number",
+            statement="a model cites the sources it was given, by number",
+            verdict=Verdict.NOT_TESTABLE,
+            reason="the chapter gives no rate to compare with; ours is shown with its interval",
+            metric="answers citing the needle's source",
+            here=_share(split.answerable, cites_needle),
         ),
-        Claim(
-            "a model's own identifiers cannot be trusted",
-            "–",
-            f"{len(ids)} well-formed of {len(probe)}, unverifiable offline",
-            Verdict.NOT_MEASURED,
-            wording="not testable offline: only the server links",
+        count_entry(
+            **at,
+            claim="ids-well-formed",
+            statement="asked for arXiv identifiers, a model gives well-formed ones",
+            metric="well-formed identifiers",
+            holds=len(ids) == n,
+            here=f"{len(ids)} of {n}",
+            chapter=f"{n} of {n}",
+            rule="reproduces when every answer holds one",
+        ),
+        count_entry(
+            **at,
+            claim="ids-wrong",
+            statement="and they are not the paper asked for",
+            metric="identifiers that are the paper's own",
+            holds=not right,
+            here=f"{len(right)} of {n} right"
+            + (f" ({', '.join(a.identifier for a in right)})" if right else ""),
+            chapter=f"0 of {n}",
+            rule="reproduces when none is the paper's own (ARXIV holds the right ones)",
+        ),
+        fixed_entry(
+            **at,
+            claim="ids-real",
+            statement="and they exist on arXiv",
+            verdict=Verdict.NOT_TESTABLE,
+            reason="whether an identifier exists needs arXiv itself, which this machine cannot "
+            "reach; plausible by arXiv's numbering: "
+            f"{sum(a.plausible for a in probe)} of {n}",
+            metric="identifiers that exist",
+            chapter=f"{n} of {n}",
         ),
     ]
 

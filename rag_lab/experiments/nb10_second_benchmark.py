@@ -16,17 +16,15 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
 from rag_lab.chunking import sized
-from rag_lab.evaluation import plots
-from rag_lab.evaluation.chapter import STRATEGY_CLAIMS, SYSTEM_CLAIMS
+from rag_lab.evaluation import claims, plots
+from rag_lab.evaluation.ledger import Entry
 from rag_lab.evaluation.retrieval import Strategies, Systems
 from rag_lab.evaluation.spans import METRICS, SIZES, Bench, SpanEvaluation, bench_of, span_metrics
-from rag_lab.evaluation.verdicts import Verdict, judge
 from rag_lab.metrics import hits_at
 from rag_lab.search import TextEncoder
 
@@ -148,75 +146,61 @@ def sweep_figure(sweep: pd.DataFrame, n_questions: int, k: int = SWEEP_K):
 
 # --- the closing comparison -------------------------------------------------------
 
-COUNT_CLAIMS = (
-    ("A", "blind cuts destroy answers", lambda n: n > 0),
-    ("B", "a 64-character overlap prevents it", lambda n: n == 0),
-)
+
+def entries(theirs: SpanEvaluation) -> list[Entry]:
+    """The chapter's claims on Chroma's benchmark: this notebook's part of the ledger. Its
+    documents have no sections, so the header claims are not testable there."""
+    destroyed = {s: int(theirs.destroyed.loc[s, "questions destroyed"]) for s in ("A", "B")}
+    return [
+        *claims.destroyed_entries(destroyed, theirs.questions, "10", "chroma"),
+        *claims.strategy_entries(theirs.strategies, "10", "chroma", sections=theirs.sections),
+        *claims.system_entries(theirs.systems, "10", "chroma"),
+    ]
 
 
-@dataclass(frozen=True)
-class SideBySide:
-    """One claim judged on both corpora: the evidence as shown, and each verdict."""
-
-    claim: str
-    ours: str
-    our_verdict: Verdict
-    theirs: str
-    their_verdict: Verdict
-
-    @property
-    def agree(self) -> bool:
-        return self.our_verdict is self.their_verdict
+def ours(dense: Strategies, systems: Systems) -> list[Entry]:
+    """The same claims on the lab's corpus (as notebooks 02–04 judge them), to set beside."""
+    destroyed = {s: dense.destroyed.count(s) for s in ("A", "B")}
+    return [
+        *claims.destroyed_entries(destroyed, dense.destroyed.of, "10", "d2l"),
+        *claims.strategy_entries(dense, "10", "d2l", sections=dense.sections),
+        *claims.system_entries(systems, "10", "d2l"),
+    ]
 
 
-def claim_rows(ours: Strategies, our_systems: Systems, theirs: SpanEvaluation) -> list[SideBySide]:
-    """Each of the chapter's claims, its verdict on our corpus and on Chroma's, side by side."""
+def side_by_side(d2l: Sequence[Entry], chroma: Sequence[Entry]) -> pd.DataFrame:
+    """Each claim on both corpora: the estimate with its interval (or the count) and the
+    verdict, one row a claim, in the order of ``d2l``."""
+    theirs = {e.claim: e for e in chroma}
     rows = []
-    for strategy, claim, holds in COUNT_CLAIMS:
-        o = ours.destroyed.count(strategy)
-        t = int(theirs.destroyed.loc[strategy, "questions destroyed"])
+    for o in d2l:
+        t = theirs.get(o.claim)
         rows.append(
-            SideBySide(
-                f"{claim} ({strategy})",
-                f"{o} of {ours.destroyed.of} questions",
-                _holds(holds(o)),
-                f"{t} of {theirs.questions} questions",
-                _holds(holds(t)),
-            )
+            {
+                "claim": f"{o.claim}: {o.statement}",
+                "ours": _evidence(o),
+                "ours: verdict": o.verdict.label,
+                "Chroma's": _evidence(t) if t else "–",
+                "Chroma's: verdict": t.verdict.label if t else "–",
+            }
         )
-    judged = [(ours, theirs.strategies, *claim) for claim in STRATEGY_CLAIMS]
-    judged.append((ours, theirs.strategies, "B", "A", 8, ">", "overlap beats blind cuts"))
-    judged += [(our_systems, theirs.systems, *claim) for claim in SYSTEM_CLAIMS]
-    for here, there, a, b, k, direction, claim in judged:
-        o, t = here.paired.get(a, b, k), there.paired.get(a, b, k)
-        sign = "≈" if direction == "=" else direction
-        rows.append(
-            SideBySide(
-                f"{a} {sign} {b} at R@{k}: {claim}",
-                f"{o.per_question} (Holm {o.p_holm:#.2g})",
-                judge(o, direction),
-                f"{t.per_query} (Holm {t.p_holm:#.2g})",
-                judge(t, direction),
-            )
-        )
-    return rows
+    return pd.DataFrame(rows).set_index("claim")
 
 
-def claims_view(rows: Sequence[SideBySide]) -> pd.DataFrame:
-    """:func:`claim_rows` as a table, one row per claim."""
-    return pd.DataFrame(
-        {
-            "claim": [r.claim for r in rows],
-            "ours": [r.ours for r in rows],
-            "ours: verdict": [r.our_verdict.label for r in rows],
-            "Chroma's": [r.theirs for r in rows],
-            "Chroma's: verdict": [r.their_verdict.label for r in rows],
-        }
-    ).set_index("claim")
+def agreement(d2l: Sequence[Entry], chroma: Sequence[Entry]) -> tuple[list[str], list[str]]:
+    """(claims tested on both corpora, those whose verdicts differ): a claim not testable or
+    not measured on either corpus is tested on neither, so it is never counted as agreement."""
+    theirs = {e.claim: e for e in chroma}
+    both = [
+        o for o in d2l if o.claim in theirs and o.verdict.tested and theirs[o.claim].verdict.tested
+    ]
+    return [o.claim for o in both], [
+        o.claim for o in both if o.verdict is not theirs[o.claim].verdict
+    ]
 
 
-def _holds(condition: bool) -> Verdict:
-    return Verdict.REPRODUCES if condition else Verdict.NOT_REPRODUCED
+def _evidence(e: Entry) -> str:
+    return e.interval if e.interval != "–" else e.here
 
 
 def chroma_directions(sweep: pd.DataFrame, means5: pd.DataFrame, k: int = SWEEP_K) -> list[str]:
@@ -254,10 +238,15 @@ def chroma_directions(sweep: pd.DataFrame, means5: pd.DataFrame, k: int = SWEEP_
 
 
 def reading(
-    theirs: SpanEvaluation, claims: Sequence[SideBySide], sweep: pd.DataFrame, k: int = SWEEP_K
+    theirs: SpanEvaluation,
+    d2l: Sequence[Entry],
+    chroma: Sequence[Entry],
+    sweep: pd.DataFrame,
+    k: int = SWEEP_K,
 ) -> str:
     """The notebook's reading, computed from its records."""
-    differ = [r.claim for r in claims if not r.agree]
+    tested, differ = agreement(d2l, chroma)
+    untested = [e.claim for e in chroma if not e.verdict.tested]
     a, c = theirs.destroyed.loc["A"], theirs.destroyed.loc["C"]
     recall = theirs.strategies.recall
     by_r = sweep[f"R@{k}"]
@@ -272,7 +261,14 @@ def reading(
         f"{by_r.idxmin()} ({by_r.min():.3f}); {sweep.loc[by_r.idxmax(), f'chars for {k}']:.0f} "
         f"against {sweep.loc[by_r.idxmin(), f'chars for {k}']:.0f} characters of context "
         f"for {k} chunks.",
-        f"- **Side by side**: the two corpora agree on {len(claims) - len(differ)} of "
-        f"{len(claims)} claims" + (f"; they differ on: {'; '.join(differ)}." if differ else "."),
+        f"- **Side by side**: of the {len(tested)} claims tested on both corpora, the verdicts "
+        f"agree on {len(tested) - len(differ)}"
+        + (f" and differ on {', '.join(differ)}" if differ else "")
+        + (
+            f"; {', '.join(untested)} cannot be tested on Chroma's corpora (no sections) and "
+            "are not counted."
+            if untested
+            else "."
+        ),
     ]
     return "\n".join(lines)

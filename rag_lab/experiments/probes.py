@@ -11,8 +11,8 @@ term of the corpus but ask what it does not answer. It is kept apart from
 >>> lab = setup()                                          # doctest: +SKIP
 >>> probes = load(lab.docs)                                # doctest: +SKIP
 >>> ranks = identifier_ranks(lab, probes)                  # doctest: +SKIP
->>> paired = identifier_comparisons(ranks, probes.queries())  # doctest: +SKIP
->>> print(reading(ranks, paired, trap_table(lab, probes)))   # doctest: +SKIP
+>>> traps = trap_table(lab, probes)                            # doctest: +SKIP
+>>> print(reading(ranks, entries(ranks, probes.queries()), traps))  # doctest: +SKIP
 """
 
 from __future__ import annotations
@@ -27,15 +27,15 @@ from rag_lab import dense, paths
 from rag_lab.bm25 import tokenize
 from rag_lab.chunking import Chunk
 from rag_lab.documents import Document
-from rag_lab.evaluation import chapter
+from rag_lab.evaluation import chapter, ledger
 from rag_lab.evaluation.lab import Lab
+from rag_lab.evaluation.ledger import Direction, Entry, PairedClaim, paired_entries
 from rag_lab.evaluation.paired import PairedTable, paired_table
 from rag_lab.evaluation.runs import rank_all
-from rag_lab.evaluation.verdicts import Verdict, judge
+from rag_lab.experiments import wording
 from rag_lab.experiments.nb06_distances_and_refusal import classify
 from rag_lab.metrics import Ranks, hits_at
 from rag_lab.questions import Query, QuestionSet, load_questions
-from rag_lab.stats import ALPHA
 from rag_lab.text import counted
 
 PROBES = paths.DATA / "probes.yaml"
@@ -158,50 +158,46 @@ def trap_table(
     return pd.DataFrame(rows).set_index("id")
 
 
-def reading(
-    ranks: Mapping[str, Ranks],
-    paired: PairedTable,
-    traps: pd.DataFrame,
-    cutoff: float = chapter.CUTOFF,
-) -> str:
-    """What the probes say about the chapter's two identifier claims, from the numbers given:
-    ``ranks`` (:func:`identifier_ranks`), ``paired`` (:func:`identifier_comparisons`) and
-    ``traps`` (:func:`trap_table`, made at ``cutoff``)."""
+IDENTIFIER_CLAIMS = tuple(
+    PairedClaim(f"{a}>{b}@R{k}:identifiers", f"{claim} (R@{k})", a, b, k, Direction.BETTER)
+    for a, b, claim in (
+        ("BM25", "dense", "BM25 catches identifiers that dense misses"),
+        ("hybrid", "dense", "fusion recovers what dense misses"),
+    )
+    for k in KS
+)
+"""The chapter's two identifier claims, each at every k of :data:`KS`: one family of six."""
+
+
+def entries(ranks: Mapping[str, Ranks], queries: Sequence[Query]) -> list[Entry]:
+    """The identifier claims on the probe queries: notebook 04's part of the ledger beside its
+    main claims. (The traps judge notebook 06's literal-match claim, which is where the
+    chapter makes it.)"""
+    clusters = [q.question.id for q in queries]
+    return paired_entries("04", "d2l probes", IDENTIFIER_CLAIMS, ranks, clusters)
+
+
+def reading(ranks: Mapping[str, Ranks], judged: Sequence[Entry], traps: pd.DataFrame) -> str:
+    """What the probes say about the chapter's identifier claims: recall on the probes, each
+    ledger entry of :func:`entries`, and the traps (:func:`trap_table`)."""
     n = len(next(iter(ranks.values())))
     recall = ", ".join(
         f"{name} {hits_at(r, 1).mean():.3f} / {hits_at(r, 8).mean():.3f}"
         for name, r in ranks.items()
     )
     lines = [f"- **Recall on {n} identifier queries** (R@1 / R@8): {recall}."]
-    for a, b, claim in (
-        ("BM25", "dense", "BM25 catches identifiers that dense misses"),
-        ("hybrid", "dense", "fusion recovers what dense misses"),
-    ):
-        verdicts = {k: judge(paired.get(a, b, k), ">") for k in KS}
-        held = [k for k, v in verdicts.items() if v is Verdict.REPRODUCES]
-        numbers = "; ".join(
-            f"R@{k}: per question {paired.get(a, b, k).per_question}, Holm p = "
-            f"{paired.get(a, b, k).p_holm:#.2g} ({verdicts[k].label})"
-            for k in KS
-        )
-        outcome = (
-            f"**supported** at R@{', R@'.join(map(str, held))} by the question-level test "
-            f"after Holm (α = {ALPHA})"
-            if held
-            else "**not supported**: no question-level test survives Holm"
-        )
-        lines.append(f"- **{a} > {b}** ({claim}): {outcome}. {numbers}.")
+    lines += [wording.entry_line(e) for e in judged]
     passing = traps[traps["passes"]]
     held_term = int(passing["holds rare term"].sum())
     where = ", ".join(f"{i} at {d:.3f}" for i, d in passing["distance"].sort_values().items())
     lines.append(
         f"- **Literal traps.** {len(passing)} of {len(traps)} pass the chapter's cutoff "
-        f"{cutoff} (strictly under it){': ' + where if where else ''}; "
+        f"{chapter.CUTOFF} (strictly under it){': ' + where if where else ''}; "
         f"{counted(held_term, 'of them lands', 'of them land')} on a chunk holding its rare "
         f"term. The nearest trap is {traps['distance'].min():.3f} from a chunk, the farthest "
         f"{traps['distance'].max():.3f} (the chapter's example: {chapter.TRAP_DISTANCE})."
     )
-    return "\n".join(lines)
+    return "\n".join(lines) + "\n\n" + ledger.markdown(judged)
 
 
 def _looks_like_identifier(word: str, first: bool) -> bool:

@@ -116,8 +116,18 @@ def test_a_tiny_corpus_end_to_end(tmp_path):
         "gate",
     ]
     # The chapter's claims, judged on this corpus, close the report and the JSON.
-    assert data["claims"][0]["statement"] == "blind cuts destroy answers (A)"
-    assert data["claims"][0]["verdict"] == "reproduces"
+    first = data["claims"][0]
+    assert (first["claim"], first["benchmark"], first["verdict"]) == (
+        "A-destroys",
+        "docs",
+        "reproduces",
+    )
+    ledger_file = json.loads(written.claims.read_text())
+    assert ledger_file == data["claims"] and written.claims.name == "claims.json"
+    verdicts = {c["claim"]: c["verdict"] for c in ledger_file}
+    # two questions cannot carry a test: no paired claim reproduces, none is contradicted
+    assert verdicts["E>A@R20"] in {"inconclusive", "excludes_chapter_effect"}
+    assert verdicts["no-cutoff-bluffs"] == "by_construction"
 
     md = (tmp_path / "out" / "report.md").read_text()
     for heading in (

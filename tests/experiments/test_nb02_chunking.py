@@ -5,6 +5,7 @@ import pytest
 from rag_lab.chunking import chunk_corpus
 from rag_lab.documents import Document
 from rag_lab.evaluation import chunking
+from rag_lab.evaluation.verdicts import Verdict
 from rag_lab.experiments import nb02_chunking as chunk_report
 from rag_lab.models.minilm import count_word_pieces
 from rag_lab.questions import Question
@@ -57,7 +58,15 @@ def test_header_tokens_are_the_difference_with_and_without_the_header():
 
 def test_the_reading_words_the_record():
     by = {name: chunk_corpus([DOC], name) for name in "ABCDEF"}
-    text = chunk_report.reading(chunking.measure(by, QUESTIONS))
+    measured = chunking.measure(by, QUESTIONS)
+    text = chunk_report.reading(measured)
     assert "Here 1 of 2 needles are in no chunk under A" in text
     assert "Overlap prevents it.** B loses no needle" in text
-    assert "| blind cuts destroy answers (A) | 4 of 32 | 1 of 2 | reproduces |" in text
+    judged = {e.claim: e for e in chunk_report.entries(measured)}
+    assert judged["A-destroys"].verdict is Verdict.REPRODUCES
+    assert (judged["A-destroys"].here, judged["A-destroys"].chapter) == ("1 of 2", "4 of 32")
+    assert judged["B-destroys-none"].verdict is Verdict.REPRODUCES
+    # one short document: no chunk reaches the window, so neither the header nor the
+    # overlap pushes one past it
+    assert judged["header-window"].verdict is Verdict.CONTRADICTED
+    assert "A-destroys: blind cuts destroy answers" in text

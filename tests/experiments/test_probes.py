@@ -5,7 +5,7 @@ import pytest
 
 from rag_lab import paths
 from rag_lab.chunking import chunk_corpus
-from rag_lab.evaluation.verdicts import Verdict, judge
+from rag_lab.evaluation.verdicts import Verdict
 from rag_lab.experiments import probes as pr
 from rag_lab.questions import Query, Question, load_questions
 
@@ -88,18 +88,24 @@ def traps_of(distances: list[float], holds: list[bool]) -> pd.DataFrame:
 def test_reading_says_what_the_numbers_say():
     # 12 questions: BM25 finds both phrasings of every one at rank 1, dense none of them
     # within 8, the hybrid ranks each 9th. Per question BM25 wins 12/0, p = 2/2^12 = 0.00049,
-    # which Holm over the 9 rows (6 of them this small) keeps under 0.05.
+    # which Holm over the family of six identifier claims keeps under 0.05.
     queries = queries_of(12)
     ranks = {"dense": [None] * 24, "BM25": [1] * 24, "hybrid": [9] * 24}
     paired = pr.identifier_comparisons(ranks, queries)
     row = pr.identifier_view(paired).set_index(["a", "b", "k"]).loc[("BM25", "dense", 1)]
     assert row["by question"] == "+12/−0, p = 0.00049" and row["verdict"] == "BM25 > dense"
     traps = traps_of([0.66, 0.70, 0.61, 0.80], [True, False, False, False])
-    text = pr.reading(ranks, paired, traps)
+    text = pr.reading(ranks, pr.entries(ranks, queries), traps)
     assert "dense 0.000 / 0.000, BM25 1.000 / 1.000, hybrid 0.000 / 0.000" in text
-    claim = "**BM25 > dense** (BM25 catches identifiers that dense misses): **supported**"
-    assert f"{claim} at R@1, R@4, R@8" in text
-    assert "**hybrid > dense** (fusion recovers what dense misses): **not supported**" in text
+    judged = {e.claim: e for e in pr.entries(ranks, queries)}
+    assert [judged[f"BM25>dense@R{k}:identifiers"].verdict for k in pr.KS] == [
+        Verdict.REPRODUCES
+    ] * 3
+    # the hybrid finds nothing by 8 either: no difference with dense, and the chapter gives
+    # no effect to exclude
+    assert judged["hybrid>dense@R8:identifiers"].verdict is Verdict.INCONCLUSIVE
+    line = "- **BM25>dense@R1:identifiers** (BM25 catches identifiers that dense misses (R@1))"
+    assert line in text
     assert (
         "2 of 4 pass the chapter's cutoff 0.675 (strictly under it): t3 at 0.610, t1 at 0.660"
         in text
@@ -113,9 +119,9 @@ def test_reading_with_no_difference_and_no_trap_through():
     ranks = {"dense": [1] * 16, "BM25": [1] * 16, "hybrid": [1] * 16}
     paired = pr.identifier_comparisons(ranks, queries)
     assert set(pr.identifier_view(paired)["verdict"]) == {"no difference shown"}
-    assert judge(paired.get("BM25", "dense", 8), ">") is Verdict.NOT_REPRODUCED
-    text = pr.reading(ranks, paired, traps_of([0.70, 0.90], [False, False]))
-    assert (
-        "**BM25 > dense** (BM25 catches identifiers that dense misses): **not supported**" in text
-    )
+    traps = traps_of([0.70, 0.90], [False, False])
+    judged = pr.entries(ranks, queries)
+    assert {e.verdict for e in judged} == {Verdict.INCONCLUSIVE}  # no difference at all
+    text = pr.reading(ranks, judged, traps)
+    assert "**Inconclusive (detects ±" in text
     assert "0 of 2 pass the chapter's cutoff 0.675 (strictly under it); 0 of them land" in text

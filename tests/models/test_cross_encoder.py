@@ -168,3 +168,6 @@ def test_the_reading_never_takes_a_standins_quality_for_evidence():
     ranks = {**RANKS, rerank_report.system_name(standin): [1, 1, 30, 1]}
     text = rerank_report.reading(ranks, LATENCIES, standin, FOUR)
     assert "stand-in only" in text and "is noise" in text and "reproduces:" not in text
+    judged = {e.claim: e for e in rerank_report.entries(ranks, LATENCIES, standin, FOUR)}
+    assert judged["cross>hybrid@R1"].verdict.value == "not_measured"
+    assert judged["colbert"].verdict.value == "not_testable"

@@ -19,9 +19,9 @@ What each mitigation recovers is the same measures, with it and without: running
 removed by repetition, a layout-aware reader, OCR with a confidence threshold.
 
 Measures return records of numbers (DataFrames, :class:`OcrRun`, the :class:`Results` of
-the run); a ``*_view`` or ``*_table`` of a record formats it for the notebook, and the claims
-(:class:`~rag_lab.evaluation.verdicts.Claim`) and the reading are worded from the records'
-fields, last. The modules, by concern:
+the run); a ``*_view`` or ``*_table`` of a record formats it for the notebook, and the
+claims (ledger entries, :class:`~rag_lab.evaluation.ledger.Entry`) and the reading are
+worded from the records' fields, last. The modules, by concern:
 
 - ``pdfs``: the corpus typeset in every layout, and scanned (:class:`Typeset`);
 - ``extraction``: the readers, and what they extract and OCR reads, cached (keyed by the

@@ -1,7 +1,7 @@
 """The chapter's five statements about extraction, each judged against the run's records.
 
-Each is a :class:`~rag_lab.evaluation.verdicts.Claim` whose
-:class:`~rag_lab.evaluation.verdicts.Verdict` is decided from numbers; the chapter gives
+Each is a ledger :class:`~rag_lab.evaluation.ledger.Entry` whose verdict is decided from
+the run's counts; the chapter gives
 none of its own for these (it says the symptom shows up "three layers later", without a
 number), so a claim's ``chapter`` is empty.
 """
@@ -10,16 +10,18 @@ from __future__ import annotations
 
 import pandas as pd
 
+from rag_lab.evaluation.ledger import Entry, count_entry, fixed_entry
 from rag_lab.evaluation.paired import Finding
-from rag_lab.evaluation.verdicts import Claim, Verdict
+from rag_lab.evaluation.verdicts import Verdict
 from rag_lab.experiments.nb11_extraction.extraction import APP_READER
 from rag_lab.experiments.nb11_extraction.kept import losing
 from rag_lab.experiments.nb11_extraction.results import Results
 from rag_lab.experiments.nb11_extraction.retrieval import worse
 
 
-def chapter_claims(results: Results) -> list[Claim]:
-    """Interleaving (two layouts), word soup, running headers, scans, the symptom."""
+def chapter_claims(results: Results) -> list[Entry]:
+    """Interleaving (two layouts), word soup, running headers, scans, the symptom: this
+    notebook's part of the ledger, each a count on the run's records."""
     return [
         *(_interleave(results, layout) for layout in ("two-column", "two-column-rows")),
         _word_soup(results),
@@ -29,52 +31,56 @@ def chapter_claims(results: Results) -> list[Claim]:
     ]
 
 
-def claims_table(claims: list[Claim]) -> pd.DataFrame:
+def claims_table(entries: list[Entry]) -> pd.DataFrame:
     """The claims for reading: each statement, what was measured, the verdict in words."""
     return pd.DataFrame(
-        {"measured": [c.here for c in claims], "verdict": [c.verdict_text for c in claims]},
-        index=pd.Index([c.statement for c in claims], name="chapter"),
+        {"measured": [e.here for e in entries], "verdict": [e.verdict.label for e in entries]},
+        index=pd.Index([e.statement for e in entries], name="chapter"),
     )
 
 
-def _interleave(results: Results, layout: str) -> Claim:
+_AT = {"notebook": "11", "benchmark": "d2l as PDFs"}
+
+
+def _interleave(results: Results, layout: str) -> Entry:
     lost, readers = losing(results.tests, layout), len(results.tests.loc[layout])
     here = (
-        f"needles lost against one column by {', '.join(lost)}"
+        f"{len(lost)} of {readers} readers lose needles against one column: {', '.join(lost)}"
         if lost
         else "no reader loses needles against one column"
     )
-    statement = f"two-column layouts interleave ({layout})"
-    if not lost:
-        return Claim(statement, "", here, Verdict.NOT_REPRODUCED)
-    if len(lost) == readers:
-        return Claim(statement, "", here, Verdict.REPRODUCES)
-    return Claim(
-        statement, "", here, Verdict.IN_PART, detail=f"for {len(lost)} of {readers} readers"
+    return count_entry(
+        **_AT,
+        claim=f"interleave:{layout}",
+        statement=f"two-column layouts interleave ({layout})",
+        metric="readers that lose needles against one column (per-needle sign test, Holm)",
+        holds=bool(lost),
+        here=here,
+        rule="reproduces when at least one reader loses needles significantly",
     )
 
 
-def _word_soup(results: Results) -> Claim:
+def _word_soup(results: Results) -> Entry:
     rows = results.rows
     counts = zip(rows.index, rows["kept"], rows["rows"], strict=True)
+    soup = rows[rows["kept"] < rows["rows"]]
     here = (
-        "rows with cells in order: "
+        f"{len(soup)} of {len(rows)} readers scatter rows; rows with cells in order: "
         + ", ".join(f"{r} {k}/{n}" for r, k, n in counts)
         + f"; needles inside tables: {results.needles_in_tables}"
     )
-    soup = rows[rows["kept"] < rows["rows"]]
-    statement = "tables become word soup"
-    if soup.empty:
-        return Claim(statement, "", here, Verdict.NOT_REPRODUCED)
-    lo, hi = int(soup["kept"].min()), int(soup["kept"].max())
-    keeping = f"keeping {lo if lo == hi else f'{lo}–{hi}'} of {int(soup['rows'].iloc[0])}"
-    if len(soup) == len(rows):
-        return Claim(statement, "", here, Verdict.REPRODUCES, detail=f"(every reader, {keeping})")
-    wording = f"in part: {len(soup)} of {len(rows)} readers scatter rows ({keeping})"
-    return Claim(statement, "", here, Verdict.IN_PART, wording=wording)
+    return count_entry(
+        **_AT,
+        claim="word-soup",
+        statement="tables become word soup",
+        metric="readers that scatter a table row's cells",
+        holds=not soup.empty,
+        here=here,
+        rule="reproduces when at least one reader scatters rows",
+    )
 
 
-def _running_headers(results: Results) -> Claim:
+def _running_headers(results: Results) -> Entry:
     lib = results.waste.drop(index=APP_READER, errors="ignore")
     carrying = lib["share of chunks"]
     here = (
@@ -82,35 +88,48 @@ def _running_headers(results: Results) -> Claim:
         f"(the chunks at a page's top or bottom); "
         f"{lib['share of embedded word-pieces'].max():.2%} of embedded word-pieces at most"
     )
-    statement = "running headers repeat in every chunk"
-    if carrying.min() == 1:
-        return Claim(statement, "", here, Verdict.REPRODUCES)
-    return Claim(statement, "", here, Verdict.NOT_REPRODUCED, detail="as stated")
+    return count_entry(
+        **_AT,
+        claim="running-headers",
+        statement="running headers repeat in every chunk",
+        metric="share of chunks that carry a running line",
+        holds=bool(carrying.min() == 1),
+        here=here,
+        rule="reproduces when every chunk of every reader carries one",
+    )
 
 
-def _scans(results: Results) -> Claim:
+def _scans(results: Results) -> Entry:
     run, layer = results.run, results.text_layer
     chars = int(layer["characters"].max())
-    ocr = (
-        "OCR not run"
-        if run is None
-        else f"OCR: mean page confidence {run.pages['confidence'].mean():.1f}, "
-        f"needles {int(run.needles['kept'].sum())}/{len(run.needles)} verbatim"
+    statement = "a scanned page has no text until OCR gives some, with a confidence"
+    if run is None:
+        return fixed_entry(
+            **_AT,
+            claim="scans",
+            statement=statement,
+            verdict=Verdict.NOT_MEASURED,
+            reason="Tesseract is not installed here, so OCR could not run",
+            metric="characters from the scans' text layer",
+            here=f"{chars} characters from any of the {len(layer)} readers",
+        )
+    here = (
+        f"{chars} characters from any of the {len(layer)} readers; OCR: mean page confidence "
+        f"{run.pages['confidence'].mean():.1f}, needles {int(run.needles['kept'].sum())}/"
+        f"{len(run.needles)} verbatim"
     )
-    here = f"{chars} characters from any of the {len(layer)} readers; {ocr}"
-    verdict = (
-        Verdict.NOT_MEASURED
-        if run is None
-        else Verdict.REPRODUCES
-        if chars == 0
-        else Verdict.NOT_REPRODUCED
-    )
-    return Claim(
-        "a scanned page has no text until OCR gives some, with a confidence", "", here, verdict
+    return count_entry(
+        **_AT,
+        claim="scans",
+        statement=statement,
+        metric="characters from the scans' text layer",
+        holds=chars == 0,
+        here=here,
+        rule="reproduces when no reader gets a character from a scan",
     )
 
 
-def _symptom(results: Results) -> Claim:
+def _symptom(results: Results) -> Entry:
     loss = results.loss
     lower = worse(loss)
     same = sum(d is Finding.NONE for d in loss["difference"])
@@ -119,10 +138,12 @@ def _symptom(results: Results) -> Claim:
         f"(by question, Holm): {', '.join(sorted(set(lower['a']))) or 'none'}; "
         f"{same} with no difference shown"
     )
-    statement = "the symptom shows up as bad retrieval, three layers later"
-    if lower.empty:
-        return Claim(statement, "", here, Verdict.NOT_REPRODUCED)
-    if len(lower) == len(loss):
-        return Claim(statement, "", here, Verdict.REPRODUCES)
-    detail = "where extraction loses most needles (the same loss, seen again); not shown elsewhere"
-    return Claim(statement, "", here, Verdict.IN_PART, detail=detail)
+    return count_entry(
+        **_AT,
+        claim="symptom",
+        statement="the symptom shows up as bad retrieval, three layers later",
+        metric="extracted corpora that retrieve worse than the Markdown (by question, Holm)",
+        holds=not lower.empty,
+        here=here,
+        rule="reproduces when at least one extracted corpus retrieves significantly worse",
+    )

@@ -1,0 +1,209 @@
+"""The claims ledger of the whole lab: each notebook's part, the file, the view, the README.
+
+Each notebook writes its claims (:mod:`rag_lab.evaluation.ledger` entries) to
+``figures/claims/<notebook>.json``; the closing notebook gathers them into
+``figures/claims.json``, shows both benchmarks side by side and draws every paired difference
+with its interval; ``python -m rag_lab.experiments.findings`` (the last step of ``make
+reproduce``) writes the README's summary of findings from that file, between its markers.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from rag_lab import paths
+from rag_lab.evaluation import plots
+from rag_lab.evaluation.ledger import Direction, Entry, Ledger
+from rag_lab.evaluation.verdicts import Verdict
+
+README = paths.ROOT / "README.md"
+START, END = "<!-- findings: start -->", "<!-- findings: end -->"
+"""The README's summary lies between these lines, and only there."""
+
+
+def parts_dir() -> Path:
+    return paths.figures_dir() / "claims"
+
+
+def ledger_path() -> Path:
+    return paths.figures_dir() / "claims.json"
+
+
+def save_part(notebook: str, entries: Sequence[Entry]) -> None:
+    """Write one notebook's entries as its part of the ledger (``figures/claims/NN.json``)."""
+    Ledger(list(entries)).write(parts_dir() / f"{notebook}.json")
+
+
+def gather() -> Ledger:
+    """Every notebook's part, in notebook order."""
+    ledger = Ledger()
+    for part in sorted(parts_dir().glob("[0-9][0-9].json")):
+        ledger.extend(Ledger.read(part).entries)
+    return ledger
+
+
+def side_by_side(ledger: Ledger) -> pd.DataFrame:
+    """One row a claim, one column pair a benchmark: the estimate with its interval (or the
+    count) and the verdict; benchmarks in the order they first appear."""
+    benchmarks = list(dict.fromkeys(e.benchmark for e in ledger.entries))
+    rows: dict[str, dict[str, str]] = {}
+    for e in ledger.entries:
+        row = rows.setdefault(e.claim, {"claim": e.statement, "chapter": e.chapter})
+        row[f"{e.benchmark}: here"] = e.interval if e.interval != "–" else e.here
+        row[f"{e.benchmark}: verdict"] = e.verdict.label
+    columns = ["claim", "chapter"] + [
+        f"{b}: {part}" for b in benchmarks for part in ("here", "verdict")
+    ]
+    table = pd.DataFrame(list(rows.values()), index=pd.Index(list(rows), name="id"))
+    return table.reindex(columns=columns).fillna("–")
+
+
+def tally(ledger: Ledger) -> pd.DataFrame:
+    """Verdicts counted per benchmark."""
+    counts = pd.crosstab(
+        pd.Series([e.verdict.label for e in ledger.entries], name="verdict"),
+        pd.Series([e.benchmark for e in ledger.entries], name="benchmark"),
+    )
+    order = [v.label for v in Verdict if v.label in counts.index]
+    return counts.reindex(order)
+
+
+def forest_figure(ledger: Ledger):
+    """Every paired difference by question with its 95 % interval, the chapter's effect
+    marked, one row a claim and benchmark; dashes: zero and the equivalence margin."""
+    import matplotlib.pyplot as plt
+
+    paired = [
+        e
+        for e in ledger.entries
+        if e.direction in (Direction.BETTER, Direction.WORSE, Direction.SAME) and e.ci
+    ]
+    colors = {
+        Verdict.REPRODUCES: "#2e7d32",
+        Verdict.CONTRADICTED: "#c62828",
+        Verdict.EXCLUDES_CHAPTER_EFFECT: "#6a1b9a",
+        Verdict.INCONCLUSIVE: "#757575",
+    }
+    with plots.style():
+        fig, ax = plt.subplots(figsize=(8.5, 0.34 * len(paired) + 1.6))
+        y = np.arange(len(paired))[::-1]
+        for yi, e in zip(y, paired, strict=True):
+            color = colors.get(e.verdict, "#757575")
+            ax.plot(e.ci, [yi, yi], color=color, lw=2)
+            ax.plot(e.estimate, yi, "o", color=color, ms=4)
+            if e.chapter_effect is not None:
+                ax.plot(e.chapter_effect, yi, "x", color="k", ms=6)
+        margins = [e.margin for e in paired if e.margin]
+        ax.axvline(0, color="k", lw=0.8)
+        for m in set(margins):
+            ax.axvline(m, color="k", lw=0.6, ls="--")
+            ax.axvline(-m, color="k", lw=0.6, ls="--")
+        ax.set_yticks(y, [f"{e.claim} · {e.benchmark} ({e.family[:5]})" for e in paired])
+        ax.tick_params(axis="y", labelsize=7)
+        ax.set_xlabel("difference in Recall@k, a − b, by question (95 % interval)")
+        handles = [
+            plt.Line2D([], [], color=c, lw=2, label=v.label)
+            for v, c in colors.items()
+            if any(e.verdict is v for e in paired)
+        ]
+        handles.append(
+            plt.Line2D([], [], color="k", marker="x", ls="", label="the chapter's effect")
+        )
+        ax.legend(
+            handles=handles,
+            loc="upper center",
+            bbox_to_anchor=(0.5, -0.6 / len(paired) - 0.08),
+            ncols=3,
+            fontsize=7,
+        )
+        ax.set_title(
+            f"Every paired claim of the ledger ({len(paired)} differences); dashed: the "
+            "equivalence margin of a no-difference claim",
+            fontsize=9,
+        )
+        fig.tight_layout()
+    return fig
+
+
+def summary(ledger: Ledger) -> str:
+    """The README's summary of findings, in Markdown: the verdicts counted per benchmark and
+    every claim tested on a number, with its estimate and verdict."""
+    counts = tally(ledger)
+    lines = [
+        "| verdict | " + " | ".join(counts.columns) + " |",
+        "|---" * (len(counts.columns) + 1) + "|",
+        *(
+            f"| {v} | " + " | ".join(str(int(n)) for n in counts.loc[v]) + " |"
+            for v in counts.index
+        ),
+        "",
+        "| claim | benchmark | chapter | here | verdict |",
+        "|---|---|---|---|---|",
+    ]
+    for e in ledger.entries:
+        if e.verdict.tested:
+            evidence = e.interval if e.interval != "–" else e.here
+            lines.append(
+                f"| {e.statement} | {e.benchmark} | {e.chapter} | {evidence} | {e.verdict.label} |"
+            )
+    return "\n".join(lines)
+
+
+def update_readme(ledger: Ledger, readme: Path = README) -> bool:
+    """Rewrite the README's block between :data:`START` and :data:`END`; True if it changed."""
+    text = readme.read_text(encoding="utf-8")
+    pattern = re.compile(re.escape(START) + r".*?" + re.escape(END), re.S)
+    if not pattern.search(text):
+        raise SystemExit(f"{readme} has no {START} … {END} block to write the findings in")
+    block = f"{START}\n{summary(ledger)}\n{END}"
+    new = pattern.sub(lambda _: block, text)
+    if new != text:
+        readme.write_text(new, encoding="utf-8")
+    return new != text
+
+
+def main() -> int:
+    path = ledger_path()
+    if not path.is_file():
+        print(f"no ledger at {path}: run the notebooks first (make reproduce)", file=sys.stderr)
+        return 1
+    changed = update_readme(Ledger.read(path))
+    print(f"README findings {'rewritten' if changed else 'unchanged'} from {path.name}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
+
+
+def reading(ledger: Ledger) -> str:
+    """What the ledger says, counted: per benchmark, how many of the claims tested on a number
+    reproduce, and which are contradicted or exclude the chapter's effect."""
+    lines = []
+    decided = (
+        Verdict.REPRODUCES,
+        Verdict.CONTRADICTED,
+        Verdict.EXCLUDES_CHAPTER_EFFECT,
+        Verdict.INCONCLUSIVE,
+    )
+    for benchmark in dict.fromkeys(e.benchmark for e in ledger.entries):
+        mine = [e for e in ledger.entries if e.benchmark == benchmark]
+        tested = [e for e in mine if e.verdict.tested]
+        counts = "; ".join(_named(tested, v) for v in decided)
+        lines.append(
+            f"- **{benchmark}**: {len(mine)} claims, {len(tested)} decided by a test or a count: "
+            f"{counts}. {len(mine) - len(tested)} hold by construction, cannot be tested here "
+            "or were not measured, and count as nothing."
+        )
+    return "\n".join(lines)
+
+
+def _named(entries: Sequence[Entry], verdict: Verdict) -> str:
+    ids = [e.claim for e in entries if e.verdict is verdict]
+    return f"{len(ids)} {verdict.label}" + (f" ({', '.join(ids)})" if ids else "")
