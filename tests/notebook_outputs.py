@@ -59,3 +59,109 @@ def checked_outputs(notebook: dict) -> list[str]:
         for c in code_cells(notebook)
         if "# NBVAL_CHECK_OUTPUT" in "".join(c["source"])
     ]
+
+
+# --- layout: what a reader sees ---------------------------------------------------------------
+
+MAX_COLUMNS = 8
+MAX_WIDTH = 100
+"""As :mod:`rag_lab.experiments.present` sets them: a table's columns (its index included)
+and characters of content (each column as wide as its widest cell, two between columns)."""
+
+
+def _table_rows(markup: str) -> list[list[list[str]]]:
+    """The tables of an HTML fragment, as rows of cell texts (tags dropped, hover text not)."""
+    from html.parser import HTMLParser
+
+    class Cells(HTMLParser):
+        def __init__(self) -> None:
+            super().__init__()
+            self.tables: list[list[list[str]]] = []
+            self.cell: list[str] | None = None
+
+        def handle_starttag(self, tag, attrs):
+            if tag == "table":
+                self.tables.append([])
+            elif tag == "tr" and self.tables:
+                self.tables[-1].append([])
+            elif tag in ("td", "th") and self.tables and self.tables[-1]:
+                self.cell = []
+
+        def handle_endtag(self, tag):
+            if tag in ("td", "th") and self.cell is not None:
+                self.tables[-1][-1].append(" ".join("".join(self.cell).split()))
+                self.cell = None
+
+        def handle_data(self, data):
+            if self.cell is not None:
+                self.cell.append(data)
+
+    parser = Cells()
+    parser.feed(markup)
+    return parser.tables
+
+
+def _markdown_rows(text: str) -> list[list[list[str]]]:
+    tables, current = [], None
+    for line in text.splitlines():
+        if line.lstrip().startswith("|"):
+            cells = [c.strip().replace("**", "") for c in line.strip().strip("|").split("|")]
+            if all(set(c) <= set("-: ") for c in cells):
+                continue  # the rule under the header
+            if current is None:
+                current = []
+                tables.append(current)
+            current.append(cells)
+        else:
+            current = None
+    return tables
+
+
+def _table_width(rows: list[list[str]]) -> tuple[int, int]:
+    columns = max(len(r) for r in rows)
+    widths = [max(len(r[i]) for r in rows if i < len(r)) for i in range(columns)]
+    return columns, sum(widths) + 2 * (columns - 1)
+
+
+def layout(notebook: dict) -> list[str]:
+    """Every table over :data:`MAX_COLUMNS` columns or :data:`MAX_WIDTH` characters, and every
+    line of plain text output over :data:`MAX_WIDTH` characters, as problems."""
+    found = []
+    for i, cell in enumerate(code_cells(notebook)):
+        source = "".join(cell["source"])
+        where = f"code cell {i + 1} ({source.splitlines()[0][:50] if source else 'empty'})"
+        for out in cell.get("outputs", []):
+            data = out.get("data", {})
+            tables = []
+            if "text/html" in data:
+                tables += _table_rows("".join(data["text/html"]))
+            if "text/markdown" in data:
+                tables += _markdown_rows("".join(data["text/markdown"]))
+            for rows in tables:
+                columns, width = _table_width(rows)
+                if columns > MAX_COLUMNS or width > MAX_WIDTH:
+                    found.append(f"{where}: a table of {columns} columns, {width} characters")
+            plain = []
+            if "text" in out:
+                plain.append("".join(out["text"]))
+            if "text/plain" in data and not ({"text/html", "text/markdown", "image/png"} & set(data)):
+                plain.append("".join(data["text/plain"]))
+            for text in plain:
+                longest = max((len(line) for line in text.splitlines()), default=0)
+                if longest > MAX_WIDTH:
+                    found.append(f"{where}: a line of {longest} characters")
+    return found
+
+
+def widest_table(notebook: dict) -> tuple[int, int]:
+    """The widest table's (characters, columns) among a notebook's outputs; (0, 0) if none."""
+    best = (0, 0)
+    for cell in code_cells(notebook):
+        for out in cell.get("outputs", []):
+            data = out.get("data", {})
+            tables = _table_rows("".join(data.get("text/html", "")))
+            tables += _markdown_rows("".join(data.get("text/markdown", "")))
+            for rows in tables:
+                columns, width = _table_width(rows)
+                best = max(best, (width, columns))
+    return best

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from notebook_outputs import code_cells, problems
+from notebook_outputs import code_cells, layout, problems
 
 from rag_lab import paths
 
@@ -21,10 +21,37 @@ def test_outputs_are_clean(path):
     assert problems(json.loads(path.read_text())) == []
 
 
-def test_every_notebook_ends_with_a_computed_reading():
-    for path in NOTEBOOKS:
-        last = code_cells(json.loads(path.read_text()))[-1]
-        assert "reading(" in "".join(last["source"]), path.stem
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_tables_and_lines_fit_a_page(path):
+    assert layout(json.loads(path.read_text())) == []
+
+
+def _headings(notebook: dict) -> list[str]:
+    return [
+        line
+        for c in notebook["cells"]
+        if c["cell_type"] == "markdown"
+        for line in "".join(c["source"]).splitlines()
+        if line.startswith("## ")
+    ]
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_findings_first_environment_last(path):
+    """A notebook opens with its title and what it shows, then its findings, computed from
+    the ledger; it closes with its reading and then what ran."""
+    notebook = json.loads(path.read_text())
+    assert "".join(notebook["cells"][0]["source"]).startswith(f"# {path.stem[:2]} · ")
+    headings = _headings(notebook)
+    assert headings[0] == "## Findings" and headings[-2:] == ["## Reading", "## Environment"]
+    cells = code_cells(notebook)
+    findings = next(c for c in cells if "present.findings(" in "".join(c["source"]))
+    assert "# NBVAL_CHECK_OUTPUT" in "".join(findings["source"])
+    assert any(out.get("data", {}).get("text/markdown") for out in findings["outputs"])
+    assert any("reading(" in "".join(c["source"]) for c in cells[-3:-1])
+    assert "present.environment(" in "".join(cells[-1]["source"])
+    earlier = "".join("".join(c["source"]) for c in cells[:-1])
+    assert "provenance" not in earlier, "versions belong in the closing Environment section"
 
 
 def test_the_rules_catch_what_they_are_for():
@@ -44,3 +71,28 @@ def test_the_rules_catch_what_they_are_for():
     assert any("stderr" in p for p in found) and any("machine path" in p for p in found)
     assert any("'it/s]'" in p for p in found) and any("not shown" in p for p in found)
     assert any(p.startswith("metadata") for p in found)
+
+
+def test_the_layout_rules_catch_what_they_are_for():
+    wide = "<table><tr>" + "<th>x</th>" * 9 + "</tr></table>"
+    long_cells = "<table><tr><td>" + "a" * 60 + "</td><td>" + "b" * 50 + "</td></tr></table>"
+    markdown = "| a | b |\n|---|---|\n| " + "c" * 99 + " | d |"
+    cell = {
+        "cell_type": "code",
+        "source": ["t"],
+        "outputs": [
+            {"output_type": "display_data", "data": {"text/html": [wide]}},
+            {"output_type": "display_data", "data": {"text/html": [long_cells]}},
+            {"output_type": "display_data", "data": {"text/markdown": [markdown]}},
+            {"name": "stdout", "output_type": "stream", "text": ["x" * 101 + "\n" + "y" * 100]},
+        ],
+    }
+    found = layout({"cells": [cell]})
+    assert [f.split(": ", 1)[1] for f in found] == [
+        "a table of 9 columns, 25 characters",
+        "a table of 2 columns, 112 characters",
+        "a table of 2 columns, 102 characters",
+        "a line of 101 characters",
+    ]
+    fits = {"output_type": "display_data", "data": {"text/html": ["<table><tr><td>ok</td></tr></table>"]}}
+    assert layout({"cells": [{**cell, "outputs": [fits]}]}) == []

@@ -14,6 +14,7 @@ import pandas as pd
 from rag_lab.chunking import STRATEGIES, TARGET
 from rag_lab.evaluation import chapter, plots
 from rag_lab.evaluation.chunking import Sizes, WordPieces
+from rag_lab.evaluation.ledger import Direction, Entry
 from rag_lab.evaluation.refusal import Distances
 from rag_lab.metrics import Ranks, hits_at
 from rag_lab.stats import clustered_wilson, wilson, wilson_share
@@ -27,7 +28,7 @@ def size_figure(sizes: Sizes):
         fig, axes = plt.subplots(2, 3, figsize=(10, 5.4), sharex=True, sharey=True)
         bins = np.arange(0, 801, 25)
         for ax, (name, lengths) in zip(axes.flat, sizes.text_lengths.items(), strict=False):
-            ax.hist(np.clip(lengths, 0, 800), bins=bins, color=plots.COLORS[name])
+            ax.hist(np.clip(lengths, 0, 800), bins=bins, color=plots.STRATEGY_COLORS[name])
             ax.axvline(TARGET, color="k", lw=0.8, ls="--")
             ax.set_title(f"{name}: {STRATEGIES[name].label}\n(n = {len(lengths)})", fontsize=8)
         for ax in axes[-1]:
@@ -56,7 +57,7 @@ def window_figure(pieces: WordPieces):
                 bins=bins,
                 histtype="step",
                 lw=1.4,
-                color=plots.COLORS[name],
+                color=plots.STRATEGY_COLORS[name],
                 label=f"{name} ({STRATEGIES[name].label}): {over} over {window}",
             )
         ax.axvline(window, color="k", lw=0.8, ls="--")
@@ -289,14 +290,11 @@ def bluff_figure(
     return fig
 
 
-SYSTEM_COLORS = {"dense": "#1565c0", "BM25": "#2e7d32", "hybrid": "#e65100"}
-
-
 def strategies_figure(ranks_by: Mapping[str, Ranks], clusters: Sequence[Hashable] | None = None):
     """Recall@k curves of dense retrieval over each chunking, one panel per strategy."""
     labels = {name: f"{name}: {STRATEGIES[name].label}" for name in ranks_by}
     return recall_curve_figure(
-        ranks_by, "Dense retrieval, six chunkings", plots.COLORS, labels=labels, clusters=clusters
+        ranks_by, "Dense retrieval, six chunkings", plots.STRATEGY_COLORS, labels=labels, clusters=clusters
     )
 
 
@@ -305,5 +303,62 @@ def systems_figure(
 ):
     """Recall@k curves of dense, BM25 and their fusion on one chunking."""
     return recall_curve_figure(
-        ranks, f"Strategy {strategy}: dense, BM25 and RRF", SYSTEM_COLORS, clusters=clusters
+        ranks, f"Strategy {strategy}: dense, BM25 and RRF", plots.SYSTEM_COLORS, clusters=clusters
     )
+
+
+def forest_figure(entries: Sequence[Entry], title: str, *, label_benchmark: bool = False):
+    """The paired differences among ``entries``, one row a claim: the estimate by question
+    (a dot) and its 95 % interval (a bar) coloured by verdict, the chapter's effect on the
+    same scale (a black cross); solid: zero, dashed: the equivalence margin of a
+    no-difference claim. Returns None when no entry is a paired difference."""
+    import matplotlib.pyplot as plt
+
+    paired = [
+        e
+        for e in entries
+        if e.direction in (Direction.BETTER, Direction.WORSE, Direction.SAME) and e.ci
+    ]
+    if not paired:
+        return None
+    with plots.style():
+        fig, ax = plt.subplots(figsize=(8.0, 0.32 * len(paired) + 1.5))
+        y = np.arange(len(paired))[::-1]
+        for yi, e in zip(y, paired, strict=True):
+            color = plots.VERDICT_COLORS[e.verdict.value]
+            ax.plot(e.ci, [yi, yi], color=color, lw=2.2, solid_capstyle="butt")
+            ax.plot(e.estimate, yi, "o", color=color, ms=4.5)
+            if e.chapter_effect is not None:
+                ax.plot(e.chapter_effect, yi, **plots.CHAPTER_MARK)
+        ax.axvline(0, color=plots.NEUTRAL["ink"], lw=0.8)
+        for m in {e.margin for e in paired if e.margin and e.direction is Direction.SAME}:
+            for side in (m, -m):
+                ax.axvline(side, color=plots.NEUTRAL["ink"], lw=0.6, ls="--")
+        labels = [
+            f"{e.claim} · {e.benchmark}" if label_benchmark else e.claim for e in paired
+        ]
+        ax.set_yticks(y, labels)
+        ax.tick_params(axis="y", labelsize=7 if len(paired) > 20 else 8)
+        ax.set_ylim(-0.7, len(paired) - 0.3)
+        ax.set_xlabel("difference in Recall@k, a − b, by question (dot: estimate; bar: 95 % interval)")
+        verdicts = list(dict.fromkeys(e.verdict for e in paired))
+        handles = [
+            plt.Line2D([], [], color=plots.VERDICT_COLORS[v.value], lw=2.2, label=v.label)
+            for v in verdicts
+        ]
+        if any(e.chapter_effect is not None for e in paired):
+            handles.append(plt.Line2D([], [], **plots.CHAPTER_MARK, label="the chapter's effect"))
+        ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=7.5)
+        questions = sorted({_questions(e) for e in paired} - {None})
+        n = f", n = {questions[0]} questions" if len(questions) == 1 else ""
+        ax.set_title(f"{title} ({len(paired)} differences{n})", fontsize=9)
+        fig.tight_layout()
+    return fig
+
+
+def _questions(e: Entry) -> int | None:
+    """The questions behind an entry's ``here`` (``+13/−0 of 32 questions``), if it says."""
+    words = e.here.split()
+    if len(words) >= 3 and words[-1] == "questions" and words[-2].isdigit():
+        return int(words[-2])
+    return None

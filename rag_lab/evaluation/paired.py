@@ -22,7 +22,7 @@ from typing import Any
 import pandas as pd
 
 from rag_lab.metrics import Ranks, hits_at
-from rag_lab.stats import ALPHA, Paired, cluster_paired, holm, paired
+from rag_lab.stats import ALPHA, Difference, Paired, cluster_paired, holm, paired, paired_difference
 
 
 class Finding(enum.Enum):
@@ -58,6 +58,8 @@ class Comparison:
     """Over questions (None when the queries are not clustered)."""
     p_holm: float | None
     """The question-level p, Holm-adjusted over the table's family."""
+    difference: Difference | None = None
+    """Recall@k of ``a`` minus ``b`` by question, with its 95 % interval (when clustered)."""
 
     @property
     def finding(self) -> Finding:
@@ -79,11 +81,16 @@ class Comparison:
         if self.per_question is not None:
             out |= {"per question": _paired_json(self.per_question), "p Holm": self.p_holm}
             out["finding"] = self.finding.label(self.a, self.b)
+        if self.difference is not None:
+            d = self.difference
+            out["difference by question"] = {"estimate": d.estimate, "ci": [d.lo, d.hi]}
         return out
 
 
-SHOWN = ["a", "b", "k", "here", "by question", "p Holm", "verdict", "chapter"]
-"""The columns :meth:`PairedTable.view` shows by default."""
+SHOWN = ["pair", "k", "a − b by question", "questions", "p", "per query", "chapter"]
+"""The columns :meth:`PairedTable.view` shows by default: the effect and its interval, the
+question-level test, the chapter's per-query test and the chapter's result. Verdicts are the
+ledger's (:mod:`rag_lab.evaluation.ledger`), not this table's."""
 
 
 @dataclass(frozen=True)
@@ -128,17 +135,26 @@ class PairedTable:
         reference: Callable[[str, str, int], str] | None = None,
         columns: Sequence[str] | None = SHOWN,
     ) -> pd.DataFrame:
-        """As shown, one row per comparison: ``here`` (per query), ``by question``,
-        ``p Holm``, the ``verdict`` (the :class:`Finding`), and ``chapter``: what
-        ``reference(a, b, k)`` says for the same comparison (empty without one).
-        ``columns=None`` keeps every column, :meth:`frame`'s counts too."""
+        """As shown, one row per comparison: ``pair`` (``E vs A``), ``k``, ``a − b by
+        question`` (the difference in Recall@k with its 95 % interval), ``questions`` (the
+        questions a wins and loses), ``p`` (their sign test, unadjusted), ``per query`` (the
+        chapter's test) and ``chapter``: what ``reference(a, b, k)`` says for the same
+        comparison (empty without one). ``columns=None`` keeps every column, :meth:`frame`'s
+        counts, ``p Holm`` and the table's ``finding`` too."""
         table = self.frame()
-        table.insert(6, "here", [str(c.per_query) for c in self.comparisons])
+        table.insert(0, "pair", [f"{c.a} vs {c.b}" for c in self.comparisons])
+        table["per query"] = [str(c.per_query) for c in self.comparisons]
         if "finding" in table:
-            table.insert(7, "by question", [str(c.per_question) for c in self.comparisons])
+            table["a − b by question"] = [
+                str(c.difference) if c.difference is not None else "–" for c in self.comparisons
+            ]
+            table["questions"] = [
+                f"+{c.per_question.wins}/\N{MINUS SIGN}{c.per_question.losses}"
+                for c in self.comparisons
+            ]
+            table["p"] = [f"{c.per_question.p:#.2g}" for c in self.comparisons]
             table["p Holm"] = [f"{p:#.2g}" for p in table["p Holm"]]
-            table["verdict"] = [c.finding.label(c.a, c.b) for c in self.comparisons]
-            table = table.drop(columns=["finding", "q p"])
+            table["finding"] = [c.finding.label(c.a, c.b) for c in self.comparisons]
         table["chapter"] = [reference(c.a, c.b, c.k) if reference else "" for c in self.comparisons]
         if columns is None:
             return table
@@ -166,9 +182,13 @@ def paired_table(
         cluster_paired(hits_at(systems[a], k), hits_at(systems[b], k), clusters) for a, b, k in keys
     ]
     adjusted = holm([r.p for r in by_q])
+    differences = [
+        paired_difference(hits_at(systems[a], k), hits_at(systems[b], k), clusters)
+        for a, b, k in keys
+    ]
     comparisons = [
-        Comparison(a, b, k, r, q, p)
-        for (a, b, k), r, q, p in zip(keys, per_query, by_q, adjusted, strict=True)
+        Comparison(a, b, k, r, q, p, d)
+        for (a, b, k), r, q, p, d in zip(keys, per_query, by_q, adjusted, differences, strict=True)
     ]
     return PairedTable(tuple(comparisons))
 

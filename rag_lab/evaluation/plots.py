@@ -23,14 +23,52 @@ STYLE = {
     "legend.frameon": False,
     "svg.hashsalt": "rag_lab",
 }
-COLORS = {
+STRATEGY_COLORS = {
     "A": "#9e9e9e",
-    "B": "#616161",
+    "B": "#424242",
     "C": "#64b5f6",
-    "D": "#1565c0",
+    "D": "#0d47a1",
     "E": "#ffb74d",
-    "F": "#e65100",
+    "F": "#bf360c",
 }
+"""One colour per chunking strategy in every figure: greys for blind cuts, blues for
+boundaries, oranges for boundaries with the header; the darker of a pair has the overlap."""
+
+SYSTEM_COLORS = {
+    "dense": "#1565c0",
+    "BM25": "#2e7d32",
+    "hybrid": "#e65100",
+    "cross-encoder": "#6a1b9a",
+    "late interaction": "#00838f",
+}
+"""One colour per retriever or second stage, in every figure."""
+
+VERDICT_COLORS = {
+    "reproduces": "#2e7d32",
+    "contradicted": "#c62828",
+    "excludes_chapter_effect": "#6a1b9a",
+    "inconclusive": "#757575",
+    "by_construction": "#90a4ae",
+    "not_testable": "#cfd8dc",
+    "not_measured": "#eceff1",
+}
+"""One colour per verdict (keyed by :class:`~rag_lab.evaluation.verdicts.Verdict` value)."""
+
+ROLE_COLORS = {
+    "answerable": "#1565c0",
+    "negative": "#e65100",
+    "offtopic": "#ffb74d",
+    "lost": "#c62828",
+    "kept": "#2e7d32",
+    "other": "#6a1b9a",
+}
+"""What a query or a needle is: answerable against negative, kept against lost."""
+
+NEUTRAL = {"ink": "#000000", "mid": "#9e9e9e", "faint": "#bdbdbd", "paper": "#eceff1"}
+"""Greys: reference lines (ink), the others behind a panel (faint), backgrounds (paper)."""
+
+CHAPTER_MARK = {"marker": "x", "color": "#000000", "ms": 6, "ls": "", "mew": 1.4}
+"""How the chapter's own number is marked on any figure: a black cross."""
 
 
 @contextmanager

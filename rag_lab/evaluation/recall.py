@@ -74,17 +74,33 @@ class RecallTable:
     def names(self) -> list[str]:
         return [r.name for r in self.rows]
 
-    def view(self) -> pd.DataFrame:
-        """As shown: ``R@k`` as ``value [lo, hi]`` (Wilson), ``R@k by question`` as
-        ``[lo, hi]`` when clustered, MRR to three decimals, ``no hit``."""
+    def view(self, intervals: str = "both") -> pd.DataFrame:
+        """As shown, one row per system: ``n``, then ``R@k`` as ``value [lo, hi]``, MRR to
+        three decimals, ``no hit`` (queries whose needle no chunk holds).
+
+        ``intervals`` says which interval ``R@k`` carries: ``"per query"`` Wilson's over the
+        queries (the chapter's), ``"by question"`` Wilson's with the questions as the sample
+        (the design's; clustered tables only), ``"both"`` the first in ``R@k`` and the second
+        in ``R@k by question`` as ``[lo, hi]``.
+        """
+        if intervals not in ("both", "per query", "by question"):
+            raise ValueError(f"intervals is 'both', 'per query' or 'by question', not {intervals!r}")
+        clustered = all(r.by_question is not None for r in self.rows)
+        if intervals == "by question" and not clustered:
+            raise ValueError("no interval by question: the table was made without clusters")
         out = pd.DataFrame(index=pd.Index(self.names))
         out["n"] = [r.n for r in self.rows]
         for k in self.ks:
+            if intervals == "by question":
+                out[f"R@{k}"] = [
+                    f"{r.recall[k].value:.3f} {fmt_interval(r.by_question[k])}" for r in self.rows
+                ]
+                continue
             out[f"R@{k}"] = [
                 f"{r.recall[k].value:.3f} [{r.recall[k].lo:.3f}, {r.recall[k].hi:.3f}]"
                 for r in self.rows
             ]
-            if all(r.by_question is not None for r in self.rows):
+            if intervals == "both" and clustered:
                 out[f"R@{k} by question"] = [fmt_interval(r.by_question[k]) for r in self.rows]
         out["MRR"] = [f"{r.mrr:.3f}" for r in self.rows]
         out["no hit"] = [r.no_hit for r in self.rows]

@@ -14,11 +14,10 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
 from rag_lab import paths
-from rag_lab.evaluation import plots
+from rag_lab.evaluation import figures
 from rag_lab.evaluation.ledger import Direction, Entry, Ledger
 from rag_lab.evaluation.verdicts import Verdict
 
@@ -75,60 +74,11 @@ def tally(ledger: Ledger) -> pd.DataFrame:
 
 
 def forest_figure(ledger: Ledger):
-    """Every paired difference by question with its 95 % interval, the chapter's effect
-    marked, one row a claim and benchmark; dashes: zero and the equivalence margin."""
-    import matplotlib.pyplot as plt
-
-    paired = [
-        e
-        for e in ledger.entries
-        if e.direction in (Direction.BETTER, Direction.WORSE, Direction.SAME) and e.ci
-    ]
-    colors = {
-        Verdict.REPRODUCES: "#2e7d32",
-        Verdict.CONTRADICTED: "#c62828",
-        Verdict.EXCLUDES_CHAPTER_EFFECT: "#6a1b9a",
-        Verdict.INCONCLUSIVE: "#757575",
-    }
-    with plots.style():
-        fig, ax = plt.subplots(figsize=(8.5, 0.34 * len(paired) + 1.6))
-        y = np.arange(len(paired))[::-1]
-        for yi, e in zip(y, paired, strict=True):
-            color = colors.get(e.verdict, "#757575")
-            ax.plot(e.ci, [yi, yi], color=color, lw=2)
-            ax.plot(e.estimate, yi, "o", color=color, ms=4)
-            if e.chapter_effect is not None:
-                ax.plot(e.chapter_effect, yi, "x", color="k", ms=6)
-        margins = [e.margin for e in paired if e.margin]
-        ax.axvline(0, color="k", lw=0.8)
-        for m in set(margins):
-            ax.axvline(m, color="k", lw=0.6, ls="--")
-            ax.axvline(-m, color="k", lw=0.6, ls="--")
-        ax.set_yticks(y, [f"{e.claim} · {e.benchmark} ({e.family[:5]})" for e in paired])
-        ax.tick_params(axis="y", labelsize=7)
-        ax.set_xlabel("difference in Recall@k, a − b, by question (95 % interval)")
-        handles = [
-            plt.Line2D([], [], color=c, lw=2, label=v.label)
-            for v, c in colors.items()
-            if any(e.verdict is v for e in paired)
-        ]
-        handles.append(
-            plt.Line2D([], [], color="k", marker="x", ls="", label="the chapter's effect")
-        )
-        ax.legend(
-            handles=handles,
-            loc="upper center",
-            bbox_to_anchor=(0.5, -0.6 / len(paired) - 0.08),
-            ncols=3,
-            fontsize=7,
-        )
-        ax.set_title(
-            f"Every paired claim of the ledger ({len(paired)} differences); dashed: the "
-            "equivalence margin of a no-difference claim",
-            fontsize=9,
-        )
-        fig.tight_layout()
-    return fig
+    """Every paired difference of the ledger with its interval
+    (:func:`rag_lab.evaluation.figures.forest_figure`)."""
+    return figures.forest_figure(
+        ledger.entries, "Every paired claim of the ledger", label_benchmark=True
+    )
 
 
 def summary(ledger: Ledger) -> str:

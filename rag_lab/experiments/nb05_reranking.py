@@ -102,7 +102,7 @@ def comparisons(ranks: Mapping[str, Ranks], queries: Sequence[Query]) -> PairedT
 def paired_view(ranks: Mapping[str, Ranks], queries: Sequence[Query]) -> pd.DataFrame:
     """:func:`comparisons` as shown, with the verdict read from the question-level test."""
     return comparisons(ranks, queries).view(
-        columns=["a", "b", "k", "here", "by question", "p Holm", "verdict"]
+        columns=["pair", "k", "a − b by question", "questions", "p", "per query"]
     )
 
 

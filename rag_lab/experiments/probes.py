@@ -43,7 +43,7 @@ PROBES = paths.DATA / "probes.yaml"
 PAIRS = (("BM25", "dense"), ("hybrid", "dense"), ("hybrid", "BM25"))
 """The comparisons on identifier queries, each as (a, b): is a better than b?"""
 KS = (1, 4, 8)
-SHOWN = ["a", "b", "k", "here", "by question", "p Holm", "verdict"]
+SHOWN = ["pair", "k", "a − b by question", "questions", "p", "per query"]
 """The paired view's columns; the chapter's column is left out, since its results are on its
 general questions, not on identifier probes."""
 

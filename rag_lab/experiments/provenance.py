@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import platform
+import textwrap
 from importlib import metadata
 
 from rag_lab import __version__
 
+WIDTH = 100
+"""Lines are wrapped to this many characters, as every notebook's text output is."""
 _PACKAGES = (
     "torch",
     "onnxruntime",
@@ -50,4 +53,4 @@ def describe(with_model: bool = True) -> str:
                 f"backend {DEFAULT_BACKEND}: ONNX Runtime graph exported from those weights, "
                 f"sha256 {graph[:12]}…"
             )
-    return "\n".join(lines)
+    return "\n".join(textwrap.fill(line, WIDTH, subsequent_indent="  ") for line in lines)

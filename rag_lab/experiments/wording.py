@@ -24,3 +24,19 @@ def entry_line(e: Entry) -> str:
     chapter = f"; the chapter: {e.chapter}" if e.chapter not in ("", "–") else ""
     verdict = e.verdict_text[0].upper() + e.verdict_text[1:]
     return f"- **{e.claim}** ({e.statement}): {'; '.join(parts)}{chapter}. **{verdict}**."
+
+
+def finding_line(e: Entry) -> str:
+    """One finding for the top of a notebook: the claim, our number, the chapter's, the
+    verdict. ``- **The header buys recall** (E>C@R20, d2l): +0.031 [−0.030, +0.089] by
+    question; the chapter +12/−2, p = 0.0129. *Excludes the chapter's effect.*``"""
+    if e.estimate is not None and e.ci is not None:
+        ours = f"{e.interval} {'by question' if e.direction is not Direction.VALUE else ''}"
+        ours = ours.rstrip() + (f" ({e.here})" if e.here and e.direction is Direction.VALUE else "")
+    else:
+        ours = e.here or "–"
+    chapter = f"; the chapter: {e.chapter}" if e.chapter not in ("", "–") else ""
+    verdict = e.verdict.label[0].upper() + e.verdict.label[1:]
+    why = f": {e.reason}" if not e.verdict.tested and e.reason else ""
+    statement = e.statement[0].upper() + e.statement[1:]
+    return f"- **{statement}** ({e.claim}, {e.benchmark}): {ours}{chapter}. *{verdict}*{why}."

@@ -8,6 +8,7 @@ from rag_lab.evaluation.recall import recall_table
 from rag_lab.evaluation.retrieval import strategies_of, systems_of, two_by_two
 from rag_lab.experiments import nb03_dense_retrieval as nb03
 from rag_lab.experiments import nb04_bm25_and_hybrid as nb04
+from rag_lab.experiments import present
 from rag_lab.questions import Query, Question
 
 
@@ -54,12 +55,16 @@ def test_a_difference_made_of_both_phrasings_is_one_trial_per_question():
     a = [1] * 24
     b = [None if q.question.id in {"q0", "q1", "q2", "q3"} else 1 for q in queries]
     paired = paired_table({"a": a, "b": b}, [("a", "b")], (1,), _clusters(queries))
-    row = paired.view().iloc[0]
+    row = paired.view(columns=None).iloc[0]
     # Per query: 8 wins, 0 losses, p = 2 / 2^8 = 0.0078. Per question: 4 wins, p = 2 / 2^4.
-    assert row["here"] == "+8/−0, p = 0.0078"
-    assert row["by question"] == "+4/−0, p = 0.12"
+    assert row["per query"] == "+8/−0, p = 0.0078"
+    assert (row["questions"], row["p"]) == ("+4/−0", "0.12")
     assert row["p Holm"] == "0.12"  # a family of one: Holm changes nothing
-    assert row["verdict"] == "per query only"
+    assert row["finding"] == "per query only"
+    # 4 of 12 questions gain a whole question's worth of recall: +1/3 by question.
+    assert row["a − b by question"].startswith("+0.333 [")
+    assert list(paired.view().columns) == ["pair", "k", "a − b by question", "questions", "p",
+                                           "per query", "chapter"]
     assert paired.get("a", "b", 1).finding is Finding.PER_QUERY_ONLY
 
 
@@ -68,8 +73,8 @@ def test_the_verdict_names_a_direction_only_when_the_question_level_test_says_so
     a = [1] * 16
     b = [None] * 8 + [1] * 8  # a wins the course phrasing of all 8 questions
     paired = paired_table({"a": a, "b": b}, [("a", "b")], (1,), _clusters(queries))
-    row = paired.view().iloc[0]
-    assert row["by question"] == "+8/−0, p = 0.0078" and row["verdict"] == "a > b"
+    row = paired.view(columns=None).iloc[0]
+    assert (row["questions"], row["p"], row["finding"]) == ("+8/−0", "0.0078", "a > b")
     assert paired.get("a", "b", 1).finding is Finding.A_BETTER
 
 
@@ -106,10 +111,13 @@ def test_the_dense_reading_separates_rescue_from_ranking():
     a = [1] * 12 + [None] * 8
     b = [1] * 12 + [3] * 8
     ranks = {"A": a, "B": b, "C": b, "E": [1] * 20, "F": [1] * 20}
-    text = nb03.reading(strategies_of(ranks, queries_of(10)), queries_of(10))
-    assert "B vs A: +8/−0, p = 0.0078 at R@8" in text
-    assert "only because B rescues needles that A destroys" in text
-    assert "on the 12 queries whose needle survives in both: +0/−0, p = 1.0 at R@8" in text
+    dense = strategies_of(ranks, queries_of(10))
+    text = nb03.reading(dense, queries_of(10))
+    # Each question that A loses on its ticket phrasing is worth half a question's recall.
+    assert "B − A by question: +0.400 [" in text and "B holds 8 needles that A's cuts destroy" in text
+    assert "On the 12 queries whose needle survives in both (10 questions): +0.000 [" in text
+    assert "on ranking alone this design cannot tell" in text
+    text = present.every_claim(nb03.entries(dense))
     # E vs A: 8 questions differ, p = 2/2^8 = 0.0078. The confirmatory family is the five
     # chapter claims (C vs A is a control, outside it); three have that p, so Holm lifts the
     # smallest to 5 × 0.0078 = 0.039: significant, and E > A reproduces.

@@ -92,8 +92,9 @@ def test_reading_says_what_the_numbers_say():
     queries = queries_of(12)
     ranks = {"dense": [None] * 24, "BM25": [1] * 24, "hybrid": [9] * 24}
     paired = pr.identifier_comparisons(ranks, queries)
-    row = pr.identifier_view(paired).set_index(["a", "b", "k"]).loc[("BM25", "dense", 1)]
-    assert row["by question"] == "+12/−0, p = 0.00049" and row["verdict"] == "BM25 > dense"
+    row = pr.identifier_view(paired).set_index(["pair", "k"]).loc[("BM25 vs dense", 1)]
+    assert (row["questions"], row["p"]) == ("+12/−0", "0.00049")
+    assert row["a − b by question"].startswith("+1.000 [")
     traps = traps_of([0.66, 0.70, 0.61, 0.80], [True, False, False, False])
     text = pr.reading(ranks, pr.entries(ranks, queries), traps)
     assert "dense 0.000 / 0.000, BM25 1.000 / 1.000, hybrid 0.000 / 0.000" in text
@@ -118,7 +119,7 @@ def test_reading_with_no_difference_and_no_trap_through():
     queries = queries_of(8)
     ranks = {"dense": [1] * 16, "BM25": [1] * 16, "hybrid": [1] * 16}
     paired = pr.identifier_comparisons(ranks, queries)
-    assert set(pr.identifier_view(paired)["verdict"]) == {"no difference shown"}
+    assert set(pr.identifier_view(paired)["a − b by question"]) == {"+0.000 [-0.169, +0.169]"}  # ±t(9)·se of 8 zeros and ±1/2
     traps = traps_of([0.70, 0.90], [False, False])
     judged = pr.entries(ranks, queries)
     assert {e.verdict for e in judged} == {Verdict.INCONCLUSIVE}  # no difference at all
