@@ -45,15 +45,16 @@ SEPARATORS = ("\n\n", "\n", ".", "?", "!", " ", "")
 @lru_cache(maxsize=1)
 def encoding():
     """The ``cl100k_base`` encoder (``bpe-openai``); a clear error when it is missing."""
-    try:
-        import bpe_openai
-    except ImportError:
-        raise ImportError(
-            "Chroma's token chunkers need cl100k_base from bpe-openai: install the `tokens` "
-            "extra (make setup does)"
-        ) from None
-    with warnings.catch_warnings():  # it reads its ranks with importlib's open_binary
+    # bpe-openai reads its ranks with importlib's deprecated open_binary, on import.
+    with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)
+        try:
+            import bpe_openai
+        except ImportError:
+            raise ImportError(
+                "Chroma's token chunkers need cl100k_base from bpe-openai: install the "
+                "`tokens` extra (make setup does)"
+            ) from None
         return bpe_openai.get_encoding(ENCODING)
 
 
