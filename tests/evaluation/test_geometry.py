@@ -54,3 +54,19 @@ def test_expected_against_observed():
     assert not expected_destroyed([131] * 32, observed=20).agrees
     # The chapter's 4 destroyed of 32 by blind cuts implies needles of about 65 characters.
     assert implied_length(4, 32) == 65
+
+
+def test_entries_judge_counts_by_the_predicted_range():
+    from rag_lab.evaluation.geometry import entries
+    from rag_lab.evaluation.verdicts import Verdict
+
+    # 32 needles of 65 characters: A expects 32·64/512 = 4 destroyed, B exactly none.
+    lengths = [65] * 32
+    good = {e.claim: e for e in entries(lengths, {"A": 4, "B": 0}, "02", "d2l")}
+    assert good["geometry-A"].verdict is Verdict.REPRODUCES
+    assert good["geometry-B"].verdict is Verdict.REPRODUCES
+    assert "0 of 32 longer than 65" in good["overlap-protects-short"].here
+    # Fifteen destroyed is far outside A's range; one destroyed under B is impossible.
+    bad = {e.claim: e for e in entries(lengths, {"A": 15, "B": 1}, "02", "d2l")}
+    assert bad["geometry-A"].verdict is Verdict.CONTRADICTED
+    assert bad["geometry-B"].verdict is Verdict.CONTRADICTED
