@@ -187,6 +187,44 @@ def bootstrap_mean(
     return float(lo), float(hi)
 
 
+def bootstrap_interaction(
+    first: Sequence[float],
+    second: Sequence[float],
+    *,
+    level: float = 0.95,
+    resamples: int = BOOTSTRAP_RESAMPLES,
+    seed: int = BOOTSTRAP_SEED,
+) -> tuple[float, float, float]:
+    """A difference of two means over independent groups of questions, with its percentile
+    interval: ``mean(first) − mean(second)``, each group resampled on its own.
+
+    For an interaction: ``first`` holds one paired difference per question of one kind
+    (BM25's hits minus dense's on identifier questions), ``second`` the same on the other
+    kind; the estimate is how much larger the gap is on the first. Seeded like
+    :func:`cluster_bootstrap`; returns ``(estimate, lo, hi)``.
+
+    >>> bootstrap_interaction([1.0, 1.0], [0.0, 0.0])
+    (1.0, 1.0, 1.0)
+    """
+    if not 0 < level < 1:
+        raise ValueError(f"level must be in (0, 1), got {level}")
+    a, b = (np.asarray(v, dtype=np.float64) for v in (first, second))
+    if a.ndim != 1 or b.ndim != 1 or not len(a) or not len(b):
+        raise ValueError(f"need two non-empty lists of values, got {a.shape}, {b.shape}")
+    rng = np.random.default_rng(seed)
+    da = a[rng.integers(0, len(a), size=(resamples, len(a)))].mean(axis=1)
+    db = b[rng.integers(0, len(b), size=(resamples, len(b)))].mean(axis=1)
+    lo, hi = np.quantile(da - db, [(1 - level) / 2, (1 + level) / 2])
+    return float(a.mean() - b.mean()), float(lo), float(hi)
+
+
+def per_question(values: Sequence[float], clusters: Sequence[Hashable]) -> np.ndarray:
+    """The mean of ``values`` within each cluster (a question's phrasings), in order of first
+    appearance."""
+    sums, sizes = _sums(np.asarray(values, dtype=np.float64), clusters)
+    return sums / sizes
+
+
 def cluster_paired(
     hits_a: Sequence[bool], hits_b: Sequence[bool], clusters: Sequence[Hashable]
 ) -> Paired:
