@@ -230,7 +230,8 @@ def test_status_counts_by_the_stamp_of_the_code_asking(store):
     assert "  2 × m (fingerprint" in text and text.count("(current)") == 1
     # A stamp takes two lines: the model, then what built the chunks, under the same indent.
     two = text.splitlines()[text.splitlines().index("stamps:") + 1 :][:2]
-    assert two[0].startswith("  2 × m (fingerprint ") and two[1] == "      pipeline p1, reader 1 (current)"
+    assert two[0].startswith("  2 × m (fingerprint ")
+    assert two[1] == "      pipeline p1, reader 1 (current)"
 
 
 def test_the_status_view_fits_a_page_with_real_names(store):
