@@ -175,7 +175,7 @@ def prompt_size(prompt: str, generator_tokens: int, word_pieces: int) -> Table:
 
 def citation_tables(cited: Sequence[citations.Citation]) -> tuple[Table, Table]:
     """The server's table beside ``[n]``, in two: where each source is (document, section,
-    locator, cosine distance), and what it quotes (shortened; the whole quote on hover)."""
+    locator, cosine distance), and what it quotes (whole in HTML, cut in plain text)."""
     rows = pd.DataFrame(citations.citation_table(cited, width=10**9)).set_index("[n]")
     where = Table(
         rows[["document", "section", "locator", "distance"]],

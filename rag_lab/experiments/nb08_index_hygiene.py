@@ -227,7 +227,7 @@ def citations_table(searched: Searched) -> Table:
 
 def status_table(st: IndexStatus) -> Table:
     """:func:`rag_lab.app.index.status` by status: documents, searchable chunks, and which
-    documents (shortened; every name on hover)."""
+    documents (every name in HTML, cut in plain text)."""
     named = {
         Status.FAILED.value: ", ".join(r.path for r in st.failed),
         Status.STALE.value: ", ".join(r.path for r in st.stale),
