@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
@@ -400,10 +400,23 @@ def examples(outcomes: Sequence[Outcome], row: Row, n: int = 3) -> str:
             if not o.negative
             else "a negative: the corpus does not answer it"
         )
-        shown = render(o.cited) if o.cited else str(o.result)
+        shown = render(closed_fences(o.cited)) if o.cited else str(o.result)
         quoted = "\n".join(f"> {line}" if line else ">" for line in shown.splitlines())
         blocks.append(f"**{o.id}** — {o.question} *({where})*\n\n{quoted}")
     return "\n\n---\n\n".join(blocks)
+
+
+FENCE = re.compile(r"^\s*```", re.MULTILINE)
+"""A line that opens or closes a Markdown code block."""
+
+
+def closed_fences(cited: CitedAnswer) -> CitedAnswer:
+    """``cited`` with a code block it leaves open closed, for display only: an answer
+    stopped by the token budget inside a code block would otherwise swallow the sources
+    listed after it. The text is otherwise unchanged."""
+    if len(FENCE.findall(cited.text)) % 2 == 0:
+        return cited
+    return replace(cited, text=cited.text.rstrip() + "\n```")
 
 
 # --- the identifier probe -----------------------------------------------------------------

@@ -132,3 +132,14 @@ def test_the_reading_says_the_ledgers_verdicts(split):
     assert "0 for the refusals" in text
     assert "**Citing the right source** (not testable here" in text
     assert [e.claim for e in nb09.entries(split, [])][: len(nb09.HEADLINE)] == list(nb09.HEADLINE)
+
+
+def test_an_answer_cut_inside_a_code_block_does_not_swallow_its_sources():
+    cut = outcome("q1/course", "The needle [1]:\n```python\nx = 1", unit="q1")
+    text = nb09.examples([cut], nb09.cites_needle)
+    fences = [line for line in text.splitlines() if line.lstrip("> ").startswith("```")]
+    assert len(fences) == 2  # opened by the model, closed for display
+    body, sources = text.split("**Sources**")
+    assert body.rstrip("> \n").endswith("```") and sources.count("05-autograd") == 1
+    whole = outcome("q1/ticket", "The needle [1]:\n```\nx = 1\n```", unit="q1")
+    assert nb09.closed_fences(whole.cited) is whole.cited
