@@ -286,4 +286,11 @@ class Verbatim:
             "font-family: var(--jp-code-font-family, monospace); font-size: 0.85em; "
             f"background: {NEUTRAL['paper']}; border-left: 3px solid {NEUTRAL['faint']}"
         )
-        return f'{caption}<pre style="{style}">{html.escape(self.text)}</pre>'
+        # The class tells the page check (rag_lab.experiments.pages) this text wraps on purpose.
+        pre = f'<pre class="{VERBATIM_CLASS}" style="{style}">'
+        return f"{caption}{pre}{html.escape(self.text)}</pre>"
+
+
+VERBATIM_CLASS = "rag-lab-verbatim"
+"""The HTML class of a :class:`Verbatim` view: a text the page wraps by design, so that the
+page check does not count its long lines as a text a reader scrolls sideways."""

@@ -20,7 +20,9 @@ PROMPT = (
 
 def test_the_html_holds_the_text_unchanged_in_a_wrapping_pre():
     shown = Verbatim(PROMPT, caption="the prompt")._repr_html_()
-    (inner,) = re.findall(r"<pre style=\"([^\"]*)\">(.*)</pre>", shown, re.S)
+    (inner,) = re.findall(
+        r"<pre class=\"rag-lab-verbatim\" style=\"([^\"]*)\">(.*)</pre>", shown, re.S
+    )
     assert "white-space: pre-wrap" in inner[0]
     assert html.unescape(inner[1]) == PROMPT
     assert Verbatim(PROMPT).text == PROMPT
