@@ -101,6 +101,7 @@ def save(fig, name: str, folder: Path | None = None) -> Path:
     fig.savefig(out, dpi=STYLE["savefig.dpi"], bbox_inches="tight", metadata={"Software": None})
     return out
 
+
 ANSWER_COLORS = {
     "needle_words": "#2e7d32",
     "needle_markers": "#81c784",

@@ -143,3 +143,11 @@ def test_an_answer_cut_inside_a_code_block_does_not_swallow_its_sources():
     assert body.rstrip("> \n").endswith("```") and sources.count("05-autograd") == 1
     whole = outcome("q1/ticket", "The needle [1]:\n```\nx = 1\n```", unit="q1")
     assert nb09.closed_fences(whole.cited) is whole.cited
+
+
+def test_every_answer_kind_has_its_own_colour():
+    from rag_lab.evaluation import plots
+
+    kinds = set(nb09.ANSWER_KINDS) | set(nb09.NEGATIVE_KINDS)
+    assert kinds == set(plots.ANSWER_COLORS)
+    assert len(set(plots.ANSWER_COLORS.values())) == len(plots.ANSWER_COLORS)
