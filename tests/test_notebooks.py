@@ -101,3 +101,23 @@ def test_the_layout_rules_catch_what_they_are_for():
     ]
     fits = {"output_type": "display_data", "data": {"text/html": ["<table><tr><td>ok</td></tr></table>"]}}
     assert layout({"cells": [{**cell, "outputs": [fits]}]}) == []
+
+
+def test_a_wrapped_column_counts_as_wide_as_it_wraps():
+    """present.Table wraps a capped column within its cap in HTML: on the page it is that
+    wide, whatever its text; the same text in a column without a cap is too wide."""
+    import pandas as pd
+
+    from rag_lab.experiments.present import Table
+
+    frame = pd.DataFrame({"answer": ["x" * 150], "id": ["1909.04244"]})
+    markup = Table(frame, shorten={"answer": 30})._repr_html_()
+    cell = {
+        "cell_type": "code",
+        "source": ["t"],
+        "outputs": [{"output_type": "display_data", "data": {"text/html": [markup]}}],
+    }
+    assert layout({"cells": [cell]}) == []
+    uncapped = markup.replace("max-width: 30ch", "color: black")
+    cell["outputs"][0]["data"]["text/html"] = [uncapped]
+    assert layout({"cells": [cell]}) == ["code cell 1 (t): a table of 2 columns, 162 characters"]

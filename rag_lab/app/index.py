@@ -317,8 +317,16 @@ def status(store: Store, current: Stamp) -> IndexStatus:
     )
 
 
+WIDTH = 100
+"""The width :func:`describe` keeps to: a terminal's, and a notebook's page."""
+
+
 def describe(st: IndexStatus) -> str:
-    """:func:`status` as lines of text: counts, each failure with its reason, the stamps."""
+    """:func:`status` as lines of text: counts, each failure with its reason, the stamps.
+
+    Each line fits :data:`WIDTH` characters for the usual names: a stamp takes two lines
+    (the model, then what built the chunks) and the rebuild command has a line of its own.
+    """
     total = sum(st.counts.values())
     lines = [
         f"{total} documents: "
@@ -331,14 +339,16 @@ def describe(st: IndexStatus) -> str:
     if st.stale:
         lines.append(
             f"stale: {len(st.stale)} documents embedded with another stamp; queries are refused "
-            f"until they are rebuilt (rag-lab index {st.folder or 'DIR'} --rebuild)"
+            "until they are rebuilt:"
         )
+        lines.append(f"  rag-lab index {st.folder or 'DIR'} --rebuild")
         lines += [f"  {r.path}" for r in st.stale]
     if st.pdfs:
         lines.append(
             f"{st.pdfs} PDF{'s' * (st.pdfs != 1)}, {st.running_lines} running header and "
-            "footer lines removed (rag-lab index --keep-running-lines keeps them)"
+            "footer lines removed"
         )
+        lines.append("  (rag-lab index --keep-running-lines keeps them)")
     if st.flagged:
         lines.append(
             "OCR pages of low confidence (their text may be wrong; their citations are marked):"
@@ -347,10 +357,18 @@ def describe(st: IndexStatus) -> str:
     lines.append("stamps:")
     for stamp, n in st.stamps.items():
         mark = " (current)" if stamp == st.current else ""
-        lines.append(f"  {n} × {stamp}{mark}")
+        lines += _stamp_lines(f"  {n} × ", stamp, mark)
     if st.current not in st.stamps:
-        lines.append(f"  current: {st.current}")
+        lines += _stamp_lines("  current: ", st.current, "")
     return "\n".join(lines)
+
+
+def _stamp_lines(head: str, stamp: Stamp, mark: str) -> list[str]:
+    """A stamp in two lines: the model, then the pipeline and reader, under the same indent."""
+    return [
+        f"{head}{stamp.model_name} (fingerprint {stamp.model_key}, {stamp.dimensions} dims)",
+        f"{' ' * len(head)}pipeline {stamp.pipeline_version}, reader {stamp.reader_version}{mark}",
+    ]
 
 
 def _pages_sound(pages: Pages) -> bool:

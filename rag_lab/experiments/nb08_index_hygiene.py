@@ -1,20 +1,36 @@
-"""Notebook 08: the stamped index on a copy of the corpus with two bad files beside it."""
+"""Notebook 08: the stamped index on a copy of the corpus with two bad files beside it.
+
+:func:`run` takes the index through a day of its life in a temporary folder (index a folder
+with two bad files, upgrade the pipeline while a document changes, refuse the mixed index,
+rebuild, retry the fixed file) and returns a :class:`Hygiene` record of every step; the
+rest of the module lays that record out in tables and reads it against the ledger.
+"""
 
 from __future__ import annotations
 
 import shutil
+import tempfile
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
 
+from rag_lab.app import index, ingest
 from rag_lab.app.index import STRATEGY, IndexStatus
 from rag_lab.app.ingest import IngestReport
-from rag_lab.app.store import DocumentRecord
+from rag_lab.app.store import DocumentRecord, Status
 from rag_lab.chunking import chunk_document
 from rag_lab.documents import Document
-from rag_lab.evaluation import ledger
 from rag_lab.evaluation.ledger import Entry, construction_entry
+from rag_lab.experiments.present import Table
+from rag_lab.pipeline import Answer, Refusal, answer
+from rag_lab.search import TextEncoder
+from rag_lab.text import counted
+
+HEADLINE = ("failed-visible", "counts-recorded", "stale-refused")
+"""The claims this notebook opens with: every one it has, each true by how the index is
+built and checked on this run."""
 
 BAD_FILES = {
     # An export from an old editor, in Latin-1 (é is byte 0xE9), and a file that is empty.
@@ -23,6 +39,10 @@ BAD_FILES = {
 }
 FIXED_EXPORT = "# Wiki export\n\nThe café's notes.\n"
 """The Latin-1 export, saved again as UTF-8: what a user does after reading the failure."""
+UPGRADE_EDIT = "\nA paragraph added on upgrade day.\n"
+"""What the edited document gains while the upgrade is rolled out."""
+FOLDER = "<folder>"
+"""How the temporary folder's path is shown: a machine path means nothing to a reader."""
 
 
 def make_folder(docs: Sequence[Document], folder: Path) -> Path:
@@ -36,18 +56,6 @@ def make_folder(docs: Sequence[Document], folder: Path) -> Path:
     return folder
 
 
-def status_table(records: Sequence[DocumentRecord]) -> pd.DataFrame:
-    """One row per document: status, chunks the indexer recorded, and the failure reason."""
-    return pd.DataFrame(
-        {
-            "status": [r.status.value for r in records],
-            "chunks recorded": pd.array([r.chunk_count for r in records], dtype="Int64"),
-            "reason": [r.reason or "" for r in records],
-        },
-        index=pd.Index([r.id for r in records], name="document"),
-    )
-
-
 def recount(records: Sequence[DocumentRecord], docs: Sequence[Document]) -> tuple[bool, int]:
     """Do the recorded chunk counts equal a fresh chunking? And how many chunks in all."""
     by_id = {d.id: d for d in docs}
@@ -56,68 +64,275 @@ def recount(records: Sequence[DocumentRecord], docs: Sequence[Document]) -> tupl
     return all(recorded[i] == n for i, n in fresh.items()), sum(fresh.values())
 
 
-def entries(first: IngestReport, counts_agree: bool, refused: Sequence[str]) -> list[Entry]:
+@dataclass(frozen=True)
+class Searched:
+    """One query against the index: how many chunks were searched, and the answer."""
+
+    chunks: int
+    result: Answer | Refusal
+
+
+@dataclass(frozen=True)
+class Hygiene:
+    """Every step of :func:`run`, as it stood when the step was done."""
+
+    files: int
+    """Files in the folder: the corpus and :data:`BAD_FILES`."""
+    first: IngestReport
+    records: list[DocumentRecord]
+    """The index's documents after the first run."""
+    counts_agree: bool
+    """The recorded chunk counts equal a fresh chunking of every document."""
+    fresh_chunks: int
+    first_status: IndexStatus
+    first_search: Searched
+    upgrade: IngestReport
+    upgrade_status: IndexStatus
+    refusals: dict[str, str]
+    """Pipeline version → why a query with it was refused (the folder shown as :data:`FOLDER`)."""
+    rebuild: IngestReport
+    rebuilt_search: Searched
+    retry: IngestReport
+    final: IndexStatus
+
+    def describe(self, st: IndexStatus) -> str:
+        """What ``rag-lab status`` prints for ``st``, the folder shown as :data:`FOLDER`."""
+        return index.describe(st).replace(st.folder or FOLDER, FOLDER)
+
+
+def run(
+    docs: Sequence[Document],
+    encoder: TextEncoder,
+    *,
+    question: str,
+    cutoff: float,
+    upgraded_pipeline: str,
+    edited_document: str,
+) -> Hygiene:
+    """Index a copy of ``docs`` with :data:`BAD_FILES` in a temporary folder, query it,
+    upgrade to ``upgraded_pipeline`` while ``edited_document`` changes, query with both
+    pipelines (each refused while the index mixes stamps), rebuild, query again, fix the
+    Latin-1 file and retry. The folder and its index are deleted on return."""
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = make_folder(docs, Path(tmp).resolve() / "docs")
+        store = index.open_index(Path(tmp) / "index.sqlite")
+        try:
+            first = ingest.index_folder(folder, store, encoder, progress=False)
+            records = store.documents()
+            agree, fresh = recount(records, docs)
+            first_status = index.status(store, index.current_stamp(encoder.fingerprint))
+            first_search = _search(index.retriever(store, encoder), question, cutoff)
+
+            edited = folder / edited_document
+            edited.write_text(edited.read_text(encoding="utf-8") + UPGRADE_EDIT, encoding="utf-8")
+            upgrade = ingest.index_folder(
+                folder, store, encoder, pipeline_version=upgraded_pipeline, progress=False
+            )
+            upgraded = index.current_stamp(encoder.fingerprint, upgraded_pipeline)
+            upgrade_status = index.status(store, upgraded)
+            refusals = {}
+            for pipeline in (upgraded_pipeline, index.PIPELINE_VERSION):
+                try:
+                    index.retriever(store, encoder, pipeline)
+                except index.StaleIndexError as refusal:
+                    refusals[pipeline] = str(refusal).replace(str(folder), FOLDER)
+
+            rebuild = ingest.index_folder(
+                folder,
+                store,
+                encoder,
+                pipeline_version=upgraded_pipeline,
+                rebuild=True,
+                progress=False,
+            )
+            rebuilt = _search(index.retriever(store, encoder, upgraded_pipeline), question, cutoff)
+            (folder / "21-wiki-export.md").write_text(FIXED_EXPORT, encoding="utf-8")
+            retried = ingest.retry(
+                store, encoder, pipeline_version=upgraded_pipeline, progress=False
+            )
+            final = index.status(store, upgraded)
+        finally:
+            store.close()
+    return Hygiene(
+        files=len(docs) + len(BAD_FILES),
+        first=first,
+        records=records,
+        counts_agree=agree,
+        fresh_chunks=fresh,
+        first_status=first_status,
+        first_search=first_search,
+        upgrade=upgrade,
+        upgrade_status=upgrade_status,
+        refusals=refusals,
+        rebuild=rebuild,
+        rebuilt_search=rebuilt,
+        retry=retried,
+        final=final,
+    )
+
+
+def _search(retriever: index.StoredRetriever, question: str, cutoff: float) -> Searched:
+    return Searched(len(retriever.keys), answer(question, retriever, cutoff))
+
+
+# --- tables -----------------------------------------------------------------------------------
+
+
+def records_table(h: Hygiene) -> Table:
+    """The index's documents after the first run, by status: how many, the chunks the
+    indexer recorded (in all, and the fewest and most of one document), and whether they
+    equal a fresh chunking."""
+    rows = {}
+    for status in (Status.INDEXED, Status.FAILED):
+        counts = [r.chunk_count for r in h.records if r.status is status]
+        known = [n for n in counts if n is not None]
+        rows[status.value] = {
+            "documents": len(counts),
+            "chunks recorded": sum(known) if known else "–",
+            "per document": f"{min(known)}–{max(known)}" if known else "–",
+            "fresh chunking": ("equal" if h.counts_agree else "differs") if known else "–",
+        }
+    frame = pd.DataFrame.from_dict(rows, orient="index").rename_axis("status")
+    return Table(
+        frame, caption="The index after the first run; chunks as the indexer recorded them"
+    )
+
+
+def failures_table(report: IngestReport) -> Table:
+    """Each document that failed, with the reason the indexer recorded."""
+    frame = pd.DataFrame(
+        {"reason": list(report.failed.values())},
+        index=pd.Index(list(report.failed), name="failed document"),
+    )
+    return Table(frame, caption="Failed, each with its reason; the other documents are indexed")
+
+
+def citations_table(searched: Searched) -> Table:
+    """The sources of one answer: their number, cosine distance, link and section."""
+    cited = searched.result.citations if isinstance(searched.result, Answer) else []
+    frame = pd.DataFrame(
+        {
+            "distance": [c.distance for c in cited],
+            "link": [c.href for c in cited],
+            "section": [f"{c.document_name} — {c.locator_label}" for c in cited],
+        },
+        index=pd.Index([c.index for c in cited], name="[n]"),
+    )
+    return Table(
+        frame,
+        caption=f"{len(cited)} sources from {searched.chunks} chunks searched; distance: cosine",
+        shorten={"section": 50},
+    )
+
+
+def status_table(st: IndexStatus) -> Table:
+    """:func:`rag_lab.app.index.status` by status: documents, searchable chunks, and which
+    documents (every name in HTML, cut in plain text)."""
+    named = {
+        Status.FAILED.value: ", ".join(r.path for r in st.failed),
+        Status.STALE.value: ", ".join(r.path for r in st.stale),
+    }
+    frame = pd.DataFrame(
+        {
+            "documents": list(st.counts.values()),
+            "chunks searchable": [st.chunks if s == Status.INDEXED.value else 0 for s in st.counts],
+            "which": [named.get(s, "") for s in st.counts],
+        },
+        index=pd.Index(list(st.counts), name="status"),
+    )
+    return Table(
+        frame, caption="Documents by status, as rag-lab status counts them", shorten={"which": 56}
+    )
+
+
+def stamps_table(st: IndexStatus) -> Table:
+    """The stamps in the index, one row each: how many documents carry it, the pipeline and
+    reader versions, and whether it is the stamp of the code asking. A field every stamp
+    shares (the model, here) is said once, in the caption."""
+    stamps = list(st.stamps)
+    models = {(s.model_name, s.model_key, s.dimensions) for s in stamps}
+    frame = pd.DataFrame(
+        {
+            "documents": list(st.stamps.values()),
+            "pipeline": [s.pipeline_version for s in stamps],
+            "reader": [s.reader_version for s in stamps],
+            "current": ["yes" if s == st.current else "" for s in stamps],
+        }
+    )
+    if len(models) == 1:
+        ((name, key, dims),) = models
+        caption = f"Stamps, all by {name} (fingerprint {key}, {dims} dims)"
+    else:
+        frame.insert(1, "model", [f"{s.model_name} ({s.model_key})" for s in stamps])
+        caption = "Stamps in the index"
+    return Table(frame, caption=caption, shorten={"model": 30})
+
+
+# --- the ledger and the reading -------------------------------------------------------------
+
+
+def entries(h: Hygiene) -> list[Entry]:
     """The chapter's index-hygiene claims, each true by how the index is built and checked
     on this run: this notebook's part of the ledger."""
     at = {"notebook": "08", "benchmark": "d2l"}
     return [
         construction_entry(
             **at,
-            holds=bool(first.failed),
+            holds=bool(h.first.failed),
             claim="failed-visible",
             statement="failed documents are visible, with reasons",
             reason="ingestion records a failed document with its reason instead of skipping it; "
             "the run fails some on purpose",
             metric="documents failed, each with a reason",
-            here=f"{len(first.failed)} failed, each with its reason",
+            here=f"{len(h.first.failed)} failed, each with its reason",
         ),
         construction_entry(
             **at,
-            holds=counts_agree,
+            holds=h.counts_agree,
             claim="counts-recorded",
             statement="counts are recorded by the indexer",
             reason="the indexer stores each document's chunk count as it writes it; checked "
             "against a fresh chunking",
             metric="recorded chunk counts against a fresh chunking",
-            here="equal" if counts_agree else "differ",
+            here="equal" if h.counts_agree else "differ",
         ),
         construction_entry(
             **at,
-            holds=bool(refused),
+            holds=bool(h.refusals),
             claim="stale-refused",
             statement="a stale index refuses mixed queries",
             reason="every document carries the stamp of what built it, and a search refuses "
             "when they differ; the run upgrades on purpose",
             metric="pipeline versions refused during the upgrade",
-            here=f"{len(refused)} refused",
+            here=f"{len(h.refusals)} refused",
         ),
     ]
 
 
-def reading(
-    first: IngestReport, counts_agree: bool, refused: Sequence[str], final: IndexStatus
-) -> str:
-    """The chapter's index-hygiene claims, judged on what this run's index did."""
-    failed = ", ".join(f"{d} ({r})" for d, r in first.failed.items()) or "none"
-    total = sum(final.counts.values())
-    claims = ledger.markdown(entries(first, counts_agree, refused))
-    text = "\n".join(
+def reading(h: Hygiene) -> str:
+    """What the findings rest on, one bullet per claim and one for the way back, worded by
+    the ledger's verdicts (:func:`entries`)."""
+    verdict = {e.claim: e.verdict.label for e in entries(h)}
+    failed = ", ".join(f"{d} ({r})" for d, r in h.first.failed.items()) or "none"
+    final, total = h.final, sum(h.final.counts.values())
+    stale = h.upgrade_status.counts[Status.STALE.value]
+    return "\n".join(
         [
-            f"- **Failed documents are visible.** The first run indexed {len(first.indexed)} "
-            f"and failed {len(first.failed)}, each with its reason: {failed}. Nothing was "
-            "dropped silently.",
-            "- **Counts recorded by the indexer.** The chunk counts in the index "
-            + (
-                "equal a fresh chunking of every document."
-                if counts_agree
-                else "differ from a fresh chunking."
-            ),
-            f"- **A stamped index refuses mixed vectors.** During the upgrade, queries with "
-            f"{len(refused)} pipeline version(s) were refused, naming the stale documents: "
-            + ("the claim **reproduces**." if refused else "nothing was refused."),
-            f"- **Rebuild and retry.** After `--rebuild` and `retry`: {final.counts['indexed']} "
-            f"of {total} documents indexed, {final.counts['failed']} failed, "
-            f"{final.counts['stale']} stale.",
+            f"- **Failed documents are visible** ({verdict['failed-visible']}). The first run "
+            f"indexed {len(h.first.indexed)} documents and failed {len(h.first.failed)}, each "
+            f"with its reason: {failed}. Nothing was dropped silently, and the failures did "
+            "not stop the others from being searched.",
+            f"- **Counts recorded by the indexer** ({verdict['counts-recorded']}). The chunk "
+            "counts in the index "
+            + ("equal" if h.counts_agree else "differ from")
+            + f" a fresh chunking of every document ({h.fresh_chunks} chunks in all).",
+            f"- **A stamped index refuses mixed vectors** ({verdict['stale-refused']}). During "
+            f"the upgrade {stale} of {sum(h.upgrade_status.counts.values())} documents were "
+            f"stale, and queries with {len(h.refusals)} of 2 pipeline versions were refused, "
+            "each naming the stale documents and the command that rebuilds them.",
+            f"- **Rebuild and retry.** After `--rebuild` and `retry`: "
+            f"{final.counts[Status.INDEXED.value]} of {total} documents indexed, "
+            f"{final.counts[Status.FAILED.value]} failed, {final.counts[Status.STALE.value]} "
+            f"stale; {counted(len(final.stamps), 'stamp')} in the index.",
         ]
     )
-    return text + "\n\n" + claims

@@ -10,23 +10,30 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
+import numpy as np
 import pandas as pd
 
 from rag_lab.answers import CitedAnswer, declines, map_citations, render
-from rag_lab.evaluation import ledger
+from rag_lab.evaluation import plots
 from rag_lab.evaluation.ledger import Entry, construction_entry, count_entry, fixed_entry
 from rag_lab.evaluation.verdicts import Verdict
+from rag_lab.experiments import timing
+from rag_lab.experiments.present import Table
 from rag_lab.models.generator import Generation, Generator
 from rag_lab.pipeline import Answer, Refusal, Retriever, answer
 from rag_lab.progress import bar
 from rag_lab.questions import Negative, Query
 from rag_lab.stats import clustered_wilson
-from rag_lab.text import counted, longest_common_run, shorten, words
+from rag_lab.text import counted, longest_common_run, words
 
 COPY_RUN = 20
 """An answer that repeats this many consecutive words of a source is copying it."""
+
+HEADLINE = ("no-call-on-refusal", "cites-by-number", "ids-well-formed", "ids-wrong")
+"""The claims this notebook opens with: the gate's, the citing rate, and what a model does
+when asked for identifiers it cannot look up."""
 
 
 @dataclass(frozen=True)
@@ -113,12 +120,22 @@ def cites_invalid(o: Outcome) -> bool:
     return o.cited is not None and o.cited.has_invalid
 
 
+def cites_other(o: Outcome) -> bool:
+    """Cites at least one valid source, none of which holds the needle."""
+    return o.cited is not None and bool(o.cited.cited) and not o.cites_needle
+
+
 def copies_source(o: Outcome) -> bool:
     return o.copies_source
 
 
 def declined(o: Outcome) -> bool:
     return o.declined
+
+
+def called(o: Outcome) -> bool:
+    """The generator ran (or its answer came from the cache) for this query."""
+    return o.generation is not None
 
 
 def hit_budget(o: Outcome) -> bool:
@@ -168,6 +185,25 @@ NEGATIVE_ANSWER_ROWS: dict[str, Row] = {
     "answers anyway, citing a source": answers_citing,
 }
 """Negatives that slipped through: does the model decline on its own?"""
+
+ANSWER_KINDS: dict[str, tuple[str, Row]] = {
+    "declines": ("says the sources do not answer", declined),
+    "invalid": ("cites a number naming no source", cites_invalid),
+    "needle_words": ("cites the needle's source, with words", words_and_markers),
+    "needle_markers": ("cites the needle's source, markers only", only_markers),
+    "other_source": ("cites other sources only", cites_other),
+    "nothing": ("cites nothing", cites_nothing),
+}
+"""What an answer to an answerable query does, each answer in the first kind it fits (in
+this order), so the kinds' shares add up to one; keyed as :data:`plots.ANSWER_COLORS`."""
+
+NEGATIVE_KINDS: dict[str, tuple[str, Row]] = {
+    "declines": ("says the sources do not answer", declined),
+    "invalid": ("cites a number naming no source", cites_invalid),
+    "other_source": ("answers, citing a source", cites_other),
+    "nothing": ("answers, citing nothing", cites_nothing),
+}
+"""The same for a negative that slipped through the gate: no source holds its answer."""
 
 
 def run(
@@ -231,22 +267,123 @@ class Split:
         )
 
 
-def rate_table(outcomes: Sequence[Outcome], rows: Mapping[str, Row]) -> pd.DataFrame:
-    """One row per named count: ``k/n``, the rate and its 95 % interval with the questions as
-    the sample (:func:`rag_lab.stats.clustered_wilson`; a negative is its own question)."""
+def rate_table(outcomes: Sequence[Outcome], rows: Mapping[str, Row], caption: str) -> Table:
+    """One row per named count: ``k/n`` and the rate with its 95 % interval in one cell,
+    the questions as the sample (:func:`rag_lab.stats.clustered_wilson`; a negative is its
+    own question)."""
     n = len(outcomes)
     table = []
     for name, row in rows.items():
         k = sum(row(o) for o in outcomes)
         lo, hi = _interval(outcomes, row)
         table.append(
-            {"outcome": name, "count": f"{k}/{n}", "rate": f"{k / n:.2f}", "95% CI": _ci(lo, hi)}
+            {"outcome": name, "queries": f"{k}/{n}", "rate [95 % CI]": _rate(k, n, lo, hi)}
         )
-    return pd.DataFrame(table).set_index("outcome")
+    return Table(pd.DataFrame(table).set_index("outcome"), caption=caption)
+
+
+def units(outcomes: Sequence[Outcome]) -> int:
+    """The independent units among ``outcomes``: questions, a negative counting as one."""
+    return len({o.unit or o.id for o in outcomes})
+
+
+def _rate(k: int, n: int, lo: float, hi: float) -> str:
+    return f"{k / n:.2f} {_ci(lo, hi)}" if n else "–"
 
 
 def _interval(outcomes: Sequence[Outcome], row: Row) -> tuple[float, float]:
     return clustered_wilson([row(o) for o in outcomes], [o.unit or o.id for o in outcomes])
+
+
+@dataclass(frozen=True)
+class Share:
+    """How many of the outcomes are of one kind, with its 95 % interval by question."""
+
+    kind: str
+    label: str
+    k: int
+    n: int
+    lo: float
+    hi: float
+
+    @property
+    def rate(self) -> float:
+        return self.k / self.n if self.n else float("nan")
+
+
+def kind_of(o: Outcome, kinds: Mapping[str, tuple[str, Row]]) -> str | None:
+    """The first of ``kinds`` that ``o`` fits, or None."""
+    return next((key for key, (_, row) in kinds.items() if row(o)), None)
+
+
+def shares(outcomes: Sequence[Outcome], kinds: Mapping[str, tuple[str, Row]]) -> list[Share]:
+    """Each kind's share of ``outcomes``, each outcome counted once (:func:`kind_of`), with
+    Wilson's interval taking the questions as the sample (:func:`clustered_wilson`)."""
+    first = [kind_of(o, kinds) for o in outcomes]
+    out = []
+    for key, (label, _) in kinds.items():
+        hits = [f == key for f in first]
+        lo, hi = clustered_wilson(hits, [o.unit or o.id for o in outcomes]) if outcomes else (0, 0)
+        out.append(Share(key, label, sum(hits), len(outcomes), lo, hi))
+    return out
+
+
+def outcome_figure(split: Split):
+    """What the answers do, per answer kind: the answerable queries that reached the model
+    and the negatives that slipped through, each answer in the first kind it fits. A bar
+    is a kind's share of its panel's queries, the whisker its 95 % interval by question."""
+    import matplotlib.pyplot as plt
+
+    reached = [o for o in split.answerable if not o.refused]
+    panels = [
+        (
+            reached,
+            ANSWER_KINDS,
+            f"Answerable queries that reached the model: n = {len(reached)} queries, "
+            f"{units(reached)} questions",
+        ),
+        (
+            split.slipped,
+            NEGATIVE_KINDS,
+            f"Negatives that slipped through the gate: n = {len(split.slipped)} queries, "
+            "each its own unit",
+        ),
+    ]
+    with plots.style():
+        fig, axes = plt.subplots(
+            2, 1, figsize=(7.5, 4.6), sharex=True, height_ratios=[len(ANSWER_KINDS), 4]
+        )
+        for ax, (outcomes, kinds, title) in zip(axes, panels, strict=True):
+            found = shares(outcomes, kinds)
+            y = np.arange(len(found))[::-1]
+            for yi, sh in zip(y, found, strict=True):
+                color = plots.ANSWER_COLORS[sh.kind]
+                ax.barh(yi, sh.rate if sh.n else 0, color=color, height=0.62)
+                if sh.n:
+                    ax.plot([sh.lo, sh.hi], [yi, yi], color=plots.NEUTRAL["ink"], lw=1.1)
+                    ax.text(
+                        max(sh.hi, sh.rate) + 0.015,
+                        yi,
+                        f"{sh.k}/{sh.n}",
+                        va="center",
+                        fontsize=7.5,
+                    )
+            ax.set_yticks(y, [sh.label for sh in found])
+            ax.set_title(title, fontsize=9, loc="left")
+            ax.grid(axis="y", visible=False)
+        axes[-1].set_xlim(0, 1.08)
+        axes[-1].set_xlabel(
+            "share of the panel's queries (bar) and its 95 % interval, the questions as the "
+            "sample (line)"
+        )
+        model = next((o.generation.model for o in reached + split.slipped if o.generation), "")
+        fig.suptitle(
+            f"What the answers of {model} do: each answer counted once, in the first kind "
+            "it fits (top to bottom)",
+            fontsize=9,
+        )
+        fig.tight_layout()
+    return fig
 
 
 def examples(outcomes: Sequence[Outcome], row: Row, n: int = 3) -> str:
@@ -263,10 +400,23 @@ def examples(outcomes: Sequence[Outcome], row: Row, n: int = 3) -> str:
             if not o.negative
             else "a negative: the corpus does not answer it"
         )
-        shown = render(o.cited) if o.cited else str(o.result)
+        shown = render(closed_fences(o.cited)) if o.cited else str(o.result)
         quoted = "\n".join(f"> {line}" if line else ">" for line in shown.splitlines())
         blocks.append(f"**{o.id}** — {o.question} *({where})*\n\n{quoted}")
     return "\n\n---\n\n".join(blocks)
+
+
+FENCE = re.compile(r"^\s*```", re.MULTILINE)
+"""A line that opens or closes a Markdown code block."""
+
+
+def closed_fences(cited: CitedAnswer) -> CitedAnswer:
+    """``cited`` with a code block it leaves open closed, for display only: an answer
+    stopped by the token budget inside a code block would otherwise swallow the sources
+    listed after it. The text is otherwise unchanged."""
+    if len(FENCE.findall(cited.text)) % 2 == 0:
+        return cited
+    return replace(cited, text=cited.text.rstrip() + "\n```")
 
 
 # --- the identifier probe -----------------------------------------------------------------
@@ -339,35 +489,66 @@ def identifier_probe(generate: Callable[[str], str]) -> list[ProbeAnswer]:
     return out
 
 
-def probe_table(answers: Sequence[ProbeAnswer], width: int = 60) -> pd.DataFrame:
-    """One row per paper asked about: the answer (shortened), its identifier, plausibility."""
-    return pd.DataFrame(
+def probe_table(answers: Sequence[ProbeAnswer]) -> Table:
+    """One row per paper asked about: the answer (whole in HTML, cut in plain text), the
+    identifier in it, whether arXiv's numbering allows it and whether it is the paper's."""
+    frame = pd.DataFrame(
         [
             {
                 "paper asked for": a.paper.split(",")[0],
-                "answer": shorten(a.text, width),
-                "well-formed id": a.identifier or "",
-                "plausible": a.plausible,
+                "answer": " ".join(a.text.split()),
+                "identifier": a.identifier or "–",
+                "plausible": "yes" if a.plausible else "no",
+                "the paper's": "yes" if a.correct else "no",
             }
             for a in answers
         ]
+    )
+    return Table(
+        frame,
+        caption=f"{len(answers)} papers asked for, no sources given; identifier: the first "
+        "well-formed one",
+        shorten={"paper asked for": 30, "answer": 30},
     )
 
 
 # --- reading ------------------------------------------------------------------------------
 
 
+def run_summary(outcomes: Sequence[Outcome], elapsed: float, budget: int) -> str:
+    """What the run cost: the calls, how many came from the answer cache, the model's time
+    when the answers were generated (beside the machine), the prompts' sizes."""
+    calls = [o.generation for o in outcomes if o.generation is not None]
+    if not calls:
+        return f"{len(outcomes)} queries in {elapsed:.0f} s; nothing passed the gate"
+    seconds = sum(g.seconds for g in calls)
+    tokens = [g.prompt_tokens for g in calls]
+    return "\n".join(
+        [
+            f"{len(outcomes)} queries in {elapsed:.0f} s: {counted(len(calls), 'generator call')}"
+            f", {sum(g.cached for g in calls)} served from the answer cache",
+            f"model time when generated: {seconds:.0f} s, {seconds / len(calls):.1f} s per "
+            f"answer ({calls[0].model})",
+            timing.machine(),
+            f"prompts of {min(tokens)} to {max(tokens)} tokens, none truncated; "
+            f"{counted(sum(g.hit_budget for g in calls), 'answer')} stopped at {budget} new tokens",
+        ]
+    )
+
+
 def reading(outcomes: Sequence[Outcome], probe: Sequence[ProbeAnswer], cutoff: float) -> str:
-    """A plain-language verdict, every number computed from ``outcomes`` and ``probe``."""
+    """What the findings rest on, every number computed from ``outcomes`` and ``probe`` and
+    every verdict the ledger's (:func:`entries`)."""
     split = Split.of(outcomes)
-    lines = [
-        _model(outcomes),
-        _gate_first(split, cutoff),
-        _citing(split.answerable),
-        _slipping(split),
-        _identifiers(probe),
-    ]
-    return "\n".join(lines) + "\n\n" + ledger.markdown(entries(split, probe))
+    verdict = {e.claim: e.verdict.label for e in entries(split, probe)}
+    return "\n".join(
+        [
+            _gate_first(split, cutoff, verdict["no-call-on-refusal"]),
+            _citing(split.answerable, verdict["cites-by-number"]),
+            _slipping(split),
+            _identifiers(probe, verdict),
+        ]
+    )
 
 
 def _share(outcomes: Sequence[Outcome], row: Row) -> str:
@@ -383,32 +564,25 @@ def _count(row: Row, among: Sequence[Outcome]) -> int:
     return sum(row(o) for o in among)
 
 
-def _model(outcomes: Sequence[Outcome]) -> str:
-    generations = [o.generation for o in outcomes if o.generation is not None]
-    model = generations[0].model if generations else "no model (nothing passed the gate)"
-    seconds = sum(g.seconds for g in generations)
-    return (
-        f"- **Model.** {model}, greedy, run locally: "
-        f"{counted(len(generations), 'generator call')} in {seconds:.0f} s "
-        f"({seconds / max(len(generations), 1):.1f} s per answer)."
-    )
-
-
-def _gate_first(split: Split, cutoff: float) -> str:
+def _gate_first(split: Split, cutoff: float, verdict: str) -> str:
     answerable, negatives = split.answerable, split.negatives
     return (
-        f"- **The gate first.** At cutoff {cutoff}, "
+        f"- **The gate first** ({verdict}). At cutoff {cutoff}, "
         f"{_count(refused, answerable)} of {len(answerable)} answerable queries and "
-        f"{_count(refused, negatives)} of {len(negatives)} negatives were refused without "
-        f"calling the generator; {_count(needle_among_sources, answerable)} answerable queries "
-        "reached it with the needle among their sources."
+        f"{_count(refused, negatives)} of {len(negatives)} negatives were refused; the "
+        f"generator ran {_count(called, answerable)} times for answerable queries, "
+        f"{_count(called, negatives)} for negatives that passed and "
+        f"{sum(called(o) for o in answerable + negatives if o.refused)} for the refusals. "
+        f"{_count(needle_among_sources, answerable)} answerable queries reached it with the "
+        "needle among their sources."
     )
 
 
-def _citing(answerable: Sequence[Outcome]) -> str:
+def _citing(answerable: Sequence[Outcome], verdict: str) -> str:
     bare = _count(only_markers, answerable)
     return (
-        f"- **Citing the right source.** Answers cite a source holding the needle for "
+        f"- **Citing the right source** ({verdict}: the chapter gives no rate). Answers cite "
+        "a source holding the needle for "
         f"{_share(answerable, cites_needle)} answerable queries"
         + (
             f", but {bare} of those answers are nothing but a marker such as `[1]`: "
@@ -446,10 +620,12 @@ def _slipping(split: Split) -> str:
     )
 
 
-def _identifiers(probe: Sequence[ProbeAnswer]) -> str:
+def _identifiers(probe: Sequence[ProbeAnswer], verdict: Mapping[str, str]) -> str:
     ids = [a.identifier for a in probe if a.identifier]
     return (
-        f"- **Identifiers.** Asked without sources for the arXiv identifiers of "
+        f"- **Identifiers** (well-formed: {verdict['ids-well-formed']}; not the paper's: "
+        f"{verdict['ids-wrong']}; real: {verdict['ids-real']}). Asked without sources for "
+        "the arXiv identifiers of "
         f"{len(probe)} papers, the model gave a well-formed identifier for {len(ids)} of them "
         f"({counted(len(set(ids)), 'distinct identifier')}"
         + ("; the same one for different papers" if len(set(ids)) < len(ids) else "")

@@ -47,8 +47,10 @@ window.addEventListener('load', () => {
                        head: (t.rows[0] ? t.rows[0].innerText : '').slice(0, 60)});
     });
   out.texts = [];
-  document.querySelectorAll('.jp-OutputArea-output pre').forEach((pre, i) => {
+  document.querySelectorAll('.jp-OutputArea-output pre:not(.rag-lab-verbatim)')
+    .forEach((pre, i) => {
     // The page wraps long lines (pre-wrap): measure each text unwrapped, in its own font.
+    // A present.Verbatim view (class rag-lab-verbatim) wraps by design and is not measured.
     const probe = pre.cloneNode(true);
     Object.assign(probe.style, {whiteSpace: 'pre', position: 'absolute', visibility: 'hidden',
                                 width: 'auto', left: '0', top: '0'});

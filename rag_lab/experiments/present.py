@@ -35,8 +35,9 @@ MAX_WIDTH = 100
 """Characters of content across a table: each column as wide as its widest cell or header,
 two spaces between columns, the index included. About what a laptop page holds."""
 
-_NUMERIC = re.compile(r"^\s*[−+\-]?(\d|\.\d|\[)|^\s*[–-]\s*$")
-"""A cell that reads as a number, an interval or a dash: right-aligned."""
+_NUMERIC = re.compile(r"^\s*[−+\-]?(\d(?!\d*-[^\d\s])|\.\d|\[)|^\s*[–-]\s*$")
+"""A cell that reads as a number, an interval or a dash: right-aligned. A numbered name
+(``03-linear-algebra``, ``05-autograd#char=848,1304``) is text."""
 
 
 class TooWide(ValueError):
@@ -236,3 +237,60 @@ def every_claim(entries: Sequence[Entry]) -> str:
 def environment(with_model: bool = True) -> str:
     """What ran, for the closing section: versions, the model's fingerprint, the machine."""
     return f"{provenance.describe(with_model)}\n{timing.machine()}"
+
+
+# --- text shown exactly as it is --------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Verbatim:
+    """A text shown exactly as it is (a prompt as the generator receives it) that still fits
+    a page: the HTML is a ``<pre>`` the browser wraps (``white-space: pre-wrap``), so no
+    character is added or removed; the plain text breaks each line longer than ``width``
+    at a space, ``↪`` starting each continuation (the marks are the display's, not the
+    text's). ``text`` gives the text back unchanged.
+
+    >>> v = Verbatim("a " * 30 + "end", width=40)
+    >>> print(repr(v))
+    a a a a a a a a a a a a a a a a a a a a
+    ↪ a a a a a a a a a a end
+    """
+
+    text: str
+    caption: str = ""
+    width: int = MAX_WIDTH
+
+    def lines(self) -> list[str]:
+        """The plain text's lines, each at most :attr:`width` characters."""
+        out = []
+        for line in self.text.split("\n"):
+            head = ""
+            while len(head + line) > self.width:
+                room = self.width - len(head)
+                cut = line.rfind(" ", 1, room + 1)
+                cut = room if cut <= 0 else cut
+                out.append((head + line[:cut]).rstrip())
+                line, head = line[cut:].lstrip(" "), "↪ "
+            out.append(head + line)
+        return out
+
+    def __repr__(self) -> str:
+        return "\n".join([self.caption, *self.lines()] if self.caption else self.lines())
+
+    def _repr_html_(self) -> str:
+        from rag_lab.evaluation.plots import NEUTRAL
+
+        caption = f"<p>{html.escape(self.caption)}</p>" if self.caption else ""
+        style = (
+            "white-space: pre-wrap; word-break: normal; overflow-wrap: break-word; padding: 0.6em; "
+            "font-family: var(--jp-code-font-family, monospace); font-size: 0.85em; "
+            f"background: {NEUTRAL['paper']}; border-left: 3px solid {NEUTRAL['faint']}"
+        )
+        # The class tells the page check (rag_lab.experiments.pages) this text wraps on purpose.
+        pre = f'<pre class="{VERBATIM_CLASS}" style="{style}">'
+        return f"{caption}{pre}{html.escape(self.text)}</pre>"
+
+
+VERBATIM_CLASS = "rag-lab-verbatim"
+"""The HTML class of a :class:`Verbatim` view: a text the page wraps by design, so that the
+page check does not count its long lines as a text a reader scrolls sideways."""

@@ -228,3 +228,23 @@ def test_status_counts_by_the_stamp_of_the_code_asking(store):
     assert text.splitlines()[0] == "4 documents: 2 indexed, 1 failed, 1 stale; 5 chunks searchable"
     assert "  x.txt: binary: a NUL byte at byte 0" in text
     assert "  2 × m (fingerprint" in text and text.count("(current)") == 1
+    # A stamp takes two lines: the model, then what built the chunks, under the same indent.
+    two = text.splitlines()[text.splitlines().index("stamps:") + 1 :][:2]
+    assert two[0].startswith("  2 × m (fingerprint ")
+    assert two[1] == "      pipeline p1, reader 1 (current)"
+
+
+def test_the_status_view_fits_a_page_with_real_names(store):
+    """What `rag-lab status` prints for the lab's own index in the middle of an upgrade:
+    the model's full name, the pipeline versions, a folder, a failure: every line <= 100."""
+    encoder = FixedEncoder({}, name="sentence-transformers/all-MiniLM-L6-v2")
+    old = index.current_stamp(encoder.fingerprint, "chunk=E/512/64;embed=minilm;v1")
+    new = index.current_stamp(encoder.fingerprint, "chunk=E/512/64;embed=minilm;v2")
+    put(store, "20-environment-and-distribution-shift", 2, old)
+    put(store, "05-autograd", 1, new)
+    store.fail("21-wiki-export", "21-wiki-export.md", None, "not UTF-8: invalid continuation byte")
+    store.set_meta("folder", "/home/someone/projects/course-notes/docs")
+    text = index.describe(index.status(store, new))
+    assert max(map(len, text.splitlines())) <= index.WIDTH
+    assert "  rag-lab index /home/someone/projects/course-notes/docs --rebuild" in text.splitlines()
+    assert text.count("pipeline chunk=E/512/64;embed=minilm;v") == 2

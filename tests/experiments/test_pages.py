@@ -47,3 +47,21 @@ def test_the_browser_finds_a_wide_text_and_passes_a_narrow_table(tmp_path):
     assert len(m.tables) == 1 and not m.wide_tables
     assert len(m.texts) == 1 and m.texts[0]["width"] > m.texts[0]["room"]
     assert not m.fits and "text 0 is" in pages.report(m)
+
+
+@pytest.mark.skipif(pages.chromium() is None, reason="no Chromium (apt-get install chromium)")
+def test_a_verbatim_view_wraps_on_purpose_and_is_not_a_wide_text(tmp_path):
+    from rag_lab.experiments.present import VERBATIM_CLASS, Verbatim
+
+    view = Verbatim("word " * 80)
+    markup = view._repr_html_()
+    assert f'class="{VERBATIM_CLASS}"' in markup and VERBATIM_CLASS in pages._MEASURE
+    shown = {"output_type": "display_data", "data": {"text/html": markup, "text/plain": "v"}}
+    (page,) = pages.render([notebook(tmp_path, [shown])], tmp_path / "html")
+    assert not pages.measure(page, pages.chromium()).texts
+    unmarked = {
+        **shown,
+        "data": {**shown["data"], "text/html": markup.replace(VERBATIM_CLASS, "x")},
+    }
+    (page,) = pages.render([notebook(tmp_path, [unmarked])], tmp_path / "html")
+    assert len(pages.measure(page, pages.chromium()).texts) == 1

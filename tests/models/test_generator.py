@@ -395,11 +395,11 @@ def test_run_counts_what_the_answers_cite(monkeypatch):
     assert outcomes[0].needle_sources == (1,) and outcomes[0].cites_needle
     assert outcomes[1].cited.invalid == (2,) and not outcomes[1].cites_needle
     assert outcomes[3].cited.cites_nothing and not outcomes[3].declined
-    table = report.rate_table(outcomes[:2], report.ANSWER_ROWS)
-    assert table.loc["cites a source holding the needle", "count"] == "1/2"
-    assert table.loc["cites an invalid number", "count"] == "1/2"
+    table = report.rate_table(outcomes[:2], report.ANSWER_ROWS, "caption").frame
+    assert table.loc["cites a source holding the needle", "queries"] == "1/2"
+    assert table.loc["cites an invalid number", "queries"] == "1/2"
     # both phrasings ask one question: Wilson with one question as the sample, 0 of 1
-    assert table.loc["cites nothing", "95% CI"] == "[0.00, 0.79]"
+    assert table.loc["cites nothing", "rate [95 % CI]"] == "0.00 [0.00, 0.79]"
 
 
 def _generation(text: str, model: str) -> generate.Generation:

@@ -1,0 +1,153 @@
+"""Notebook 09's counts and views on hand-made outcomes: each answer in one kind, the
+kinds' shares with intervals by question, the rate and probe tables, the outcome figure,
+the run's cost and a reading in the ledger's words. No model runs here."""
+
+from __future__ import annotations
+
+import pytest
+
+from rag_lab.answers import map_citations
+from rag_lab.citations import Citation
+from rag_lab.experiments import nb09_generation as nb09
+from rag_lab.models.generator import Generation
+from rag_lab.pipeline import Answer, Refusal
+from rag_lab.stats import clustered_wilson
+
+SOURCES = [
+    Citation(1, "05-autograd", "Autograd", "Intro", "#char=0,40", "the needle is here", 0.4),
+    Citation(2, "06-probability", "Probability", "Intro", "#char=0,40", "something else", 0.5),
+]
+
+
+def outcome(id_, text, *, unit, needle="needle", negative=False, cached=True, budget=False):
+    """One query through the pipeline: ``text`` None means the gate refused it."""
+    if text is None:
+        return nb09.Outcome(id_, "q?", negative, Refusal("q?", 0.675, 0.8), (), None, None, unit)
+    holding = () if negative else tuple(c.index for c in SOURCES if needle in c.quote)
+    generation = Generation(text, "Tiny (GGUF)", "0" * 64, 200, 30, budget, 10.0, cached)
+    result = Answer("q?", "prompt", SOURCES, [], text)
+    return nb09.Outcome(
+        id_, "q?", negative, result, holding, map_citations(text, SOURCES), generation, unit
+    )
+
+
+@pytest.fixture
+def split():
+    answerable = [
+        outcome("q1/course", "The needle [1].", unit="q1"),  # needle's source, with words
+        outcome("q1/ticket", "[1]", unit="q1"),  # markers only
+        outcome("q2/course", "Something [2].", unit="q2"),  # another source only
+        outcome("q2/ticket", "No idea at all.", unit="q2", budget=True),  # nothing
+        outcome("q3/course", "The sources do not contain it [1] [7].", unit="q3"),  # declines
+        outcome("q3/ticket", None, unit="q3"),  # refused by the gate
+    ]
+    negatives = [
+        outcome("n1", "Here is how [2].", unit="n1", negative=True),
+        outcome("n2", "Just do it.", unit="n2", negative=True, cached=False),
+        outcome("n3", None, unit="n3", negative=True),
+    ]
+    return nb09.Split(answerable, negatives)
+
+
+def test_each_answer_falls_in_the_first_kind_it_fits(split):
+    kinds = [nb09.kind_of(o, nb09.ANSWER_KINDS) for o in split.answerable[:5]]
+    # q3/course declines and cites an invalid [7] beside [1]: declining comes first.
+    assert kinds == ["needle_words", "needle_markers", "other_source", "nothing", "declines"]
+    assert [nb09.kind_of(o, nb09.NEGATIVE_KINDS) for o in split.slipped] == [
+        "other_source",
+        "nothing",
+    ]
+
+
+def test_the_shares_add_up_and_take_the_questions_as_the_sample(split):
+    reached = [o for o in split.answerable if not o.refused]
+    shares = nb09.shares(reached, nb09.ANSWER_KINDS)
+    assert [s.kind for s in shares] == list(nb09.ANSWER_KINDS)
+    assert sum(s.k for s in shares) == len(reached) == 5 and {s.n for s in shares} == {5}
+    words = next(s for s in shares if s.kind == "needle_words")
+    hits = [o.id == "q1/course" for o in reached]
+    assert (words.lo, words.hi) == clustered_wilson(hits, [o.unit for o in reached])
+    assert nb09.units(reached) == 3  # q1, q2, q3: five queries, three questions
+
+
+def test_the_rate_table_puts_the_estimate_and_its_interval_in_one_cell(split):
+    table = nb09.rate_table(split.answerable, nb09.GATE_ROWS, "caption")
+    refused = table.frame.loc["refused by the gate"]
+    answerable = split.answerable
+    lo, hi = clustered_wilson([o.refused for o in answerable], [o.unit for o in answerable])
+    assert refused["queries"] == "1/6"
+    assert refused["rate [95 % CI]"] == f"0.17 [{lo:.2f}, {hi:.2f}]"
+    assert table.width <= 100 and len(table.frame.columns) == 2
+
+
+def test_the_outcome_figure_states_its_n_and_draws_the_shares(split):
+    import matplotlib.pyplot as plt
+
+    fig = nb09.outcome_figure(split)
+    top, bottom = fig.axes
+    assert "n = 5 queries, 3 questions" in top.get_title(loc="left")
+    assert "n = 2 queries, each its own unit" in bottom.get_title(loc="left")
+    assert [round(p.get_width(), 3) for p in top.patches] == [
+        0.2,
+        0.0,
+        0.2,
+        0.2,
+        0.2,
+        0.2,
+    ]  # declines, invalid, …
+    assert [t.get_text() for t in bottom.get_yticklabels()][-1] == "answers, citing nothing"
+    assert "Tiny (GGUF)" in fig._suptitle.get_text()
+    plt.close(fig)
+
+
+def test_the_probe_table_says_what_each_identifier_is():
+    simcse, moco, e5 = (nb09.PROBE_PAPERS[i] for i in (0, 5, 7))
+    answers = [
+        nb09.ProbeAnswer(simcse, "arXiv:2104.08821", "2104.08821"),  # right
+        nb09.ProbeAnswer(moco, "10.10301/" * 20, None),  # no identifier at all
+        nb09.ProbeAnswer(e5, "1909.1234", "1909.1234"),  # four digits after 1412: impossible
+    ]
+    table = nb09.probe_table(answers)
+    frame = table.frame
+    assert frame["identifier"].tolist() == ["2104.08821", "–", "1909.1234"]
+    assert frame["plausible"].tolist() == ["yes", "no", "no"]
+    assert frame["the paper's"].tolist() == ["yes", "no", "no"]
+    assert table.width <= 100
+
+
+def test_the_run_summary_counts_the_cache_and_fits(split):
+    text = nb09.run_summary(split.answerable + split.negatives, 1.2, 120)
+    lines = text.splitlines()
+    assert lines[0] == "9 queries in 1 s: 7 generator calls, 6 served from the answer cache"
+    assert lines[1].startswith("model time when generated: 70 s, 10.0 s per answer (Tiny")
+    assert lines[2].startswith("machine: ")
+    assert lines[3].endswith("1 answer stopped at 120 new tokens")
+    assert max(map(len, lines)) <= 100
+
+
+def test_the_reading_says_the_ledgers_verdicts(split):
+    text = nb09.reading(split.answerable + split.negatives, [], 0.675)
+    assert "**The gate first** (by construction)" in text
+    assert "generator ran 5 times for answerable queries, 2 for negatives" in text
+    assert "0 for the refusals" in text
+    assert "**Citing the right source** (not testable here" in text
+    assert [e.claim for e in nb09.entries(split, [])][: len(nb09.HEADLINE)] == list(nb09.HEADLINE)
+
+
+def test_an_answer_cut_inside_a_code_block_does_not_swallow_its_sources():
+    cut = outcome("q1/course", "The needle [1]:\n```python\nx = 1", unit="q1")
+    text = nb09.examples([cut], nb09.cites_needle)
+    fences = [line for line in text.splitlines() if line.lstrip("> ").startswith("```")]
+    assert len(fences) == 2  # opened by the model, closed for display
+    body, sources = text.split("**Sources**")
+    assert body.rstrip("> \n").endswith("```") and sources.count("05-autograd") == 1
+    whole = outcome("q1/ticket", "The needle [1]:\n```\nx = 1\n```", unit="q1")
+    assert nb09.closed_fences(whole.cited) is whole.cited
+
+
+def test_every_answer_kind_has_its_own_colour():
+    from rag_lab.evaluation import plots
+
+    kinds = set(nb09.ANSWER_KINDS) | set(nb09.NEGATIVE_KINDS)
+    assert kinds == set(plots.ANSWER_COLORS)
+    assert len(set(plots.ANSWER_COLORS.values())) == len(plots.ANSWER_COLORS)
