@@ -85,8 +85,10 @@ def recall_curve_figure(
     """Recall@k for k = 1..kmax as small multiples: one panel per system with its 95 % band,
     the other systems faint behind it for comparison. The band is Wilson's, with the
     questions as the sample when ``clusters`` names each query's question
-    (:func:`rag_lab.stats.clustered_wilson`). ``labels`` name the panels; ``hit`` says what
-    is counted (after "share of the n")."""
+    (:func:`rag_lab.stats.clustered_wilson`). ``labels`` name the panels (default: a
+    strategy's letter and label); ``hit`` says what is counted (after "share of the n").
+    A system's colour is ``colors``'s, else the palette's for a strategy or a retriever
+    (:mod:`rag_lab.evaluation.plots`), else ink."""
     import matplotlib.pyplot as plt
 
     ks = np.arange(1, kmax + 1)
@@ -103,7 +105,7 @@ def recall_curve_figure(
             sharey=True,
             squeeze=False,
         )
-        for i, (ax, name) in enumerate(zip(axes.flat, names, strict=False)):
+        for ax, name in zip(axes.flat, names, strict=False):
             n = len(systems[name])
             hits = np.array([int(hits_at(systems[name], k).sum()) for k in ks])
             if clusters is None:
@@ -112,13 +114,13 @@ def recall_curve_figure(
                 bounds = np.array(
                     [clustered_wilson(hits_at(systems[name], k), clusters) for k in ks]
                 )
-            color = (colors or {}).get(name, f"C{i}")
+            color = _system_color(name, colors)
             for other in names:
                 if other != name:
-                    ax.plot(ks, curves[other], color="#bdbdbd", lw=0.8)
+                    ax.plot(ks, curves[other], color=plots.NEUTRAL["faint"], lw=0.8)
             ax.plot(ks, hits / n, color=color, lw=1.8)
             ax.fill_between(ks, bounds[:, 0], bounds[:, 1], color=color, alpha=0.2, lw=0)
-            ax.set_title((labels or {}).get(name, name), fontsize=8)
+            ax.set_title((labels or {}).get(name, _panel_label(name)), fontsize=8)
             ax.set_xticks([1, 4, 8, 12, 16, 20])
             ax.set_ylim(0, 1)
         for ax in axes.flat[len(names) :]:
@@ -139,6 +141,19 @@ def recall_curve_figure(
         )
         fig.tight_layout()
     return fig
+
+
+def _system_color(name: str, colors: Mapping[str, str] | None) -> str:
+    """``colors``'s colour for ``name``, else the palette's for a strategy or a retriever."""
+    for palette in (colors or {}, plots.STRATEGY_COLORS, plots.SYSTEM_COLORS):
+        if name in palette:
+            return palette[name]
+    return plots.NEUTRAL["ink"]
+
+
+def _panel_label(name: str) -> str:
+    """A strategy's letter and label (``E: boundaries + header``), else the name itself."""
+    return f"{name}: {STRATEGIES[name].label}" if name in STRATEGIES else name
 
 
 def histogram_figure(d: Distances, kinds: Sequence[str], strategy: str):

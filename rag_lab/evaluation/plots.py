@@ -71,6 +71,14 @@ CHAPTER_MARK = {"marker": "x", "color": "#000000", "ms": 6, "ls": "", "mew": 1.4
 """How the chapter's own number is marked on any figure: a black cross."""
 
 
+K_COLORS = {4: "#80cbc4", 20: "#00695c"}
+"""Recall at the chapter's top 4 (light) and at a deep 20 (dark), where a figure shows both."""
+
+KEPT_RAMP = (ROLE_COLORS["lost"], NEUTRAL["paper"])
+"""A share kept, from none (the lost red) to all (paper): a heatmap in which losses stand
+out and what is whole recedes."""
+
+
 @contextmanager
 def style() -> Iterator[None]:
     with plt.rc_context(STYLE):

@@ -23,7 +23,8 @@ def entry_line(e: Entry) -> str:
         parts.append(f"question-level p = {e.p:#.2g}{adjusted}")
     chapter = f"; the chapter: {e.chapter}" if e.chapter not in ("", "–") else ""
     verdict = e.verdict_text[0].upper() + e.verdict_text[1:]
-    return f"- **{e.claim}** ({e.statement}): {'; '.join(parts)}{chapter}. **{verdict}**."
+    evidence = f": {'; '.join(parts)}{chapter}" if parts or chapter else ""  # none: untested
+    return f"- **{e.claim}** ({e.statement}){evidence}. **{verdict}**."
 
 
 def finding_line(e: Entry) -> str:

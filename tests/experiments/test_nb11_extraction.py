@@ -18,6 +18,7 @@ import pytest
 
 from rag_lab.chunking import Chunk
 from rag_lab.documents import Document
+from rag_lab.evaluation import plots
 from rag_lab.evaluation.paired import Finding
 from rag_lab.evaluation.verdicts import Verdict
 from rag_lab.experiments import nb11_extraction as nb
@@ -435,15 +436,15 @@ def test_layout_tests_sign_test_per_reader_with_holm():
         nb.NeedleFinding.NO_LOSS,
         nb.NeedleFinding.NO_LOSS,
     ]
-    view = nb.layout_tests_view(table)
-    assert list(view.index) == list(table.index)
-    assert view["kept here, lost on one-column / the reverse"].tolist() == [
-        "+0/\u22128, p = 0.0078",
-        "+0/\u22126, p = 0.031",
-        "+0/\u22120, p = 1.0",
-    ]
-    assert view["p Holm"].tolist() == ["0.023", "0.062", "1.0"]
-    assert view["verdict"].tolist() == ["loses needles", "no loss shown", "no loss shown"]
+    shown = nb.losses_view(table)  # only where a needle differs: pdfium keeps the same 8
+    view = shown.frame
+    assert list(view.index) == ["two-column", "two-column"]
+    assert view["reader"].tolist() == ["pypdf default", "pdfminer default"]
+    assert view["needles +/\u2212"].tolist() == ["+0/\u22128", "+0/\u22126"]
+    assert view["p"].tolist() == ["0.0078", "0.031"]
+    assert view["p Holm"].tolist() == ["0.023", "0.062"]
+    assert view["finding"].tolist() == ["loses needles", "no loss shown"]
+    assert "Holm over all 3 comparisons; the other 1 keep the same needles" in shown.caption
     assert kept.losing(table, "two-column") == ["pypdf default"]
 
 
@@ -457,9 +458,7 @@ def test_layout_tests_says_when_a_layout_gains_needles():
     }
     table = nb.layout_tests([Document("d", "D", "")], extracted, needles)
     assert table.loc[("tables", "pypdf default"), "finding"] is nb.NeedleFinding.GAINS  # p = 2/64
-    assert nb.layout_tests_view(table).loc[("tables", "pypdf default"), "verdict"] == (
-        "gains needles"
-    )
+    assert nb.losses_view(table).frame.loc["tables", "finding"] == "gains needles"
     assert kept.losing(table, "tables") == []
 
 
@@ -511,13 +510,14 @@ def test_ocr_threshold_table_splits_needles_by_their_pages_confidence():
     assert table["needles, flagged"].tolist() == [1, 2, 3, 3]
     assert table["kept, not flagged"].tolist() == [3, 2, 2, 2]
     assert table["needles, not flagged"].tolist() == [4, 3, 2, 2]
-    view = nb.ocr_threshold_view(table)
-    assert view["needles kept, pages flagged"].tolist() == ["0/1", "1/2", "1/3", "1/3"]
-    assert view["needles kept, pages not flagged"].tolist() == ["3/4", "2/3", "2/2", "2/2"]
+    view = nb.threshold_view(table).frame
+    assert list(view.index) == ["70", "80", "90", "95"]
+    assert view["needles kept, flagged"].tolist() == ["0/1", "1/2", "1/3", "1/3"]
+    assert view["needles kept, not flagged"].tolist() == ["3/4", "2/3", "2/2", "2/2"]
+    assert view["pages flagged"].tolist() == ["1 of 4", "2 of 4", "3 of 4", "3 of 4"]
     assert nb.ocr_threshold_table(_run(), [50.0]).iloc[0].tolist() == [0, 4, 3, 5, 0, 0]
-    assert nb.ocr_threshold_view(nb.ocr_threshold_table(_run(), [50.0])).iloc[0].tolist() == [
-        0,
-        4,
+    assert nb.threshold_view(nb.ocr_threshold_table(_run(), [50.0])).frame.iloc[0].tolist() == [
+        "0 of 4",
         "3/5",
         "0/0",
     ]
@@ -728,12 +728,14 @@ def test_the_reading_states_the_numbers_of_the_tables_it_is_given():
     assert loss["difference"].tolist() == [worse, worse, none, none]
     assert loss["q losses"].tolist() == [8, 8, 0, 0] and loss["q wins"].tolist() == [0] * 4
     assert loss["p Holm"].tolist() == pytest.approx([4 * 2 / 2**8, 4 * 2 / 2**8, 1.0, 1.0])
-    assert nb.loss_view(loss)["verdict"].tolist() == [
-        "two-column-rows · pypdf default < Markdown",  # by question +0/−8, Holm 4 × 0.0078
-        "two-column-rows · pypdf default < Markdown",
-        "no difference shown",
-        "no difference shown",
-    ]
+    at4, at20 = (t.frame for t in nb.loss_views(loss))  # one table per k, a row per corpus
+    assert at4.index.tolist() == at20.index.tolist() == list(dict.fromkeys(loss["a"]))
+    view = pd.concat([at4, at20.rename(columns={"R@20: a − b": "R@4: a − b"})])
+    assert view["finding"].tolist() == ["worse", "–", "worse", "–"]  # +0/−8, Holm 4 × 0.0078
+    assert view["questions"].tolist() == ["+0/\u22128", "+0/\u22120", "+0/\u22128", "+0/\u22120"]
+    assert loss["a − b"].tolist() == [-1.0, -1.0, 0.0, 0.0]  # every question lost, or none
+    assert at4["R@4: a − b"].iloc[0] == f"-1.000 [{loss['lo'][0]:+.3f}, {loss['hi'][0]:+.3f}]"
+    assert loss["lo"][0] <= -1.0 < loss["hi"][0] < 0
     for part in (
         "On one column every reader keeps 4/4 needles.",
         "only pypdf layout loses them (1/4): its layout mode lays the page out as a grid",
@@ -785,16 +787,17 @@ def test_the_readings_conditional_sentences_follow_their_conditions():
     assert "Tesseract is not installed" in scans.reason
 
 
-def test_the_running_header_loss_is_said_not_significant_only_when_no_reader_shows_one():
+def test_the_running_header_loss_is_read_as_undecided_only_when_no_reader_shows_one():
     reading, _, _ = _tables()
-    assert "not significant by needle" not in reading  # the libraries lose needles there
+    assert "cannot tell that loss" not in reading  # the libraries lose needles there
     results = _results()
     tests = results.tests.copy()
     rh = tests.index.get_level_values("layout") == "running-header"
     tests.loc[rh, "finding"] = nb.NeedleFinding.NO_LOSS
     tests.loc[rh, "p Holm"] = [0.5] * 6 + [1.0]  # the app's row is left out
     reading = nb.reading(dataclasses.replace(results, tests=tests))
-    assert "Against one column that loss is not significant by needle (Holm 0.5). " in reading
+    assert "the sign test cannot tell that loss from none (Holm 0.5)" in reading
+    assert "not significant" not in reading  # an interval read, never a second verdict
 
 
 def test_no_threshold_flagging_a_page_is_said_so():
@@ -901,9 +904,10 @@ def test_survival_table_on_the_running_header_pdf(running):
     assert raw["lo"].lt(raw["share"]).all() and raw["hi"].gt(raw["share"]).all()
     assert raw["table rows kept"].isna().all()  # not the tables layout
     assert (raw["8-word runs kept"] > 0.9).all()
-    view = nb.survival_view(nb.survival_table(docs, sets, extracted, {"tiny": needles}))
-    assert view.loc[("running-header", "pdfium default"), "needles kept"].startswith("1/3 [")
-    assert view.loc[("running-header", "pdfium default"), "table rows kept"] == ""
+    kept_, runs = nb.kept_views(nb.survival_table(docs, sets, extracted, {"tiny": needles}))
+    assert kept_.frame.loc["pdfium default", "running-header"] == "1/3"
+    assert kept_.frame.loc[nb.APP_READER, "running-header"] == "2/3"
+    assert list(runs.frame.columns) == ["running-header"]
     none = nb.survival_table(docs, sets, extracted, {"tiny": needles}, layouts=["tables"])
     assert none.empty
 
@@ -933,9 +937,137 @@ def test_rows_table_on_the_tables_layout(tmp_path):
     assert list(table.index) == ["pdfium default"]
     assert table.loc["pdfium default", ["kept", "rows"]].tolist() == [3, 3]
     assert tuple(table.loc["pdfium default", ["lo", "hi"]]) == wilson(3, 3)
-    assert nb.rows_view(table).loc["pdfium default", "rows kept"] == (
+    assert nb.rows_view(table).frame.loc["pdfium default", "rows kept"] == (
         f"3/3 [{wilson(3, 3)[0]:.3f}, 1.000]"
     )
     assert nb.table_of_rows([_doc(1), doc]) == ("t", ("alpha", "1"))
     with pytest.raises(ValueError, match="no document has a table"):
         nb.table_of_rows([_doc(1)])
+
+
+# --- the tables and figures the notebook shows ------------------------------------------------
+
+
+def _survival_with_runs() -> pd.DataFrame:
+    survival = _results().survival
+    return survival.assign(**{"8-word runs kept": survival["needles kept"] / N})
+
+
+def test_kept_grid_and_the_survival_heatmap_read_layout_by_reader():
+    survival = _survival_with_runs()
+    grid = nb.figures.kept_grid(survival, "needles kept")
+    assert list(grid.index) == ["one-column", "two-column", "two-column-rows", "running-header"]
+    assert list(grid.columns) == list(nb.READERS)
+    assert grid.loc["two-column", "pypdf layout"] == 1
+    fig = nb.survival_figure(survival)
+    left = fig.axes[0]
+    texts = {t.get_text() for t in left.texts}
+    assert {"1/4", "0/4", "3/4", "4/4"} == texts
+    assert len(left.get_images()) == 1 and len(fig.axes[1].get_images()) == 1
+    kept_, runs = nb.kept_views(survival)
+    assert kept_.frame.loc["pypdf layout", "two-column"] == "1/4"
+    assert runs.frame.loc["pypdf layout", "two-column"] == "0.250"
+    assert list(kept_.frame.index) == list(nb.READERS)  # a row per reader
+
+
+def test_waste_views_put_counts_beside_their_shares():
+    waste = pd.DataFrame(
+        {
+            "running lines in the text": [184, 0],
+            "chunks": [730, 922],
+            "carrying running lines": [112, 0],
+            "share of chunks": [112 / 730, 0.0],
+            "word-pieces wasted": [490, 0],
+            "share of embedded word-pieces": [0.0054, 0.0],
+            "left after removal": [0, math.nan],
+            "body lines removed": [2, math.nan],
+        },
+        index=pd.Index(["pypdf default", nb.APP_READER], name="reader"),
+    )
+    survival = pd.DataFrame(
+        {
+            "layout": ["running-header"] * 2 + ["one-column"],
+            "reader": ["pypdf default", nb.APP_READER, "pypdf default"],
+            "needles kept": [29, 32, 30],
+            "n": [32, 32, 32],
+        }
+    )
+    removed = survival.iloc[:2].assign(**{"needles kept": [32, 32]})
+    cost, removal = nb.waste_views(waste, survival, removed)
+    assert cost.frame.loc["pypdf default", "chunks carrying one"] == "112 of 730 (15.3%)"
+    assert cost.frame.loc["pypdf default", "word-pieces they take"] == "490 (0.54%)"
+    assert removal.frame.loc["pypdf default"].tolist() == ["29/32", "32/32", "0", "2"]
+    assert removal.frame.loc[nb.APP_READER].tolist() == ["32/32", "32/32", "–", "–"]
+
+
+def test_mitigation_tables_set_each_mitigation_against_its_own_corpus():
+    results = _results()
+    survival = _survival_with_runs()
+    removed = survival.copy()
+    removed.loc[removed["layout"] == "running-header", "needles kept"] = N
+    rh, rows = "running-header · pypdf default", "two-column-rows"
+    hit, miss = [1] * 16, [None] * 16
+    systems = {
+        "Markdown": hit,
+        rh: [None] * 8 + [1] * 8,
+        f"{rh} · running lines removed": hit,
+        f"{rows} · pdfminer default": hit,
+        f"{rows} · pdfium default": miss,
+    }
+    results = dataclasses.replace(
+        results, survival=survival, survival_removed=removed, systems=systems
+    )
+    kept_, retrieval = nb.mitigation_tables(results)
+    shown = kept_.frame
+    assert shown.loc["remove running lines", "without it"] == rh
+    assert shown.loc["remove running lines", "needles kept"] == "3/4 → 4/4"
+    assert shown.loc["layout analysis", "with it"] == "pdfminer default"
+    assert shown.loc["layout analysis", "needles kept"] == "0/4 → 4/4"
+    assert shown.loc["OCR (Tesseract)", "needles kept"] == "0/5 → 3/5"
+    assert "OCR keeps 5/5 with quotes" in kept_.caption
+    r = retrieval.frame
+    # Without removal every course query misses and every ticket query hits: each of the 8
+    # questions does better with it, a sign test of 2 / 2^8.
+    assert r.loc["remove running lines", "R@4"] == "0.500 → 1.000"
+    assert r.loc["remove running lines", "R@4 by question"] == "+8/\u22120, p = 0.0078"
+    assert r.loc["layout analysis", "R@20"] == "0.000 → 1.000"
+    assert r.loc["OCR (Tesseract)"].tolist() == ["–", "not measured"] * 2
+    no_ocr = dataclasses.replace(results, run=None, thresholds=None)
+    assert list(nb.mitigation_tables(no_ocr)[0].frame.index) == [
+        "remove running lines",
+        "layout analysis",
+    ]
+
+
+def test_the_scan_texts_fit_a_page(scanned):
+    run = nb.ocr_run(scanned, {"d": [NEEDLE, "first page words"]})
+    text = nb.misses_text(run, scanned)
+    assert text.splitlines() == [
+        "d (marks ignored: kept)",
+        f"  needle   {NEEDLE}",
+        "  OCR read call \u2018foo\u2018 now please",
+    ]
+    refusals = nb.refusals_text("20 of 20 failed: no text layer; 1 of 20 failed: other")
+    assert refusals.splitlines() == [
+        "rag-lab index, without --ocr:",
+        "  20 of 20 failed: no text layer",
+        "  1 of 20 failed: other",
+    ]
+
+
+def test_the_loss_figure_draws_both_k_in_their_palette():
+    questions = [_question(i, "d", f"needle {i}") for i in range(8)]
+    queries = _queries(questions)
+    systems = {"Markdown": [1] * 16, "a · b": [None] * 8 + [1] * 8}
+    fig = nb.loss_figure(systems, [q.question.id for q in queries])
+    ax = fig.axes[0]
+    dashed = [ln for ln in ax.get_lines() if ln.get_linestyle() == "--"]
+    assert [ln.get_color() for ln in dashed] == [plots.K_COLORS[4], plots.K_COLORS[20]]
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["a · b"]
+    assert "16 queries" in ax.get_xlabel() and "8 questions" in ax.get_xlabel()
+
+
+def test_the_loss_tables_name_the_removal_corpus_short_and_leave_the_others_as_they_are():
+    removed = "running-header · pypdf default · running lines removed"
+    assert nb.views.corpus_label(removed) == "running-header · pypdf default · lines removed"
+    assert nb.views.corpus_label("two-column · pypdf layout") == "two-column · pypdf layout"

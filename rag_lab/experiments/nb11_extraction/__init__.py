@@ -34,7 +34,8 @@ worded from the records' fields, last. The modules, by concern:
   (:class:`~rag_lab.evaluation.paired.Finding`);
 - ``ocr``: what the readers and Tesseract get from the scans, confidence thresholds;
 - ``figures``; ``results`` (the run's records in one); ``mitigations``; ``claims``;
-  ``prose`` (the reading).
+  ``prose`` (the reading); ``views`` (the records as tables that fit a page);
+- ``measure``: the whole run in one call (:func:`measure`, a :class:`Measured`).
 
 The PDFs are made again each run (they are byte for byte the same) and never kept in the
 repository. Progress goes to the terminal or the runner's relay (:mod:`rag_lab.progress`),
@@ -43,7 +44,7 @@ never into the notebook.
 
 from __future__ import annotations
 
-from rag_lab.experiments.nb11_extraction.claims import chapter_claims, claims_table
+from rag_lab.experiments.nb11_extraction.claims import HEADLINE, chapter_claims, claims_table
 from rag_lab.experiments.nb11_extraction.extraction import (
     APP_READER,
     LIBRARY_READERS,
@@ -60,14 +61,13 @@ from rag_lab.experiments.nb11_extraction.kept import (
     best_and_worst,
     kept_vector,
     layout_tests,
-    layout_tests_view,
     page_cuts,
     runs_kept,
     survival,
     survival_table,
-    survival_view,
 )
-from rag_lab.experiments.nb11_extraction.mitigations import mitigation_table
+from rag_lab.experiments.nb11_extraction.measure import Measured, measure, tesseract, versions
+from rag_lab.experiments.nb11_extraction.mitigations import mitigation_tables, mitigations
 from rag_lab.experiments.nb11_extraction.ocr import (
     OcrRun,
     app_refusals,
@@ -76,7 +76,6 @@ from rag_lab.experiments.nb11_extraction.ocr import (
     ocr_sample,
     ocr_summary,
     ocr_threshold_table,
-    ocr_threshold_view,
     text_layer_table,
 )
 from rag_lab.experiments.nb11_extraction.pdfs import (
@@ -94,14 +93,12 @@ from rag_lab.experiments.nb11_extraction.retrieval import (
     destroyed_table,
     embed_all,
     loss_table,
-    loss_view,
     retrieval_systems,
 )
 from rag_lab.experiments.nb11_extraction.rows import (
     needles_in_tables,
     rows_kept,
     rows_table,
-    rows_view,
     table_count,
     table_excerpt,
     table_of_rows,
@@ -111,7 +108,6 @@ from rag_lab.experiments.nb11_extraction.running import (
     running_spans,
     waste_row,
     waste_table,
-    waste_view,
 )
 from rag_lab.experiments.nb11_extraction.text import (
     canonical,
@@ -120,12 +116,28 @@ from rag_lab.experiments.nb11_extraction.text import (
     flat,
     folded,
 )
+from rag_lab.experiments.nb11_extraction.views import (
+    destroyed_view,
+    kept_views,
+    layout_view,
+    loss_views,
+    losses_view,
+    misses_text,
+    picks_view,
+    refusals_text,
+    rows_view,
+    text_layer_view,
+    threshold_view,
+    waste_views,
+)
 
 __all__ = [
     "APP_READER",
+    "HEADLINE",
     "LIBRARY_READERS",
     "READERS",
     "SCAN_LAYOUT",
+    "Measured",
     "NeedleFinding",
     "OcrRun",
     "Results",
@@ -137,6 +149,7 @@ __all__ = [
     "claims_table",
     "corpora",
     "destroyed_table",
+    "destroyed_view",
     "embed_all",
     "excerpt",
     "extract_all",
@@ -145,14 +158,19 @@ __all__ = [
     "flat",
     "folded",
     "kept_vector",
+    "kept_views",
     "layout_table",
     "layout_tests",
-    "layout_tests_view",
+    "layout_view",
     "library_versions",
     "loss_figure",
     "loss_table",
-    "loss_view",
-    "mitigation_table",
+    "loss_views",
+    "losses_view",
+    "measure",
+    "misses_text",
+    "mitigation_tables",
+    "mitigations",
     "needles_by_doc",
     "needles_in_tables",
     "ocr_cached",
@@ -161,10 +179,11 @@ __all__ = [
     "ocr_sample",
     "ocr_summary",
     "ocr_threshold_table",
-    "ocr_threshold_view",
     "page_cuts",
+    "picks_view",
     "reader_parts",
     "reading",
+    "refusals_text",
     "removal_check",
     "retrieval_systems",
     "rows_kept",
@@ -176,13 +195,16 @@ __all__ = [
     "survival",
     "survival_figure",
     "survival_table",
-    "survival_view",
     "table_count",
     "table_excerpt",
     "table_of_rows",
+    "tesseract",
     "text_layer_table",
+    "text_layer_view",
+    "threshold_view",
     "typeset_all",
+    "versions",
     "waste_row",
     "waste_table",
-    "waste_view",
+    "waste_views",
 ]

@@ -18,6 +18,10 @@ from rag_lab.experiments.nb11_extraction.kept import losing
 from rag_lab.experiments.nb11_extraction.results import Results
 from rag_lab.experiments.nb11_extraction.retrieval import worse
 
+HEADLINE = ("interleave:two-column-rows", "word-soup", "running-headers", "scans", "symptom")
+"""The claims the notebook opens with: interleaving where it is real (the row-drawn page),
+word soup, running headers, scans, and the symptom three layers later."""
+
 
 def chapter_claims(results: Results) -> list[Entry]:
     """Interleaving (two layouts), word soup, running headers, scans, the symptom: this

@@ -99,27 +99,6 @@ def survival_table(
     return pd.DataFrame(rows)
 
 
-def survival_view(table: pd.DataFrame) -> pd.DataFrame:
-    """:func:`survival_table` for reading: ``k/n [lo, hi]`` and shares to three places."""
-    out = pd.DataFrame(
-        {
-            "layout": table["layout"],
-            "reader": table["reader"],
-            "needles kept": [
-                f"{k}/{n} [{lo:.3f}, {hi:.3f}]"
-                for k, n, lo, hi in zip(
-                    table["needles kept"], table["n"], table["lo"], table["hi"], strict=True
-                )
-            ],
-            "8-word runs kept": table["8-word runs kept"].map("{:.3f}".format),
-            "table rows kept": table["table rows kept"].map(
-                lambda v: "" if math.isnan(v) else f"{v:.3f}"
-            ),
-        }
-    )
-    return out.set_index(["layout", "reader"])
-
-
 def best_and_worst(table: pd.DataFrame) -> dict[str, tuple[str, str]]:
     """Per layout, the reader keeping the most needles and the one keeping the fewest;
     ties are broken by 8-word runs kept, then by the order of :data:`READERS`."""
@@ -210,20 +189,6 @@ def _finding(r: Paired, p_holm: float) -> NeedleFinding:
     if p_holm >= ALPHA:
         return NeedleFinding.NO_LOSS
     return NeedleFinding.LOSES if r.losses > r.wins else NeedleFinding.GAINS
-
-
-def layout_tests_view(tests: pd.DataFrame, base: str = _BASE) -> pd.DataFrame:
-    """:func:`layout_tests` for reading: the sign test, its Holm p, the finding in words."""
-    return pd.DataFrame(
-        {
-            f"kept here, lost on {base} / the reverse": [
-                str(Paired(w, lo, 0)) for w, lo in zip(tests["wins"], tests["losses"], strict=True)
-            ],
-            "p Holm": [f"{p:#.2g}" for p in tests["p Holm"]],
-            "verdict": [f.label for f in tests["finding"]],
-        },
-        index=tests.index,
-    )
 
 
 def losing(tests: pd.DataFrame, layout: str) -> list[str]:

@@ -124,19 +124,6 @@ def ocr_threshold_table(run: OcrRun, thresholds: Sequence[float] = _THRESHOLDS) 
     return pd.DataFrame(rows).set_index("flag pages under")
 
 
-def ocr_threshold_view(thresholds: pd.DataFrame) -> pd.DataFrame:
-    """:func:`ocr_threshold_table` for reading: needles kept as ``kept/needles``."""
-
-    def ratio(where: str) -> list[str]:
-        pairs = zip(thresholds[f"kept, {where}"], thresholds[f"needles, {where}"], strict=True)
-        return [f"{k}/{n}" for k, n in pairs]
-
-    out = thresholds[["pages flagged", "pages"]].copy()
-    out["needles kept, pages not flagged"] = ratio("not flagged")
-    out["needles kept, pages flagged"] = ratio("flagged")
-    return out
-
-
 def _flagged(confidence: pd.Series, threshold: float) -> pd.Series:
     """Pages (or needles on pages) under ``threshold``, or with no word read at all (NaN):
     the rule ``rag-lab index --ocr`` flags pages by."""

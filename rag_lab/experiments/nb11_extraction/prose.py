@@ -147,8 +147,9 @@ def _running_paragraph(results: Results) -> str:
     )
     if all(f is NeedleFinding.NO_LOSS for f in tests["finding"]):
         out += (
-            "Against one column that loss is not significant by needle (Holm "
-            f"{_span(tests['p Holm'], '{:.2g}')}). "
+            "Against one column, by needle, the sign test cannot tell that loss from none "
+            f"(Holm {_span(tests['p Holm'], '{:.2g}')}): on so few needles lost this design "
+            "cannot tell, which is not evidence that none are lost. "
         )
     out += (
         f"Removing the lines that repeat at the page edges restores "

@@ -26,7 +26,6 @@ from rag_lab.experiments.nb11_extraction.text import STRATEGY, extracted_docs, f
 from rag_lab.metrics import Ranks, relevant_chunks
 from rag_lab.questions import Query
 from rag_lab.search import ChunkIndex
-from rag_lab.stats import Paired
 
 KS = (4, 20)
 """The cutoffs retrieval is measured at: the chapter's top 4, and a deep 20."""
@@ -130,32 +129,16 @@ def loss_table(
     """Each extracted corpus ``a`` against the clean one ``b`` at R@4 and R@20, one row per
     (corpus, k): the chapter's per-query test (``wins``, ``losses``, ``p``), the question-level
     one (``q wins``, ``q losses``, ``q p``: wins and losses over questions), its p adjusted by
-    Holm over the table (``p Holm``), and the :class:`~rag_lab.evaluation.paired.Finding`
-    that supports (``difference``)."""
+    Holm over the table (``p Holm``), the :class:`~rag_lab.evaluation.paired.Finding`
+    that supports (``difference``), and the difference in Recall@k by question with its
+    95 % interval (``a − b``, ``lo``, ``hi``)."""
     pairs = [(name, clean) for name in systems if name != clean]
     family = paired_table(systems, pairs, KS, [q.question.id for q in queries])
-    return family.frame().rename(columns={"finding": "difference"})
-
-
-def loss_view(loss: pd.DataFrame) -> pd.DataFrame:
-    """:func:`loss_table` for reading: the corpus, k, both tests, Holm's p, the verdict."""
-
-    def test(wins: str, losses: str) -> list[str]:
-        return [str(Paired(w, lo, 0)) for w, lo in zip(loss[wins], loss[losses], strict=True)]
-
-    return pd.DataFrame(
-        {
-            "a": loss["a"],
-            "k": loss["k"],
-            "here": test("wins", "losses"),
-            "by question": test("q wins", "q losses"),
-            "p Holm": [f"{p:#.2g}" for p in loss["p Holm"]],
-            "verdict": [
-                d.label(a, b)
-                for d, a, b in zip(loss["difference"], loss["a"], loss["b"], strict=True)
-            ],
-        }
-    )
+    table = family.frame().rename(columns={"finding": "difference"})
+    table["a − b"] = [c.difference.estimate for c in family.comparisons]
+    table["lo"] = [c.difference.lo for c in family.comparisons]
+    table["hi"] = [c.difference.hi for c in family.comparisons]
+    return table
 
 
 def worse(loss: pd.DataFrame) -> pd.DataFrame:

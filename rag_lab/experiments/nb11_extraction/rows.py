@@ -43,15 +43,6 @@ def rows_table(docs: Sequence[Document], extracted: Extracted, layout: str = "ta
     return pd.DataFrame(rows, columns=["reader", "kept", "rows", "lo", "hi"]).set_index("reader")
 
 
-def rows_view(table: pd.DataFrame) -> pd.DataFrame:
-    """:func:`rows_table` for reading: ``kept/rows [lo, hi]``."""
-    shown = [
-        f"{k}/{n} [{lo:.3f}, {hi:.3f}]"
-        for k, n, lo, hi in zip(table["kept"], table["rows"], table["lo"], table["hi"], strict=True)
-    ]
-    return pd.DataFrame({"rows kept": shown}, index=table.index)
-
-
 def table_count(docs: Sequence[Document]) -> str:
     """How many tables and rows the corpus has (header rows included), for the table's note."""
     found = [t for doc in docs for t in ts.tables(doc)]

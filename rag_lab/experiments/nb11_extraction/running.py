@@ -146,15 +146,3 @@ def waste_table(
             )
         rows.append(row)
     return pd.DataFrame(rows).set_index("reader")
-
-
-def waste_view(waste: pd.DataFrame) -> pd.DataFrame:
-    """:func:`waste_table` for reading: counts as integers, shares as percentages."""
-    out = pd.DataFrame(index=waste.index)
-    for column in waste.columns:
-        values = waste[column]
-        if column.startswith("share"):
-            out[column] = values.map("{:.2%}".format)
-        else:
-            out[column] = values.map(lambda v: "–" if pd.isna(v) else f"{int(v)}")
-    return out

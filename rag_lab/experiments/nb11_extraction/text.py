@@ -17,8 +17,8 @@ from rag_lab.text import flat
 STRATEGY = "E"
 """The chunking measured over extracted text: the app's (paragraphs, sentences, header)."""
 _MARKS = str.maketrans("", "", "`*'\"\u2018\u2019\u201c\u201d")
-_WIDTH = 110
-"""Characters of an excerpt's line shown; past them it is cut with ``…``."""
+_WIDTH = 100
+"""Characters of an excerpt's line shown (a page's width); past them it is cut with ``…``."""
 
 
 def folded(text: str) -> str:

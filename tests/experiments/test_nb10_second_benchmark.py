@@ -1,0 +1,168 @@
+"""Notebook 10's tables and figures on records built here: no benchmark, no encoder."""
+
+from __future__ import annotations
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import pandas as pd
+import pytest
+
+from rag_lab.evaluation import figures, plots
+from rag_lab.evaluation.ledger import Direction, Entry
+from rag_lab.evaluation.verdicts import Verdict
+from rag_lab.experiments import nb10_second_benchmark as nb10
+from rag_lab.experiments.present import MAX_WIDTH
+
+
+def _entry(claim: str, benchmark: str, verdict: Verdict, **kw) -> Entry:
+    return Entry(
+        "10",
+        claim,
+        benchmark,
+        f"the statement of {claim}",
+        kw.pop("direction", Direction.BETTER),
+        "R@20",
+        verdict,
+        **kw,
+    )
+
+
+D2L = [
+    _entry("E>A@R20", "d2l", Verdict.REPRODUCES, estimate=0.25, ci=(0.1, 0.4)),
+    _entry("F<E@R20", "d2l", Verdict.INCONCLUSIVE, estimate=0.0, ci=(-0.1, 0.1)),
+    _entry("A-destroys", "d2l", Verdict.REPRODUCES, direction=Direction.COUNT, here="8 of 32"),
+    _entry("only-ours", "d2l", Verdict.REPRODUCES, estimate=0.2, ci=(0.1, 0.3)),
+]
+CHROMA = [
+    _entry("E>A@R20", "chroma", Verdict.NOT_TESTABLE, reason="no sections"),
+    _entry("F<E@R20", "chroma", Verdict.CONTRADICTED, estimate=0.05, ci=(0.02, 0.08)),
+    _entry("A-destroys", "chroma", Verdict.REPRODUCES, direction=Direction.COUNT, here="1 of 9"),
+]
+
+
+def test_side_by_side_says_same_verdict_only_for_a_claim_tested_on_both():
+    table = nb10.side_by_side(D2L, CHROMA)
+    assert list(table.index) == ["E>A@R20", "F<E@R20", "A-destroys", "only-ours"]
+    assert table.loc["E>A@R20", "same verdict"] is None  # not testable on Chroma's
+    assert table.loc["F<E@R20", "same verdict"] is False
+    assert table.loc["A-destroys", "same verdict"] is True
+    assert table.loc["only-ours", "Chroma verdict"] is None
+    assert table.loc["E>A@R20", "Chroma"] == "–"  # no interval and no count: a dash
+    assert table.loc["F<E@R20", "Chroma"] == "+0.050 [+0.020, +0.080]"
+    assert table.loc["A-destroys", "d2l"] == "8 of 32"
+
+
+def test_side_by_side_views_fit_a_page_and_word_the_verdicts():
+    verdicts, evidence = nb10.side_by_side_views(nb10.side_by_side(D2L, CHROMA), 32, 64, 9)
+    shown = verdicts.shown()
+    assert list(shown["same verdict"]) == ["–", "no", "yes", "–"]
+    assert list(shown["Chroma"]) == ["not testable here", "contradicted", "reproduces", "–"]
+    assert shown.index[0] == "E>A@R20: the statemen…"  # shortened; the whole on hover
+    assert verdicts.frame.index[0] == "E>A@R20: the statement of E>A@R20"
+    assert "32 questions, 64 queries" in evidence.caption and "9 questions" in evidence.caption
+    assert max(verdicts.width, evidence.width) <= MAX_WIDTH
+
+
+def test_both_forest_puts_each_claims_d2l_row_above_its_chroma_row():
+    fig = nb10.both_forest(D2L, CHROMA, 32, 9)
+    labels = [t.get_text() for t in fig.axes[0].get_yticklabels()]
+    # Top to bottom; the counts and the untested entry have no interval and are left out.
+    assert labels == ["E>A@R20 · d2l", "F<E@R20 · d2l", "F<E@R20 · chroma", "only-ours · d2l"]
+    assert "n = 32 questions" in fig.axes[0].get_title()
+
+
+def _by_corpus() -> pd.DataFrame:
+    """Two corpora and C, D, E, F at k = 5: in ``x`` overlap lowers precision in both pairs,
+    in ``y`` only in F vs E."""
+    precision = {"x": (0.3, 0.2, 0.4, 0.1), "y": (0.1, 0.2, 0.4, 0.3)}
+    rows = []
+    for corpus, values in precision.items():
+        for name, p in zip("CDEF", values, strict=True):
+            row = {"corpus": corpus, "strategy": name, "k": 5, "n": 3 if corpus == "x" else 4}
+            for m, v in (("recall", 0.5 + p), ("precision", p), ("iou", p / 2)):
+                row |= {m: v, f"{m} lo": v - 0.01, f"{m} hi": v + 0.01}
+            rows.append(row)
+    return pd.DataFrame(rows).set_index(["corpus", "strategy", "k"])
+
+
+def test_per_corpus_view_counts_the_pairs_where_overlap_lowers_precision():
+    table = _by_corpus()
+    overall = table.xs("x", level="corpus").drop(columns="n")
+    view = nb10.per_corpus_view(table, overall).frame
+    assert list(view.index) == ["x", "y", "all"]
+    assert list(view["questions"]) == [3, 4, 7]
+    assert list(view["overlap lowers precision @5"]) == [
+        "2 of 2 pairs",
+        "1 of 2 pairs",
+        "2 of 2 pairs",
+    ]
+    assert view.loc["y", "recall @5, A–F"] == "0.600–0.900"
+    assert view.loc["x", "IoU @5, A–F"] == "0.050–0.200"
+
+
+def test_per_corpus_figure_has_a_panel_per_corpus_and_metric():
+    fig = nb10.per_corpus_figure(_by_corpus())
+    assert len(fig.axes) == 2 * 3
+    assert fig.axes[0].get_title() == "x\n(n = 3 questions)"
+
+
+def _sweep() -> pd.DataFrame:
+    rows = []
+    for name, size, overlap in (("C256", 256, False), ("D256", 256, True)):
+        rows.append(
+            {
+                "strategy": name,
+                "size": size,
+                "overlap": overlap,
+                "chunks": 7202,
+                "R@5": 0.45,
+                "R@5 lo": 0.40,
+                "R@5 hi": 0.50,
+                "recall @5": 0.6,
+                "precision @5": 0.1,
+                "iou @5": 0.1,
+                "chars for 5": 1001.4852,
+                "past 256 pieces": 16,
+                "tokens for 5": 1036.38,
+            }
+        )
+    return pd.DataFrame(rows).set_index("strategy")
+
+
+def test_sweep_views_give_counts_and_characters_with_units_not_raw_floats():
+    retrieved, cost = nb10.sweep_views(_sweep())
+    r, c = retrieved.shown(), cost.shown()
+    assert list(r["overlap"]) == ["none", "64 chars"]
+    assert r.loc["C256", "R@5"] == "0.450 [0.400, 0.500]"
+    assert r.loc["C256", "chunks"] == "7,202"
+    assert c.loc["C256", "characters for 5 chunks"] == "1,001"
+    assert c.loc["C256", "generator tokens for 5"] == "1,036"
+    assert c.loc["C256", "chunks past 256 word-pieces"] == "16"
+
+
+def test_sweep_views_leave_out_tokens_when_not_counted():
+    _, cost = nb10.sweep_views(_sweep().drop(columns="tokens for 5"))
+    assert list(cost.frame.columns) == ["characters for 5 chunks", "chunks past 256 word-pieces"]
+
+
+def test_recall_curves_take_the_palettes_colours_and_the_strategies_names():
+    ranks = {"E": [1, 2, None], "BM25": [1, None, None], "mine": [3, 3, 3]}
+    fig = figures.recall_curve_figure(ranks, "t", kmax=4)
+    panels = fig.axes[:3]
+    assert [ax.get_title() for ax in panels] == ["E: boundaries + header", "BM25", "mine"]
+    # Each panel's own curve is drawn last, after the others' faint ones.
+    own = [ax.get_lines()[-1].get_color() for ax in panels]
+    assert own == [plots.STRATEGY_COLORS["E"], plots.SYSTEM_COLORS["BM25"], plots.NEUTRAL["ink"]]
+    assert panels[0].get_lines()[0].get_color() == plots.NEUTRAL["faint"]
+    custom = figures.recall_curve_figure(ranks, "t", {"E": plots.NEUTRAL["mid"]}, kmax=4)
+    assert custom.axes[0].get_lines()[-1].get_color() == plots.NEUTRAL["mid"]
+
+
+@pytest.fixture(autouse=True)
+def _close_figures():
+    yield
+    import matplotlib.pyplot as plt
+
+    plt.close("all")
