@@ -69,19 +69,31 @@ MAX_WIDTH = 100
 and characters of content (each column as wide as its widest cell, two between columns)."""
 
 
+_WRAPPED = re.compile(r"#(\w+) td\.col(\d+) \{[^}]*?max-width: (\d+)ch")
+"""A column :class:`rag_lab.experiments.present.Table` wraps within that many characters."""
+
+
 def _table_rows(markup: str) -> list[list[list[str]]]:
-    """The tables of an HTML fragment, as rows of cell texts (tags dropped, hover text not)."""
+    """The tables of an HTML fragment, as rows of cell texts (tags dropped, hover text not);
+    a cell of a column wrapped within ``max-width: Nch`` counts as its first N characters,
+    the width it takes on the page."""
     from html.parser import HTMLParser
+
+    caps: dict[str, dict[int, int]] = {}
+    for table, column, cap in _WRAPPED.findall(markup):
+        caps.setdefault(table, {})[int(column)] = int(cap)
 
     class Cells(HTMLParser):
         def __init__(self) -> None:
             super().__init__()
             self.tables: list[list[list[str]]] = []
             self.cell: list[str] | None = None
+            self.caps: list[dict[int, int]] = []
 
         def handle_starttag(self, tag, attrs):
             if tag == "table":
                 self.tables.append([])
+                self.caps.append(caps.get(dict(attrs).get("id") or "", {}))
             elif tag == "tr" and self.tables:
                 self.tables[-1].append([])
             elif tag in ("td", "th") and self.tables and self.tables[-1]:
@@ -89,7 +101,10 @@ def _table_rows(markup: str) -> list[list[list[str]]]:
 
         def handle_endtag(self, tag):
             if tag in ("td", "th") and self.cell is not None:
-                self.tables[-1][-1].append(" ".join("".join(self.cell).split()))
+                text = " ".join("".join(self.cell).split())
+                row = self.tables[-1][-1]
+                cap = self.caps[-1].get(len(row)) if tag == "td" else None
+                row.append(text[:cap] if cap else text)
                 self.cell = None
 
         def handle_data(self, data):
