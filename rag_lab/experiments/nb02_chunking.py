@@ -28,8 +28,8 @@ CUT = "‖"
 HEADLINE = ("A-destroys", "B-destroys-none", "header-window", "overlap-window")
 """The claims this notebook opens with: every chunking claim the chapter counts."""
 
-AROUND = 18
-"""Characters shown on each side of a cut in :func:`cut_table`."""
+NEEDLE_WIDTH = 58
+"""Characters a needle's column of :func:`cut_table` holds."""
 
 
 def offset_check(chunks_by: Mapping[str, Sequence[Chunk]], docs: Sequence[Document]) -> str:
@@ -79,37 +79,6 @@ def cuts_in(
     return out
 
 
-def cut_views(
-    docs: Sequence[Document],
-    chunks: Sequence[Chunk],
-    questions: Sequence[Question],
-    context: int = 30,
-) -> pd.DataFrame:
-    """For each destroyed needle: where it is and where the chunk boundaries cut it.
-
-    The ``view`` column shows the needle in its surroundings with ``‖`` where a
-    chunk starts inside it; ``cut at`` gives those offsets.
-    """
-    texts = {d.id: d.text for d in docs}
-    rows = []
-    for cut in cuts_in(docs, chunks, questions):
-        text = texts[cut.doc]
-        before = text[max(0, cut.start - context) : cut.start].replace("\n", " ")
-        after = text[cut.end : cut.end + context].replace("\n", " ")
-        rows.append(
-            {
-                "question": cut.question,
-                "doc": cut.doc,
-                "needle at": f"{cut.start}–{cut.end}",
-                "cut at": ", ".join(map(str, cut.cuts)),
-                "needle chars before the cut": cut.before,
-                "view": f"…{before}⟦{cut.marked(text)}⟧{after}…",
-            }
-        )
-    columns = ["question", "doc", "needle at", "cut at", "needle chars before the cut", "view"]
-    return pd.DataFrame(rows, columns=columns)
-
-
 def sizes_table(sizes: Sizes) -> Table:
     """Chunk counts and sizes per strategy, the budget's quantity (content) apart from what
     is embedded (text)."""
@@ -145,35 +114,27 @@ def cut_table(
     chunks_by: Mapping[str, Sequence[Chunk]],
     questions: Sequence[Question],
 ) -> Table:
-    """The needles blind cuts destroy (strategy A), one row each: where A's first cut falls
-    in the needle and whether B's overlap keeps it whole. ``at the cut`` shows up to
-    :data:`AROUND` characters of the needle on each side of the cut (``⟦`` and ``⟧`` where
-    the needle starts or ends inside that, ``‖`` the cut); ``needle`` is the whole needle,
-    marked, on hover."""
-    texts = {d.id: d.text for d in docs}
+    """The needles blind cuts destroy (strategy A), one row each: its length, the characters
+    of it before A's first cut, whether B's overlap keeps it whole, and the needle with
+    :data:`CUT` where A's chunks start inside it (wrapped in HTML within :data:`NEEDLE_WIDTH`
+    characters; the plain text cuts it there with ``…``)."""
     lost_by_b = {q.id for q in destroyed_questions(chunks_by["B"], questions)}
-    rows = []
-    for cut in cuts_in(docs, chunks_by["A"], questions):
-        text = texts[cut.doc]
-        split = cut.cuts[0] if cut.cuts else cut.end
-        before, after = text[cut.start : split], text[split : cut.end]
-        left = "⟦" + before if len(before) <= AROUND else "…" + before[-AROUND:]
-        right = after + "⟧" if len(after) <= AROUND else after[:AROUND] + "…"
-        rows.append(
-            {
-                "question": cut.question,
-                "length": cut.end - cut.start,
-                "before cut": cut.before,
-                "under B": "cut" if cut.question in lost_by_b else "whole",
-                "needle": cut.marked(text),
-                "at the cut": f"{left}{CUT}{right}",
-            }
-        )
+    texts = {d.id: d.text for d in docs}
+    rows = [
+        {
+            "question": cut.question,
+            "length": cut.end - cut.start,
+            "before cut": cut.before,
+            "under B": "cut" if cut.question in lost_by_b else "whole",
+            "needle, ‖ at A's cut": cut.marked(texts[cut.doc]),
+        }
+        for cut in cuts_in(docs, chunks_by["A"], questions)
+    ]
     return Table(
         pd.DataFrame(rows).set_index("question"),
         caption="The needles A destroys: length and characters before A's cut, in characters; "
         f"under B: does B's {OVERLAP_CHARS}-character overlap hold it whole",
-        shorten={"needle": 16},
+        shorten={"needle, ‖ at A's cut": NEEDLE_WIDTH},
     )
 
 

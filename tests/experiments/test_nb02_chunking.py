@@ -27,11 +27,12 @@ def test_destroyed_answers_and_where_the_cut_falls():
     table = destroyed.view()
     assert table["destroyed"].tolist() == [1, 0, 0] and table.loc["A", "questions"] == "q1"
     assert table.loc["B", "questions"] == "none"
-    (view,) = chunk_report.cut_views([DOC], by["A"], QUESTIONS).to_dict("records")
+    (cut,) = chunk_report.cuts_in([DOC], by["A"], QUESTIONS)
     start = DOC.text.index(NEEDLE)
-    assert view["needle at"] == f"{start}–{start + len(NEEDLE)}"
-    assert view["cut at"] == "512" and view["needle chars before the cut"] == 512 - start
-    assert f"⟦{DOC.text[start:512]}‖{DOC.text[512 : start + len(NEEDLE)]}⟧" in view["view"]
+    assert (cut.question, cut.start, cut.end, cut.cuts) == ("q1", start, start + len(NEEDLE), (512,))
+    assert cut.before == 512 - start
+    assert cut.marked(DOC.text) == f"{DOC.text[start:512]}‖{DOC.text[512 : start + len(NEEDLE)]}"
+    assert chunk_report.cuts_in([DOC], by["C"], QUESTIONS) == []
 
 
 def test_the_preamble_is_kept_and_counted():
@@ -74,10 +75,11 @@ def test_where_the_cut_falls_and_what_the_overlap_keeps():
     table = chunk_report.cut_table([DOC, FAR], by, BOTH)
     rows = table.frame
     assert rows["under B"].tolist() == ["whole", "cut"]
-    assert rows.loc["q1", "at the cut"] == f"⟦{NEEDLE[:9]}‖{NEEDLE[9:]}⟧"
-    assert rows.loc["q3", "at the cut"] == f"…{LONG[104 - 18 : 104]}‖{LONG[104:122]}…"
-    assert rows.loc["q3", "needle"] == f"{LONG[:104]}‖{LONG[104:]}"
-    assert table.width <= 100 and "…" in repr(table)  # the needle is shortened, whole on hover
+    assert rows.loc["q1", "needle, ‖ at A's cut"] == f"{NEEDLE[:9]}‖{NEEDLE[9:]}"
+    assert rows.loc["q3", "needle, ‖ at A's cut"] == f"{LONG[:104]}‖{LONG[104:]}"
+    assert table.width <= 100
+    assert f"{LONG[:104]}‖" in table._repr_html_()  # the whole needle, wrapped
+    assert LONG[: chunk_report.NEEDLE_WIDTH - 1].rstrip() + "…" in repr(table)  # cut in text
 
 
 def test_the_reading_words_the_record():
