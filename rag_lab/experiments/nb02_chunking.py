@@ -101,9 +101,13 @@ def destroyed_table(destroyed: Destroyed) -> Table:
 
 
 def pieces_table(pieces: WordPieces) -> Table:
-    """Word-pieces embedded per strategy, the header's share, chunks past the window."""
+    """Word-pieces embedded per strategy (thousands separated), the header's share, chunks
+    past the window."""
+    shown = pieces.view()
+    for column in ("embedded word-pieces", "header word-pieces"):
+        shown[column] = [f"{int(v):,}" for v in shown[column]]
     return Table(
-        pieces.view(),
+        shown,
         caption=f"Word-pieces embedded, all chunks of a strategy; over {pieces.window}: chunks "
         "past the encoder's window; max: the longest chunk",
     )
@@ -339,7 +343,7 @@ def _header_cost(m: Chunking) -> str:
         f"{chapter_per_chunk:.1f} and {chapter_body:.1f}. So the gap in share is the header's "
         "length, not the bodies': its headers are about "
         f"{chapter_per_chunk / per_chunk:.1f}× as long as ours (its titles and section names "
-        "are not published, so why cannot be measured here)."
+        "are not published, so the reason cannot be measured here)."
     )
 
 

@@ -29,7 +29,12 @@ def test_destroyed_answers_and_where_the_cut_falls():
     assert table.loc["B", "questions"] == "none"
     (cut,) = chunk_report.cuts_in([DOC], by["A"], QUESTIONS)
     start = DOC.text.index(NEEDLE)
-    assert (cut.question, cut.start, cut.end, cut.cuts) == ("q1", start, start + len(NEEDLE), (512,))
+    assert (cut.question, cut.start, cut.end, cut.cuts) == (
+        "q1",
+        start,
+        start + len(NEEDLE),
+        (512,),
+    )
     assert cut.before == 512 - start
     assert cut.marked(DOC.text) == f"{DOC.text[start:512]}‖{DOC.text[512 : start + len(NEEDLE)]}"
     assert chunk_report.cuts_in([DOC], by["C"], QUESTIONS) == []
@@ -55,6 +60,8 @@ def test_header_tokens_are_the_difference_with_and_without_the_header():
     assert pieces.per_chunk["E"].tolist() == count_word_pieces(texts).tolist()
     assert pieces.view().loc["E", "header share"].endswith("%")
     assert f"over {pieces.window}" in pieces.view().columns
+    shown = chunk_report.pieces_table(pieces).frame
+    assert shown.loc["E", "embedded word-pieces"] == f"{count_word_pieces(texts).sum():,}"
 
 
 LONG = "A long needle " + "that keeps going " * 7 + "until it ends."
