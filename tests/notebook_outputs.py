@@ -69,31 +69,31 @@ MAX_WIDTH = 100
 and characters of content (each column as wide as its widest cell, two between columns)."""
 
 
-_WRAPPED = re.compile(r"#(T_\w+) td\.col(\d+) \{[^}]*?max-width: (\d+)ch")
-"""A column present.Table wraps within a width (``td.colJ { max-width: Nch }``): it is that
-many characters wide on the page, however long its text."""
+_WRAPPED = re.compile(r"#(\w+) td\.col(\d+) \{[^}]*?max-width: (\d+)ch")
+"""A column :class:`rag_lab.experiments.present.Table` wraps within that many characters."""
 
 
 def _table_rows(markup: str) -> list[list[list[str]]]:
     """The tables of an HTML fragment, as rows of cell texts (tags dropped, hover text not);
-    a cell of a column wrapped within N characters counts as its first N."""
+    a cell of a column wrapped within ``max-width: Nch`` counts as its first N characters,
+    the width it takes on the page."""
     from html.parser import HTMLParser
 
     caps: dict[str, dict[int, int]] = {}
-    for table, column, width in _WRAPPED.findall(markup):
-        caps.setdefault(table, {})[int(column)] = int(width)
+    for table, column, cap in _WRAPPED.findall(markup):
+        caps.setdefault(table, {})[int(column)] = int(cap)
 
     class Cells(HTMLParser):
         def __init__(self) -> None:
             super().__init__()
             self.tables: list[list[list[str]]] = []
-            self.caps: dict[int, int] = {}
             self.cell: list[str] | None = None
+            self.caps: list[dict[int, int]] = []
 
         def handle_starttag(self, tag, attrs):
             if tag == "table":
                 self.tables.append([])
-                self.caps = caps.get(dict(attrs).get("id") or "", {})
+                self.caps.append(caps.get(dict(attrs).get("id") or "", {}))
             elif tag == "tr" and self.tables:
                 self.tables[-1].append([])
             elif tag in ("td", "th") and self.tables and self.tables[-1]:
@@ -101,9 +101,9 @@ def _table_rows(markup: str) -> list[list[list[str]]]:
 
         def handle_endtag(self, tag):
             if tag in ("td", "th") and self.cell is not None:
-                row = self.tables[-1][-1]
                 text = " ".join("".join(self.cell).split())
-                cap = self.caps.get(len(row)) if tag == "td" else None
+                row = self.tables[-1][-1]
+                cap = self.caps[-1].get(len(row)) if tag == "td" else None
                 row.append(text[:cap] if cap else text)
                 self.cell = None
 

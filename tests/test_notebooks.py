@@ -103,21 +103,19 @@ def test_the_layout_rules_catch_what_they_are_for():
     assert layout({"cells": [{**cell, "outputs": [fits]}]}) == []
 
 
-def test_a_wrapped_column_counts_as_wide_as_it_wraps():
-    """present.Table wraps a capped column within its cap in HTML: on the page it is that
-    wide, whatever its text; the same text in a column without a cap is too wide."""
+def test_a_wrapped_column_counts_at_the_width_it_is_wrapped_to():
+    """A Table's capped column keeps its whole text in the HTML, wrapped within its cap: the
+    page holds the cap, not the text (the same text uncapped is refused)."""
     import pandas as pd
 
     from rag_lab.experiments.present import Table
 
-    frame = pd.DataFrame({"answer": ["x" * 150], "id": ["1909.04244"]})
-    markup = Table(frame, shorten={"answer": 30})._repr_html_()
-    cell = {
-        "cell_type": "code",
-        "source": ["t"],
-        "outputs": [{"output_type": "display_data", "data": {"text/html": [markup]}}],
-    }
-    assert layout({"cells": [cell]}) == []
-    uncapped = markup.replace("max-width: 30ch", "color: black")
-    cell["outputs"][0]["data"]["text/html"] = [uncapped]
-    assert layout({"cells": [cell]}) == ["code cell 1 (t): a table of 2 columns, 162 characters"]
+    frame = pd.DataFrame({"n": [1], "text": ["word " * 40]}, index=pd.Index(["q1"], name="q"))
+    html = Table(frame, shorten={"text": 30})._repr_html_()
+    assert "word " * 39 in html  # the whole text is there
+    out = {"output_type": "display_data", "data": {"text/html": [html]}}
+    assert layout({"cells": [{"cell_type": "code", "source": ["t"], "outputs": [out]}]}) == []
+    bare = html.replace("max-width: 30ch", "max-width: none")
+    out = {"output_type": "display_data", "data": {"text/html": [bare]}}
+    found = layout({"cells": [{"cell_type": "code", "source": ["t"], "outputs": [out]}]})
+    assert found == ["code cell 1 (t): a table of 3 columns, 206 characters"]

@@ -9,7 +9,7 @@ and a header's cost is ``pieces(text) − pieces(text without its header line)``
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -32,6 +32,8 @@ class Sizes:
     ``text mean``, ``text max``."""
     text_lengths: dict[str, np.ndarray]
     """Per strategy, the characters of each chunk's embedded ``text``, in chunk order."""
+    content_lengths: dict[str, np.ndarray] = field(default_factory=dict)
+    """Per strategy, the characters of each chunk's ``content`` (what the budget caps)."""
 
     def chunks(self, strategy: str) -> int:
         return int(self.table.loc[strategy, "chunks"])
@@ -54,7 +56,10 @@ def sizes(chunks_by: Mapping[str, Sequence[Chunk]]) -> Sizes:
             }
         )
     lengths = {name: np.array([len(c.text) for c in chunks]) for name, chunks in chunks_by.items()}
-    return Sizes(pd.DataFrame(rows).set_index("strategy"), lengths)
+    content = {
+        name: np.array([len(c.content) for c in chunks]) for name, chunks in chunks_by.items()
+    }
+    return Sizes(pd.DataFrame(rows).set_index("strategy"), lengths, content)
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ from collections.abc import Hashable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from rag_lab.chunking import STRATEGIES, TARGET
+from rag_lab.chunking import OVERLAP, STRATEGIES, TARGET
 from rag_lab.evaluation import chapter, plots
 from rag_lab.evaluation.chunking import Sizes, WordPieces
 from rag_lab.evaluation.ledger import Direction, Entry
@@ -20,56 +20,143 @@ from rag_lab.metrics import Ranks, hits_at
 from rag_lab.stats import clustered_wilson, wilson, wilson_share
 
 
+def _ingredient_grid(names: Sequence[str]) -> list[list[str | None]]:
+    """The strategies laid out by ingredient: a row per kind of cut (blind, boundaries,
+    boundaries with the header), without the overlap on the left and with it on the right.
+    Rows none of ``names`` fills are dropped."""
+    grid = []
+    for cuts, header in (("blind", False), ("boundaries", False), ("boundaries", True)):
+        row = [
+            next(
+                (
+                    n
+                    for n in names
+                    if (STRATEGIES[n].cuts, STRATEGIES[n].header, STRATEGIES[n].overlap)
+                    == (cuts, header, overlap)
+                ),
+                None,
+            )
+            for overlap in (False, True)
+        ]
+        if any(row):
+            grid.append(row)
+    return grid
+
+
 def size_figure(sizes: Sizes):
-    """Small multiples: characters of embedded text per chunk, one panel per strategy."""
+    """Characters per chunk, one panel per strategy (a row per kind of cut, the overlap on
+    the right): bars count chunks by ``content``, the chunk's own text, which is what the
+    budget caps; the outline counts them by the embedded ``text`` (content plus the header
+    and the overlap where the strategy has them), so the budget is drawn against what it
+    applies to and what the encoder sees stays visible beside it."""
     import matplotlib.pyplot as plt
 
+    grid = _ingredient_grid(list(sizes.text_lengths))
+    longest = max(int(v.max()) for v in sizes.text_lengths.values())
+    bins = np.arange(0.5, longest + 33, 32)  # edges at 32k + ½: the budget is an edge
     with plots.style():
-        fig, axes = plt.subplots(2, 3, figsize=(10, 5.4), sharex=True, sharey=True)
-        bins = np.arange(0, 801, 25)
-        for ax, (name, lengths) in zip(axes.flat, sizes.text_lengths.items(), strict=False):
-            ax.hist(np.clip(lengths, 0, 800), bins=bins, color=plots.STRATEGY_COLORS[name])
-            ax.axvline(TARGET, color="k", lw=0.8, ls="--")
-            ax.set_title(f"{name}: {STRATEGIES[name].label}\n(n = {len(lengths)})", fontsize=8)
-        for ax in axes[-1]:
-            ax.set_xlabel("characters per chunk\n(clipped at 800)")
+        fig, axes = plt.subplots(
+            len(grid), 2, figsize=(8.6, 2.15 * len(grid) + 0.9), sharex=True, sharey="row",
+            squeeze=False,
+        )
+        for row, names in zip(axes, grid, strict=True):
+            for ax, name in zip(row, names, strict=True):
+                if name is None:
+                    ax.set_visible(False)
+                    continue
+                content, text = sizes.content_lengths[name], sizes.text_lengths[name]
+                color = plots.STRATEGY_COLORS[name]
+                ax.hist(content, bins=bins, color=color)
+                adds = bool((text != content).any())
+                if adds:
+                    ax.hist(
+                        text, bins=bins, histtype="step", lw=1.2, color=plots.NEUTRAL["ink"],
+                        label="embedded text (content + header / overlap)",
+                    )
+                ax.axvline(TARGET, color=plots.NEUTRAL["ink"], lw=0.8, ls="--")
+                medians = f"median content {int(np.median(content))}" + (
+                    f", text {int(np.median(text))}" if adds else " (= text)"
+                )
+                ax.set_title(
+                    f"{name}: {STRATEGIES[name].label} (n = {len(content)} chunks)\n{medians}",
+                    fontsize=8,
+                )
+        fig.supxlabel("characters per chunk (bins of 32)", fontsize=9, y=0.105)
         for ax in axes[:, 0]:
             ax.set_ylabel("chunks")
-        fig.suptitle(f"Chunk sizes by strategy; dashed: the {TARGET}-character budget")
-        fig.tight_layout()
+        handles = [
+            plt.Rectangle((0, 0), 1, 1, color=plots.NEUTRAL["mid"], label="bars (the strategy's "
+                          "colour): content, the chunk's own characters, what is quoted and "
+                          "what the budget caps"),
+            plt.Line2D([], [], color=plots.NEUTRAL["ink"], lw=1.2, label="outline: embedded "
+                       f"text, content + the header and the {OVERLAP}-character overlap"),
+            plt.Line2D([], [], color=plots.NEUTRAL["ink"], lw=0.8, ls="--",
+                       label=f"the {TARGET}-character budget on content"),
+        ]
+        fig.suptitle("Characters per chunk, by strategy", fontsize=10)
+        fig.tight_layout(rect=(0, 0.09, 1, 1))
+        fig.legend(handles=handles, loc="lower center", ncols=1, fontsize=7.5)
     return fig
 
 
 def window_figure(pieces: WordPieces):
-    """Word-pieces per embedded text for the boundary strategies, with the encoder's window."""
+    """Word-pieces per embedded text for the boundary strategies, one panel each (the header
+    in the lower row, the overlap on the right), with the encoder's window: the bars count
+    chunks per bin on a log scale (the tail past the window is a handful), the grey outline
+    is C, the boundaries alone, behind every panel, so a shift reads against it."""
     import matplotlib.pyplot as plt
 
     window = pieces.window
     names = [n for n in pieces.per_chunk if STRATEGIES[n].cuts == "boundaries"]
+    grid = _ingredient_grid(names)
+    base = next((n for n in names if not STRATEGIES[n].header and not STRATEGIES[n].overlap), None)
+    longest = max(int(pieces.per_chunk[n].max()) for n in names)
+    bins = np.arange(0.5, longest + 9, 8)  # edges at 8k + ½: the window is an edge
     with plots.style():
-        fig, ax = plt.subplots(figsize=(7.5, 4.2))
-        bins = np.arange(0, 401, 8)
-        for name in names:
-            counts = pieces.per_chunk[name]
-            over = int((counts > window).sum())
-            ax.hist(
-                np.clip(counts, 0, 400),
-                bins=bins,
-                histtype="step",
-                lw=1.4,
-                color=plots.STRATEGY_COLORS[name],
-                label=f"{name} ({STRATEGIES[name].label}): {over} over {window}",
-            )
-        ax.axvline(window, color="k", lw=0.8, ls="--")
-        ax.set_yscale("log")  # the tail past the window is a handful of chunks
-        ax.set_xlabel("word-pieces per embedded text, [CLS] and [SEP] included (clipped at 400)")
-        ax.set_ylabel("chunks (log scale)")
-        n = len(pieces.per_chunk[names[0]])
-        ax.set_title(
-            f"What the encoder sees (n = {n} chunks each); past {window} it truncates silently"
+        fig, axes = plt.subplots(
+            len(grid), 2, figsize=(8.6, 2.3 * len(grid) + 0.9), sharex=True, sharey=True,
+            squeeze=False,
         )
-        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), ncols=2, fontsize=8)
-        fig.tight_layout()
+        for row, cells in zip(axes, grid, strict=True):
+            for ax, name in zip(row, cells, strict=True):
+                if name is None:
+                    ax.set_visible(False)
+                    continue
+                counts = pieces.per_chunk[name]
+                over = int((counts > window).sum())
+                ax.hist(counts, bins=bins, color=plots.STRATEGY_COLORS[name])
+                if base is not None and name != base:
+                    ax.hist(
+                        pieces.per_chunk[base], bins=bins, histtype="step", lw=1.0,
+                        color=plots.NEUTRAL["mid"],
+                    )
+                ax.axvline(window, color=plots.NEUTRAL["ink"], lw=0.8, ls="--")
+                ax.set_yscale("log")
+                ax.set_ylim(bottom=0.7)
+                ax.set_title(
+                    f"{name}: {STRATEGIES[name].label} (n = {len(counts)} chunks)\n"
+                    f"median {int(np.median(counts))}, {over} over {window}, "
+                    f"longest {int(counts.max())}",
+                    fontsize=8,
+                )
+        fig.supxlabel(
+            "word-pieces per embedded text, [CLS] and [SEP] included (bins of 8)", fontsize=9,
+            y=0.095,
+        )
+        for ax in axes[:, 0]:
+            ax.set_ylabel("chunks (log scale)")
+        handles = [
+            plt.Line2D([], [], color=plots.NEUTRAL["ink"], lw=0.8, ls="--",
+                       label=f"the encoder's {window}-word-piece window: past it, truncated "
+                       "without a warning"),
+        ]
+        if base is not None:
+            handles.insert(0, plt.Line2D([], [], color=plots.NEUTRAL["mid"], lw=1.0,
+                                         label=f"grey outline: {base} ({STRATEGIES[base].label}), "
+                                         "for comparison"))
+        fig.suptitle("What the encoder sees, per chunk", fontsize=10)
+        fig.tight_layout(rect=(0, 0.08, 1, 1))
+        fig.legend(handles=handles, loc="lower center", ncols=1, fontsize=7.5)
     return fig
 
 

@@ -1,7 +1,16 @@
-"""Where the ground truth sits in the corpus: sections, intros, a map of needles."""
+"""Notebook 01: the corpus and the ground truth, beside the chapter's, and the validator.
+
+The records are the corpus's Markdown structure (:func:`rag_lab.markdown.structure`) and the
+question set; this module counts where the needles sit, lays the counts out in tables and
+figures that fit a page, checks the properties every later notebook relies on
+(:func:`entries`) and reads them. Those checks are not chapter claims under test: each holds
+*by construction* (the corpus and the question file were made so) and is checked on the
+run, so they open the notebook in the ledger's form but are not saved to the ledger.
+"""
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -11,9 +20,17 @@ import pandas as pd
 from rag_lab.chunking import section_of, sections
 from rag_lab.documents import Document
 from rag_lab.evaluation import chapter, plots
-from rag_lab.evaluation.render import markdown_table
-from rag_lab.markdown import structure
-from rag_lab.questions import QuestionsError, QuestionSet, load_questions
+from rag_lab.evaluation.ledger import Entry, construction_entry
+from rag_lab.experiments.present import Table
+from rag_lab.markdown import MarkdownDoc, structure
+from rag_lab.questions import (
+    CHAPTER_DESIGN,
+    PHRASINGS,
+    QuestionsError,
+    QuestionSet,
+    Violation,
+    load_questions,
+)
 
 BROKEN = """
 questions:
@@ -43,6 +60,24 @@ negatives:
 """
 """A question file with one mistake of each kind the validator catches."""
 
+PLANTED = (
+    (5, "b1", "needle"),
+    (10, "b2", "needle"),
+    (13, "b2", "id"),
+    (15, "b2", "needle"),
+    (18, "b4", "ticket"),
+    (24, "n1", "kind"),
+)
+"""The faults planted in :data:`BROKEN`, as (line, id, field): a needle not in the corpus, a
+needle that is a heading, a duplicate id, a needle found many times, a missing field, an
+unknown negative kind."""
+
+HEADLINE = ("corpus-kind", "design", "needle-once", "validator-faults")
+"""The checks this notebook opens with."""
+
+WIDTH = 100
+"""Characters of a printed line."""
+
 
 def per_document(docs: Sequence[Document]) -> pd.DataFrame:
     """One row per document: its title and its Markdown structure (sections, code, tables…)."""
@@ -51,25 +86,101 @@ def per_document(docs: Sequence[Document]) -> pd.DataFrame:
 
 
 def beside_chapter(per_doc: pd.DataFrame) -> pd.DataFrame:
-    """The corpus's totals beside the chapter's corpus, where the chapter gives a figure."""
+    """The corpus's totals beside the chapter's corpus, where the chapter gives a figure,
+    with characters per section (the mean length of a section) and their ratio."""
     totals = per_doc.drop(columns="title").sum()
-    here = {"documents": len(per_doc), **totals.to_dict()}
-    return pd.DataFrame({"here": here, "chapter": {k: chapter.CORPUS.get(k, "–") for k in here}})
+    here = {"documents": len(per_doc), **{k: int(v) for k, v in totals.to_dict().items()}}
+    ref = {k: float(chapter.CORPUS.get(k, np.nan)) for k in here}
+    table = pd.DataFrame({"here": here, "chapter": ref})
+    table.loc["characters per section"] = [
+        here["characters"] / here["sections"],
+        chapter.CORPUS["characters"] / chapter.CORPUS["sections"],
+    ]
+    table["here ÷ chapter"] = table["here"] / table["chapter"]
+    return table
 
 
-def negatives_table(qset: QuestionSet) -> pd.DataFrame:
-    return pd.DataFrame([n.__dict__ for n in qset.negatives]).set_index("id")
+def totals_table(per_doc: pd.DataFrame) -> Table:
+    """:func:`beside_chapter` for reading: counts with thousands separators, the ratio to two
+    decimals, a dash where the chapter gives no figure."""
+    table = beside_chapter(per_doc)
+    shown = pd.DataFrame(
+        {
+            "here": [f"{v:,.0f}" for v in table["here"]],
+            "chapter": ["–" if pd.isna(v) else f"{v:,.0f}" for v in table["chapter"]],
+            "here ÷ chapter": ["–" if pd.isna(v) else f"{v:.2f}" for v in table["here ÷ chapter"]],
+        },
+        index=pd.Index(table.index, name="corpus"),
+    )
+    return Table(
+        shown,
+        caption="The corpus's totals beside the chapter's (it reports documents, characters and "
+        "sections only)",
+    )
 
 
-def validate_broken(docs: Sequence[Document], folder: Path, text: str = BROKEN) -> list[str]:
+def document_figure(per_doc: pd.DataFrame):
+    """What each document holds, as small multiples: one panel per count of
+    :func:`rag_lab.markdown.structure`, one bar per document, sharing the documents' axis."""
+    import matplotlib.pyplot as plt
+
+    measures = [c for c in per_doc.columns if c != "title"]
+    n = len(per_doc)
+    with plots.style():
+        fig, axes = plt.subplots(
+            1, len(measures), figsize=(11.5, 0.24 * n + 1.6), sharey=True, squeeze=False
+        )
+        y = np.arange(n)[::-1]
+        for ax, measure in zip(axes[0], measures, strict=True):
+            values = per_doc[measure].to_numpy(dtype=float)
+            scale, unit = (1000, "thousands of\ncharacters") if measure == "characters" else (1, "")
+            ax.barh(y, values / scale, color=plots.NEUTRAL["mid"], height=0.7)
+            total = f"{values.sum():,.0f}"
+            ax.set_title(f"{measure}\n(total {total})", fontsize=8)
+            if unit:
+                ax.set_xlabel(unit, fontsize=8)
+            ax.grid(axis="y", visible=False)
+            ax.tick_params(axis="x", labelsize=7)
+        axes[0][0].set_yticks(y, list(per_doc.index), fontsize=7.5)
+        fig.suptitle(
+            f"What each of the {n} documents holds (a bar: one document's count)", fontsize=10
+        )
+        fig.tight_layout()
+    return fig
+
+
+def negatives_table(qset: QuestionSet, width: int = 84) -> Table:
+    """The negatives, one row each: kind and query (wrapped within ``width`` characters)."""
+    frame = pd.DataFrame([n.__dict__ for n in qset.negatives]).set_index("id")
+    kinds = frame["kind"].value_counts()
+    counts = ", ".join(f"{kinds[k]} {k}" for k in kinds.index)
+    return Table(
+        frame[["kind", "query"]],
+        caption=f"The {len(frame)} negatives ({counts}): queries the corpus should refuse",
+        shorten={"query": width},
+    )
+
+
+def broken_violations(
+    docs: Sequence[Document], folder: Path, text: str = BROKEN
+) -> list[Violation]:
     """Write ``text`` as ``broken.yaml`` in ``folder``, validate it, return every violation."""
     path = folder / "broken.yaml"
     path.write_text(text, encoding="utf-8")
     try:
         load_questions(path, docs)
     except QuestionsError as err:
-        return [v.render(path.name) for v in err.violations]
+        return err.violations
     return []
+
+
+def validate_broken(docs: Sequence[Document], folder: Path, text: str = BROKEN) -> list[str]:
+    """Every violation of ``text`` as the validator words it, each wrapped at :data:`WIDTH`
+    characters with its continuation indented."""
+    return [
+        textwrap.fill(v.render("broken.yaml"), WIDTH, subsequent_indent="    ")
+        for v in broken_violations(docs, folder, text)
+    ]
 
 
 def needle_table(docs: Sequence[Document], qset: QuestionSet) -> pd.DataFrame:
@@ -108,6 +219,32 @@ def spread(docs: Sequence[Document], qset: QuestionSet) -> dict[str, int]:
     }
 
 
+def where_table(docs: Sequence[Document], qset: QuestionSet) -> Table:
+    """Where each question's needle sits: its document, its ``##`` section, its length and
+    how far into the document it starts."""
+    table = needle_table(docs, qset).reset_index().set_index("doc")
+    return Table(
+        table[["id", "section", "needle chars", "at"]],
+        caption="Where each needle sits; at: where it starts, as a share of its document's "
+        "characters",
+        shorten={"section": 30},
+    )
+
+
+def phrasing_table(qset: QuestionSet, width: int = 44) -> Table:
+    """Each question in its two phrasings, each wrapped within ``width`` characters."""
+    frame = pd.DataFrame(
+        {p: [getattr(q, p) for q in qset.questions] for p in PHRASINGS},
+        index=pd.Index([q.id for q in qset.questions], name="id"),
+    )
+    return Table(
+        frame,
+        caption=f"The {len(frame)} questions, each asked twice: in the course's words and as a "
+        "support ticket",
+        shorten=dict.fromkeys(PHRASINGS, width),
+    )
+
+
 def needle_map_figure(docs: Sequence[Document], qset: QuestionSet):
     """Each document as a bar of its length, section starts as ticks, needles as markers."""
     import matplotlib.pyplot as plt
@@ -120,62 +257,150 @@ def needle_map_figure(docs: Sequence[Document], qset: QuestionSet):
         fig, ax = plt.subplots(figsize=(8, 0.28 * len(docs) + 1.2))
         for row, d in enumerate(docs):
             y = len(docs) - 1 - row
-            ax.barh(y, len(d.text) / 1000, color="#eceff1", height=0.6)
+            ax.barh(y, len(d.text) / 1000, color=plots.NEUTRAL["paper"], height=0.6)
             for sec in sections(d.text)[1:]:
-                ax.plot([sec.heading_start / 1000] * 2, [y - 0.3, y + 0.3], color="#90a4ae", lw=0.6)
+                ax.plot(
+                    [sec.heading_start / 1000] * 2,
+                    [y - 0.3, y + 0.3],
+                    color=plots.NEUTRAL["mid"],
+                    lw=0.6,
+                )
             xs = np.array(by_doc.get(d.id, []), dtype=float) / 1000
-            ax.plot(xs, [y] * len(xs), "v", color="#d84315", ms=6)
+            ax.plot(xs, [y] * len(xs), "v", color=plots.ROLE_COLORS["answerable"], ms=6)
         ax.set_yticks(range(len(docs)), [d.id for d in reversed(docs)])
         ax.set_xlabel("position in document (thousands of characters)")
         ax.set_title(
-            f"Where the {len(qset.questions)} needles sit (▼), over {len(docs)} documents; "
-            "grey ticks: ## sections"
+            f"Where the {len(qset.questions)} needles sit (▼: where one starts), over "
+            f"{len(docs)} documents (a bar: one document's length); grey ticks: ## sections",
+            fontsize=9,
         )
         ax.grid(axis="y", visible=False)
         fig.tight_layout()
     return fig
 
 
-def reading(per_doc: pd.DataFrame, qset: QuestionSet, docs: Sequence[Document]) -> str:
-    """What the corpus and the ground truth are beside the chapter's, computed."""
-    here = beside_chapter(per_doc)["here"]
+# --- what every later notebook relies on, checked -------------------------------------------
+
+
+def entries(
+    docs: Sequence[Document], qset: QuestionSet, violations: Sequence[Violation]
+) -> list[Entry]:
+    """The properties of the corpus and the ground truth every later notebook relies on, in
+    the ledger's form: each *by construction*, and *contradicted* if this run shows
+    otherwise. ``violations`` are the validator's on :data:`BROKEN`
+    (:func:`broken_violations`). These are not saved to the ledger: they are not the
+    chapter's claims under test."""
+    at = {"notebook": "01", "benchmark": "d2l"}
+    per_doc = per_document(docs)
+    totals = per_doc.drop(columns="title").sum()
     ref = chapter.CORPUS
     s = spread(docs, qset)
-    same_design = s["questions"] == ref["questions"] and s["queries"] == ref["queries"]
-    beside = pd.DataFrame(
-        {
-            "chapter": [
-                f"{ref['questions']} × 2 = {ref['queries']}",
-                f"{ref['characters']:,} characters",
-            ],
-            "here": [
-                f"{s['questions']} × 2 = {s['queries']}",
-                f"{here['characters']:,} characters",
-            ],
-        },
-        index=pd.Index(["questions in two phrasings", "corpus size"], name="design"),
-    )
-    claims = markdown_table(beside)
-    text = "\n".join(
+    negatives = len(qset.negatives)
+    kinds = {k: sum(n.kind == k for n in qset.negatives) for k in CHAPTER_DESIGN.negatives}
+    prose = [_once_in_prose(docs, q.needle) for q in qset.questions]
+    found = {(v.line, v.id, v.field) for v in violations}
+    caught = [f for f in PLANTED if f in found]
+    return [
+        construction_entry(
+            **at,
+            claim="corpus-kind",
+            statement="a real technical corpus: prose with code, tables and mathematics",
+            holds=bool(
+                totals["code blocks"] > 0
+                and totals["tables"] > 0
+                and totals["display equations"] + totals["inline math"] > 0
+            ),
+            here=f"{len(docs)} documents, {totals['characters']:,} characters, "
+            f"{totals['sections']} sections: {totals['code blocks']} code blocks, "
+            f"{totals['tables']} tables, {totals['display equations']} display equations",
+            chapter=f"{ref['documents']} documents, {ref['characters']:,} characters, "
+            f"{ref['sections']} sections",
+            reason="chosen so (chapters of *Dive into Deep Learning*); another text than the "
+            "chapter's, so sizes compare and only directions carry over",
+        ),
+        construction_entry(
+            **at,
+            claim="design",
+            statement="each question asked twice, in the course's words and as a ticket; "
+            "negatives the corpus should refuse",
+            holds=s["questions"] == ref["questions"]
+            and s["queries"] == ref["queries"]
+            and negatives == chapter.NEGATIVES
+            and all(getattr(q, p).strip() for q in qset.questions for p in PHRASINGS),
+            here=f"{s['questions']} × 2 = {s['queries']} queries; {negatives} negatives ("
+            + ", ".join(f"{n} {k}" for k, n in kinds.items())
+            + ")",
+            chapter=f"{ref['questions']} × 2 = {ref['queries']} queries; {chapter.NEGATIVES} "
+            "negatives",
+            reason="the question file is written to the chapter's design and setup refuses "
+            "any other count",
+        ),
+        construction_entry(
+            **at,
+            claim="needle-once",
+            statement="every needle occurs verbatim exactly once in the corpus, in prose",
+            holds=all(prose),
+            here=f"{sum(prose)} of {len(prose)} needles",
+            chapter="every needle",
+            reason="the validator refuses any other file (this notebook's last section shows "
+            "it at work)",
+        ),
+        construction_entry(
+            **at,
+            claim="needle-spread",
+            statement="the needles lie across the corpus, in intros and deep sections",
+            holds=s["documents"] >= CHAPTER_DESIGN.min_documents and s["intro needles"] > 0,
+            here=f"{s['documents']} of {len(docs)} documents, {s['sections']} sections, "
+            f"{s['intro needles']} intros",
+            reason=f"the questions were chosen so; setup requires at least "
+            f"{CHAPTER_DESIGN.min_documents} documents",
+        ),
+        construction_entry(
+            **at,
+            claim="validator-faults",
+            statement="a broken question file gets every fault at once, each with its line",
+            holds=len(caught) == len(PLANTED),
+            here=f"{len(caught)} of the {len(PLANTED)} faults planted, {len(violations)} reported",
+            reason="every rule is checked on every item before any error is raised",
+        ),
+    ]
+
+
+def _once_in_prose(docs: Sequence[Document], needle: str) -> bool:
+    """The needle occurs exactly once in the corpus and touches no heading, code, table or
+    display-math line."""
+    where = [d for d in docs if needle in d.text]
+    if sum(d.text.count(needle) for d in where) != 1:
+        return False
+    text = where[0].text
+    start = text.index(needle)
+    return not any(MarkdownDoc(text).overlaps(start, start + len(needle)).values())
+
+
+def reading(per_doc: pd.DataFrame, qset: QuestionSet, docs: Sequence[Document]) -> str:
+    """What the corpus and the ground truth mean for the later notebooks, computed."""
+    table = beside_chapter(per_doc)
+    ratio = table["here ÷ chapter"]
+    per_section = table.loc["characters per section"]
+    s = spread(docs, qset)
+    return "\n".join(
         [
-            f"- **The corpus.** {here['documents']} documents, {here['characters']:,} characters, "
-            f"{here['sections']} sections (the chapter's: {ref['documents']}, "
-            f"{ref['characters']:,}, {ref['sections']}): of the same order, so sizes and counts "
-            "can be compared, but it is another text, so only directions carry over.",
-            f"- **The ground truth.** {s['questions']} questions in two phrasings, "
-            f"{s['queries']} queries (the chapter: {ref['questions']} and {ref['queries']}): "
-            + (
-                "the chapter's design, kept so that its statistics apply."
-                if same_design
-                else "not the chapter's design."
-            )
-            + f" The needles come from {s['documents']} documents and {s['sections']} "
-            f"sections, {s['intro needles']} of them from intros.",
-            f"- **What the design implies.** The {s['queries']} queries are {s['questions']} "
-            "questions asked twice, not independent trials: every later notebook shows the "
-            "chapter's per-query statistics beside question-level ones (intervals from a cluster "
-            "bootstrap, sign tests over questions), and calls a claim reproduced only when the "
-            "question-level test agrees.",
+            f"- **Another text of the same kind.** {ratio['characters']:.2f}× the chapter's "
+            f"characters in {ratio['documents']:.2f}× its documents and "
+            f"{ratio['sections']:.2f}× its sections: a section here averages "
+            f"{per_section['here']:,.0f} characters against the chapter's "
+            f"{per_section['chapter']:,.0f} "
+            f"({'shorter' if per_section['here'] < per_section['chapter'] else 'longer'}). "
+            "Counts and sizes compare; the text is another, so across the two corpora a later "
+            "notebook reads only the direction of a difference.",
+            f"- **The unit of inference.** The {s['queries']} queries are {s['questions']} "
+            "questions asked twice: both phrasings share one needle, so they are not "
+            "independent trials. Every later interval and "
+            "paired test takes the question as the unit, with the chapter's per-query "
+            "statistics beside it for comparison.",
+            f"- **Where the needles sit.** From {s['documents']} documents and {s['sections']} "
+            f"sections, {s['intro needles']} of them in intros (the text before the first "
+            "`##` heading, which the chapter's chunker drops: notebook 02). They were chosen "
+            "for what they answer, not for where a cut would fall.",
         ]
     )
-    return text + "\n\n" + claims

@@ -27,11 +27,17 @@ def test_destroyed_answers_and_where_the_cut_falls():
     table = destroyed.view()
     assert table["destroyed"].tolist() == [1, 0, 0] and table.loc["A", "questions"] == "q1"
     assert table.loc["B", "questions"] == "none"
-    (view,) = chunk_report.cut_views([DOC], by["A"], QUESTIONS).to_dict("records")
+    (cut,) = chunk_report.cuts_in([DOC], by["A"], QUESTIONS)
     start = DOC.text.index(NEEDLE)
-    assert view["needle at"] == f"{start}–{start + len(NEEDLE)}"
-    assert view["cut at"] == "512" and view["needle chars before the cut"] == 512 - start
-    assert f"⟦{DOC.text[start:512]}‖{DOC.text[512 : start + len(NEEDLE)]}⟧" in view["view"]
+    assert (cut.question, cut.start, cut.end, cut.cuts) == (
+        "q1",
+        start,
+        start + len(NEEDLE),
+        (512,),
+    )
+    assert cut.before == 512 - start
+    assert cut.marked(DOC.text) == f"{DOC.text[start:512]}‖{DOC.text[512 : start + len(NEEDLE)]}"
+    assert chunk_report.cuts_in([DOC], by["C"], QUESTIONS) == []
 
 
 def test_the_preamble_is_kept_and_counted():
@@ -54,14 +60,43 @@ def test_header_tokens_are_the_difference_with_and_without_the_header():
     assert pieces.per_chunk["E"].tolist() == count_word_pieces(texts).tolist()
     assert pieces.view().loc["E", "header share"].endswith("%")
     assert f"over {pieces.window}" in pieces.view().columns
+    shown = chunk_report.pieces_table(pieces).frame
+    assert shown.loc["E", "embedded word-pieces"] == f"{count_word_pieces(texts).sum():,}"
+
+
+LONG = "A long needle " + "that keeps going " * 7 + "until it ends."
+"""Starts 104 characters before the 512 cut of :data:`FAR`: past the overlap's reach."""
+FAR = Document("02-far", "Far", "# Far\n\n" + "g" * 400 + " " + LONG + "\n\nMore words here.")
+BOTH = [*QUESTIONS, Question("q3", "02-far", LONG, "what keeps going", "long?")]
+
+
+def test_where_the_cut_falls_and_what_the_overlap_keeps():
+    by = {name: chunk_corpus([DOC, FAR], name) for name in "AB"}
+    cuts = chunk_report.overlap_cuts([DOC, FAR], by, BOTH)
+    assert cuts.index.tolist() == ["q1", "q3"]
+    start = FAR.text.index(LONG)
+    assert cuts.loc["q3", "before"] == 512 - start == 104 and cuts.loc["q3", "length"] == len(LONG)
+    assert cuts.loc["q1", "before"] == 9  # the needle starts at 503
+    # the overlap repeats 64 characters before a cut: q1 (9 before) is kept, q3 (104) is lost
+    assert cuts["lost"].tolist() == [False, True] and cuts["beyond"].tolist() == [False, True]
+    table = chunk_report.cut_table([DOC, FAR], by, BOTH)
+    rows = table.frame
+    assert rows["under B"].tolist() == ["whole", "cut"]
+    assert rows.loc["q1", "needle, ‖ at A's cut"] == f"{NEEDLE[:9]}‖{NEEDLE[9:]}"
+    assert rows.loc["q3", "needle, ‖ at A's cut"] == f"{LONG[:104]}‖{LONG[104:]}"
+    assert table.width <= 100
+    assert f"{LONG[:104]}‖" in table._repr_html_()  # the whole needle, wrapped
+    assert LONG[: chunk_report.NEEDLE_WIDTH - 1].rstrip() + "…" in repr(table)  # cut in text
 
 
 def test_the_reading_words_the_record():
     by = {name: chunk_corpus([DOC], name) for name in "ABCDEF"}
     measured = chunking.measure(by, QUESTIONS)
-    text = chunk_report.reading(measured)
-    assert "Here 1 of 2 needles are in no chunk under A" in text
-    assert "Overlap prevents it.** B loses no needle" in text
+    cuts = chunk_report.overlap_cuts([DOC], by, QUESTIONS)
+    text = chunk_report.reading(measured, cuts)
+    assert "Under blind cuts 1 of 2 needles lie whole in no chunk" in text
+    assert "A-destroys: *reproduces*" in text and "B-destroys-none: *reproduces*" in text
+    assert "keeps 1 of them whole and loses 0" in text and "accounts for 1 of the 1" in text
     judged = {e.claim: e for e in chunk_report.entries(measured)}
     assert judged["A-destroys"].verdict is Verdict.REPRODUCES
     assert (judged["A-destroys"].here, judged["A-destroys"].chapter) == ("1 of 2", "4 of 32")
@@ -69,4 +104,14 @@ def test_the_reading_words_the_record():
     # one short document: no chunk reaches the window, so neither the header nor the
     # overlap pushes one past it
     assert judged["header-window"].verdict is Verdict.CONTRADICTED
-    assert "A-destroys: blind cuts destroy answers" in text
+    assert "header-window: *contradicted*" in text
+    assert set(chunk_report.HEADLINE) == set(judged)
+
+
+def test_the_tables_fit_a_page():
+    by = {name: chunk_corpus([DOC, FAR], name) for name in "ABCDEF"}
+    measured = chunking.measure(by, BOTH)
+    sizes = chunk_report.sizes_table(measured.sizes)
+    assert sizes.frame.loc["B", "text mean"] == f"{measured.sizes.table.loc['B', 'text mean']:.1f}"
+    for table in (sizes, chunk_report.destroyed_table(measured.destroyed)):
+        assert table.width <= 100
