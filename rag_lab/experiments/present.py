@@ -35,8 +35,9 @@ MAX_WIDTH = 100
 """Characters of content across a table: each column as wide as its widest cell or header,
 two spaces between columns, the index included. About what a laptop page holds."""
 
-_NUMERIC = re.compile(r"^\s*[−+\-]?(\d|\.\d|\[)|^\s*[–-]\s*$")
-"""A cell that reads as a number, an interval or a dash: right-aligned."""
+_NUMERIC = re.compile(r"^\s*[−+\-]?(\d(?![\d.,]*-[A-Za-z])|\.\d|\[)|^\s*[–-]\s*$")
+"""A cell that reads as a number, an interval or a dash: right-aligned. A name that starts
+with digits and a hyphen (``07-linear-regression``) is text."""
 
 
 class TooWide(ValueError):
