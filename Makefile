@@ -17,7 +17,7 @@ export MKL_NUM_THREADS ?= 2
 export TOKENIZERS_PARALLELISM := false
 export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 
-.PHONY: help setup tesseract data corpus reproduce lab check test bench lint cache clean
+.PHONY: help setup tesseract data corpus reproduce html lab check test bench lint cache clean
 
 help: ## Show this list
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  \033[1m%-10s\033[0m %s\n", $$1, $$2}'
@@ -64,6 +64,12 @@ corpus: setup
 reproduce: setup corpus ## Run every notebook in order; regenerates figures/, the claims ledger and the README's findings
 	$(PY) -m rag_lab.experiments.reproduce
 	$(PY) -m rag_lab.experiments.findings
+
+# The committed notebooks as pages (build/html/, not committed), checked in headless Chromium at
+# a laptop's width when it is installed (apt-get install chromium): no table wider than the page,
+# no figure shrunk past reading. Nothing is executed: the outputs are make reproduce's.
+html: setup ## Render the notebooks to build/html/ and check them at 1366 px in headless Chromium
+	$(PY) -m rag_lab.experiments.pages
 
 lab: setup corpus ## Open JupyterLab on notebooks/, its kernel the project's .venv
 	$(PY) -m jupyter lab --notebook-dir=notebooks

@@ -1,4 +1,4 @@
-"""Reciprocal rank fusion of several rankings of the same chunks.
+"""Reciprocal rank fusion of several rankings of the same chunks, and the score fusion it replaces.
 
 Cormack, Clarke & Büttcher (SIGIR 2009), *Reciprocal Rank Fusion outperforms
 Condorcet and individual Rank Learning Methods*::
@@ -23,6 +23,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from fractions import Fraction
+
+import numpy as np
+
+from rag_lab.ranking import order
 
 NEAR = 1e-12
 """Float sums closer than this are compared exactly (their rounding error is ~1e-17)."""
@@ -84,3 +88,46 @@ def _exact_scores(lists: Sequence[Sequence[int]], k: int) -> dict[int, Fraction]
         for r, doc in enumerate(ranking, start=1):
             scores[doc] = scores.get(doc, 0) + Fraction(1, k + r)
     return scores
+
+
+# --- score fusion: the alternative the chapter rejects ----------------------------------------
+
+NORMALISERS = ("min-max", "z-score")
+"""How each system's scores are put on one scale before a convex combination (Bruch, Gai &
+Ingber, *An Analysis of Fusion Functions for Hybrid Retrieval*, ACM TOIS 2023)."""
+
+
+def normalise(scores: np.ndarray, how: str) -> np.ndarray:
+    """One query's scores over the chunks, on a common scale.
+
+    ``min-max`` maps the best chunk to 1 and the worst to 0, ``z-score`` subtracts the mean
+    and divides by the standard deviation. Both are per query, which is what the chapter
+    objects to: the scale, and so the weight a system gets, depends on how good this query's
+    best hit happened to be. Constant scores (a query sharing no term with any chunk, for
+    BM25) carry no preference and map to zeros.
+
+    >>> normalise(np.array([2.0, 1.0, 0.0]), "min-max").tolist()
+    [1.0, 0.5, 0.0]
+    >>> normalise(np.array([3.0, 3.0]), "z-score").tolist()
+    [0.0, 0.0]
+    """
+    values = np.asarray(scores, dtype=np.float64)
+    if how == "min-max":
+        low, span = values.min(), np.ptp(values)
+        return (values - low) / span if span > 0 else np.zeros_like(values)
+    if how == "z-score":
+        sd = values.std()
+        return (values - values.mean()) / sd if sd > 0 else np.zeros_like(values)
+    raise ValueError(f"normalisation is one of {', '.join(NORMALISERS)}, not {how!r}")
+
+
+def convex(
+    similarity: np.ndarray, bm25: np.ndarray, weight: float, how: str = "min-max"
+) -> np.ndarray:
+    """The chunks of one query ranked by ``weight · dense + (1 − weight) · BM25``, each
+    normalised by ``how``; ``similarity`` is dense's (1 − cosine distance). Ties by chunk id
+    (:func:`rag_lab.ranking.order`)."""
+    if not 0.0 <= weight <= 1.0:
+        raise ValueError(f"the weight of dense is in [0, 1], got {weight}")
+    fused = weight * normalise(similarity, how) + (1.0 - weight) * normalise(bm25, how)
+    return order(fused)

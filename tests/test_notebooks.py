@@ -45,10 +45,15 @@ def test_findings_first_environment_last(path):
     headings = _headings(notebook)
     assert headings[0] == "## Findings" and headings[-2:] == ["## Reading", "## Environment"]
     cells = code_cells(notebook)
-    findings = next(c for c in cells if "present.findings(" in "".join(c["source"]))
-    assert "# NBVAL_CHECK_OUTPUT" in "".join(findings["source"])
+    at = next(i for i, c in enumerate(notebook["cells"]) if "## Findings" in "".join(c["source"]))
+    findings = next(c for c in notebook["cells"][at:] if c["cell_type"] == "code")
+    assert "# NBVAL_CHECK_OUTPUT" in "".join(findings["source"]), "findings are checked"
     assert any(out.get("data", {}).get("text/markdown") for out in findings["outputs"])
-    assert any("reading(" in "".join(c["source"]) for c in cells[-3:-1])
+    at = next(i for i, c in enumerate(notebook["cells"]) if "## Reading" in "".join(c["source"]))
+    reading = [c for c in notebook["cells"][at:] if c["cell_type"] == "code"][:-1]
+    assert reading and all(
+        any(out.get("data", {}).get("text/markdown") for out in c["outputs"]) for c in reading
+    ), "the reading is computed Markdown"
     assert "present.environment(" in "".join(cells[-1]["source"])
     earlier = "".join("".join(c["source"]) for c in cells[:-1])
     assert "provenance" not in earlier, "versions belong in the closing Environment section"

@@ -40,6 +40,12 @@ class Verdict(enum.Enum):
         return _LABELS[self]
 
     @property
+    def short(self) -> str:
+        """The label in a narrow column: ``excludes its effect`` for the chapter's effect
+        excluded, the label itself otherwise."""
+        return "excludes its effect" if self is Verdict.EXCLUDES_CHAPTER_EFFECT else self.label
+
+    @property
     def agrees(self) -> bool:
         """True only for a verdict that supports the claim on its numbers."""
         return self is Verdict.REPRODUCES

@@ -18,8 +18,12 @@ import pandas as pd
 
 from rag_lab import paths
 from rag_lab.evaluation import figures
-from rag_lab.evaluation.ledger import Direction, Entry, Ledger
+from rag_lab.evaluation import ledger as ledger_module
+from rag_lab.evaluation.ledger import Entry, Ledger
 from rag_lab.evaluation.verdicts import Verdict
+from rag_lab.experiments import wording
+from rag_lab.experiments.present import MAX_WIDTH, Table
+from rag_lab.stats import ALPHA
 
 README = paths.ROOT / "README.md"
 START, END = "<!-- findings: start -->", "<!-- findings: end -->"
@@ -61,6 +65,79 @@ def side_by_side(ledger: Ledger) -> pd.DataFrame:
     ]
     table = pd.DataFrame(list(rows.values()), index=pd.Index(list(rows), name="id"))
     return table.reindex(columns=columns).fillna("–")
+
+
+def verdict_tables(ledger: Ledger) -> list[Table]:
+    """:func:`side_by_side` in tables that fit a page: the claims judged on more than one
+    benchmark, their verdicts side by side; then, per benchmark, the claims judged only there,
+    with our estimate (or count) and the verdict. Estimates of the shared claims are in the
+    forest plot."""
+    benchmarks = list(dict.fromkeys(e.benchmark for e in ledger.entries))
+    on: dict[str, list[Entry]] = {}
+    for e in ledger.entries:
+        on.setdefault(e.claim, []).append(e)
+    shared = {c: es for c, es in on.items() if len(es) > 1}
+    tables = []
+    if shared:
+        columns = [b for b in benchmarks if any(e.benchmark == b for es in shared.values() for e in es)]
+        frame = pd.DataFrame(
+            [
+                {"claim": es[0].statement, **{e.benchmark: e.verdict.short for e in es}}
+                for es in shared.values()
+            ],
+            index=pd.Index(list(shared), name="id"),
+        ).reindex(columns=["claim", *columns]).fillna("–")
+        caption = (
+            f"Claims judged on {len(columns)} benchmarks, their verdicts (excludes its effect: "
+            "the interval excludes the chapter's effect)"
+        )
+        tables.append(_fitted(frame, "claim", caption))
+    for bench in benchmarks:
+        only = [es[0] for c, es in on.items() if c not in shared and es[0].benchmark == bench]
+        if not only:
+            continue
+        frame = pd.DataFrame(
+            {
+                "claim": [e.statement for e in only],
+                "here": [e.interval if e.interval != "–" else (e.here or "–") for e in only],
+                "verdict": [e.verdict.short for e in only],
+            },
+            index=pd.Index([e.claim for e in only], name="id"),
+        )
+        tables.append(_fitted(frame, "claim", f"Claims judged on {bench} only"))
+    return tables
+
+
+def _fitted(frame: pd.DataFrame, column: str, caption: str) -> Table:
+    """A Table whose ``column`` (free text) is shortened to what the other columns leave
+    of the page; ``here`` is capped so one long count cannot take the page."""
+    caps = {"here": 26, "index": 24}
+    rest = Table(frame.drop(columns=column), shorten=caps).width
+    caps[column] = max(20, MAX_WIDTH - rest - 2)
+    return Table(frame, caption=caption, shorten=caps)
+
+
+def rule() -> str:
+    """The ledger's rule in words, its constants read from :mod:`rag_lab.evaluation.ledger`
+    (so the text cannot drift from the code)."""
+    m, power, alpha = ledger_module.MARGIN, ledger_module.POWER, ALPHA
+    return "\n".join(
+        [
+            f"- a directional claim **reproduces** when the question-level sign test, "
+            f"Holm-adjusted over the notebook's chapter claims on one benchmark, is significant "
+            f"at {alpha:g} its way; it is **contradicted** when significant the other way; it "
+            "**excludes the chapter's effect** when the test is not significant but the 95 % "
+            "interval of the difference by question excludes the effect the chapter reports; "
+            f"otherwise it is **inconclusive**, with the smallest difference the design detects "
+            f"with {power:.0%} power;",
+            f"- a \"no difference\" claim reproduces only when the whole interval lies within "
+            f"the equivalence margin (±{m:.2f} of Recall@k), and a rate the chapter reports only "
+            f"when our interval lies within ±{m:.2f} of it; a count reproduces when its stated "
+            "condition holds;",
+            "- **by construction**, **not testable here** and **not measured** are verdicts of "
+            "their own, each with its reason, and never count as agreement.",
+        ]
+    )
 
 
 def tally(ledger: Ledger) -> pd.DataFrame:
@@ -157,3 +234,13 @@ def reading(ledger: Ledger) -> str:
 def _named(entries: Sequence[Entry], verdict: Verdict) -> str:
     ids = [e.claim for e in entries if e.verdict is verdict]
     return f"{len(ids)} {verdict.label}" + (f" ({', '.join(ids)})" if ids else "")
+
+
+def not_confirmed(ledger: Ledger) -> str:
+    """The claims this lab's numbers go against (contradicted, or the chapter's effect
+    excluded), one bullet each with their test (:func:`wording.entry_line`)."""
+    against = (Verdict.CONTRADICTED, Verdict.EXCLUDES_CHAPTER_EFFECT)
+    picked = [e for e in ledger.entries if e.verdict in against]
+    if not picked:
+        return "No claim is contradicted, and no chapter effect is excluded."
+    return "\n".join(f"{wording.entry_line(e)[:-1]} ({e.benchmark})." for e in picked)

@@ -4,8 +4,9 @@
 ``build/html/NN_name.html`` with nbconvert (the outputs as committed; nothing is run), then,
 when Debian's Chromium is installed, opens each page headless at a laptop's width
 (:data:`WIDTH` px) and measures it in the page itself: every table wider than the text
-column, every figure shrunk below :data:`MIN_SCALE` of its drawn width (too small to read),
-and the widest table of each notebook. ``--screenshots`` also saves a full-page PNG of each.
+column, every text output a reader would scroll sideways, every figure shrunk below
+:data:`MIN_SCALE` of its drawn width (too small to read), and the widest table of each
+notebook. ``--screenshots`` also saves a full-page PNG of each.
 Without Chromium the pages are still rendered, and the check says it did not run.
 
 Exit status: 0 when every page fits, 1 when one does not, 2 when a notebook cannot be read.
@@ -45,6 +46,18 @@ window.addEventListener('load', () => {
                        cols: t.rows.length ? Math.max(...Array.from(t.rows, r => r.cells.length)) : 0,
                        head: (t.rows[0] ? t.rows[0].innerText : '').slice(0, 60)});
     });
+  out.texts = [];
+  document.querySelectorAll('.jp-OutputArea-output pre').forEach((pre, i) => {
+    // The page wraps long lines (pre-wrap): measure each text unwrapped, in its own font.
+    const probe = pre.cloneNode(true);
+    Object.assign(probe.style, {whiteSpace: 'pre', position: 'absolute', visibility: 'hidden',
+                                width: 'auto', left: '0', top: '0'});
+    pre.parentElement.appendChild(probe);
+    const width = probe.scrollWidth;
+    probe.remove();
+    if (width > pre.clientWidth + 1)
+      out.texts.push({i, width, room: pre.clientWidth, head: pre.innerText.slice(0, 60)});
+  });
   document.querySelectorAll('.jp-OutputArea-output img').forEach((img, i) => {
     out.figures.push({i, natural: img.naturalWidth, shown: Math.round(img.getBoundingClientRect().width)});
   });
@@ -68,6 +81,9 @@ class Measure:
     figures: list[dict]
     page_width: int
     height: int
+    texts: list[dict]
+    """Text outputs wider than their area: the page wraps their lines, which breaks the
+    columns of any text laid out in them."""
 
     @property
     def wide_tables(self) -> list[dict]:
@@ -87,7 +103,12 @@ class Measure:
 
     @property
     def fits(self) -> bool:
-        return not self.wide_tables and not self.small_figures and self.page_width <= WIDTH
+        return (
+            not self.wide_tables
+            and not self.small_figures
+            and not self.texts
+            and self.page_width <= WIDTH
+        )
 
 
 def render(notebooks: Sequence[Path], out: Path = OUT) -> list[Path]:
@@ -155,7 +176,9 @@ def measure(page: Path, browser: str, screenshot: Path | None = None) -> Measure
                 timeout=300,
                 check=False,
             )
-    return Measure(page.stem, found["tables"], found["figures"], found["page"], found["height"])
+    return Measure(
+        page.stem, found["tables"], found["figures"], found["page"], found["height"], found["texts"]
+    )
 
 
 def report(m: Measure) -> str:
@@ -176,6 +199,9 @@ def report(m: Measure) -> str:
     lines += [
         f"     figure {f['i']} shown {f['shown']} px of {f['natural'] // 2} drawn"
         for f in m.small_figures
+    ]
+    lines += [
+        f"     text {t['i']} is {t['width']} px in {t['room']} px: {t['head']!r}" for t in m.texts
     ]
     return "\n".join(lines)
 

@@ -1,7 +1,7 @@
 """How a notebook shows its results: findings first, tables that fit a page, the environment last.
 
 A :class:`Table` renders as HTML in a notebook (a pandas ``Styler``: numbers right-aligned
-in tabular figures, long text shortened with its whole text on hover) and as plain text
+in tabular figures, long text wrapped within its column) and as plain text
 wherever the notebook is read as text: nbval compares that text, and a terminal shows it.
 A table of more than :data:`MAX_COLUMNS` columns or :data:`MAX_WIDTH` characters of content
 is refused when it is made (:class:`TooWide`): split it in two, or draw it.
@@ -50,8 +50,9 @@ class Table:
 
     ``frame`` holds the whole content (``table.frame`` gives it back unshortened); cells
     are shown as text, floats to three decimals. ``shorten`` caps a column (or ``"index"``)
-    at that many characters: the cut ends in ``…`` and the HTML keeps the whole text on
-    hover. ``caption`` says what a row is and the units of any column that needs them.
+    at that many characters: the plain text cuts it there with ``…``; the HTML wraps the
+    whole text within that width. ``caption`` says what a row is and the units of any
+    column that needs them.
     """
 
     frame: pd.DataFrame
@@ -131,23 +132,21 @@ class Table:
 
     def _repr_html_(self) -> str:
         """The HTML: one header row (the index becomes the first column, in bold), numbers
-        right-aligned in tabular figures, shortened cells with their whole text on hover.
+        right-aligned in tabular figures; a column capped by :attr:`shorten` keeps its whole
+        text, wrapped within that many characters (the plain text cuts it instead).
         The element ids derive from the caption and columns, so the HTML is the same on
         every run."""
         shown, full = self.shown(), self.frame
         right = self._right(shown)
-        rows = [
-            [_cell_html(s, _text(f)) for s, f in zip(srow, frow, strict=True)]
-            for srow, frow in zip(
-                shown.itertuples(index=False), full.itertuples(index=False), strict=True
-            )
-        ]
+        rows = [[html.escape(_text(v)) for v in row] for row in full.itertuples(index=False)]
         headers = [html.escape(str(c)) for c in shown.columns]
+        caps = [self.shorten.get(str(c)) for c in shown.columns]
         if not self._plain_index:
-            for row, s, f in zip(rows, shown.index, full.index, strict=True):
-                row.insert(0, f"<b>{_cell_html(s, _text(f))}</b>")
+            for row, label in zip(rows, full.index, strict=True):
+                row.insert(0, f"<b>{html.escape(_text(label))}</b>")
             headers.insert(0, html.escape(str(shown.index.name or "")))
             right.insert(0, False)
+            caps.insert(0, self.shorten.get("index"))
         cells = pd.DataFrame(rows, columns=pd.Index(range(len(headers))))
         styles = [
             {"selector": "", "props": "font-variant-numeric: tabular-nums; font-size: 0.92em"},
@@ -158,6 +157,14 @@ class Table:
                 {"selector": f"td.col{j}", "props": "text-align: right; white-space: nowrap"}
                 for j, r in enumerate(right)
                 if r
+            ),
+            *(
+                {
+                    "selector": f"td.col{j}",
+                    "props": f"max-width: {cap}ch; white-space: normal; overflow-wrap: anywhere",
+                }
+                for j, cap in enumerate(caps)
+                if cap is not None
             ),
         ]
         key = hashlib.sha1(f"{self.caption}|{headers}".encode()).hexdigest()[:8]
@@ -186,12 +193,6 @@ def _short(text: str, cap: int | None) -> str:
     if cap is None or len(text) <= cap:
         return text
     return text[: cap - 1].rstrip() + "…"
-
-
-def _cell_html(shown: str, full: str) -> str:
-    if shown == full:
-        return html.escape(shown)
-    return f'<span title="{html.escape(full, quote=True)}">{html.escape(shown)}</span>'
 
 
 # --- findings first, the environment last -----------------------------------------------------

@@ -1,0 +1,49 @@
+"""make html: notebooks rendered as pages, and the browser check that measures them."""
+
+from __future__ import annotations
+
+import nbformat
+import pytest
+
+from rag_lab.experiments import pages
+
+
+def notebook(tmp_path, outputs):
+    nb = nbformat.v4.new_notebook()
+    cell = nbformat.v4.new_code_cell("x")
+    cell.outputs = [nbformat.v4.new_output(**o) for o in outputs]
+    nb.cells = [nbformat.v4.new_markdown_cell("# 99 · A page"), cell]
+    path = tmp_path / "99_page.ipynb"
+    nbformat.write(nb, path)
+    return path
+
+
+def test_a_notebook_renders_as_a_standalone_page(tmp_path):
+    path = notebook(tmp_path, [{"output_type": "stream", "name": "stdout", "text": "hello\n"}])
+    (page,) = pages.render([path], tmp_path / "html")
+    text = page.read_text()
+    assert page.name == "99_page.html" and "hello" in text and "A page" in text
+
+
+def test_an_unreadable_notebook_is_named(tmp_path):
+    bad = tmp_path / "98_bad.ipynb"
+    bad.write_text("{not json")
+    with pytest.raises(SystemExit, match="98_bad.ipynb: cannot be read as a notebook"):
+        pages.render([bad], tmp_path / "html")
+
+
+@pytest.mark.skipif(pages.chromium() is None, reason="no Chromium (apt-get install chromium)")
+def test_the_browser_finds_a_wide_text_and_passes_a_narrow_table(tmp_path):
+    table = "<table><tr><th>a</th><th>b</th></tr><tr><td>1</td><td>2</td></tr></table>"
+    path = notebook(
+        tmp_path,
+        [
+            {"output_type": "stream", "name": "stdout", "text": "x" * 300 + "\n"},
+            {"output_type": "display_data", "data": {"text/html": table, "text/plain": "t"}},
+        ],
+    )
+    (page,) = pages.render([path], tmp_path / "html")
+    m = pages.measure(page, pages.chromium())
+    assert len(m.tables) == 1 and not m.wide_tables
+    assert len(m.texts) == 1 and m.texts[0]["width"] > m.texts[0]["room"]
+    assert not m.fits and "text 0 is" in pages.report(m)
