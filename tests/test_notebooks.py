@@ -101,3 +101,21 @@ def test_the_layout_rules_catch_what_they_are_for():
     ]
     fits = {"output_type": "display_data", "data": {"text/html": ["<table><tr><td>ok</td></tr></table>"]}}
     assert layout({"cells": [{**cell, "outputs": [fits]}]}) == []
+
+
+def test_a_wrapped_column_counts_at_its_cap():
+    import pandas as pd
+
+    from rag_lab.experiments.present import Table
+
+    long = "a question of many words " * 6
+    html = Table(pd.DataFrame({"text": [long]}), shorten={"text": 40})._repr_html_()
+
+    def cell(markup: str) -> dict:
+        return {"cell_type": "code", "source": ["t"], "outputs": [{"data": {"text/html": markup}}]}
+
+    assert layout({"cells": [cell(html)]}) == []
+    unwrapped = html.replace("max-width: 40ch", "min-width: 40ch")
+    assert layout({"cells": [cell(unwrapped)]}) == [
+        f"code cell 1 (t): a table of 1 columns, {len(long.strip())} characters"
+    ]
