@@ -132,10 +132,27 @@ def _markdown_rows(text: str) -> list[list[list[str]]]:
     return tables
 
 
-def _table_width(rows: list[list[str]]) -> tuple[int, int]:
+_WRAPPED = re.compile(r"td\.col(\d+)\s*\{[^}]*max-width:\s*(\d+)ch")
+"""A column :class:`~rag_lab.experiments.present.Table` wraps: its cells' class and width."""
+
+
+def _wrapped(markup: str) -> dict[int, int]:
+    """Column → characters, for the columns an HTML fragment's style block wraps (a page
+    shows them at most that wide, however long their text)."""
+    return {int(col): int(ch) for col, ch in _WRAPPED.findall(markup)}
+
+
+def _table_width(rows: list[list[str]], caps: dict[int, int] | None = None) -> tuple[int, int]:
     columns = max(len(r) for r in rows)
     widths = [max(len(r[i]) for r in rows if i < len(r)) for i in range(columns)]
+    widths = [min(w, (caps or {}).get(i, w)) for i, w in enumerate(widths)]
     return columns, sum(widths) + 2 * (columns - 1)
+
+
+def _html_tables(markup: str) -> list[tuple[list[list[str]], dict[int, int]]]:
+    """Each table of an HTML fragment with its wrapped columns (a Styler table per fragment)."""
+    caps = _wrapped(markup)
+    return [(rows, caps) for rows in _table_rows(markup)]
 
 
 def layout(notebook: dict) -> list[str]:
@@ -149,11 +166,11 @@ def layout(notebook: dict) -> list[str]:
             data = out.get("data", {})
             tables = []
             if "text/html" in data:
-                tables += _table_rows("".join(data["text/html"]))
+                tables += _html_tables("".join(data["text/html"]))
             if "text/markdown" in data:
-                tables += _markdown_rows("".join(data["text/markdown"]))
-            for rows in tables:
-                columns, width = _table_width(rows)
+                tables += [(rows, {}) for rows in _markdown_rows("".join(data["text/markdown"]))]
+            for rows, caps in tables:
+                columns, width = _table_width(rows, caps)
                 if columns > MAX_COLUMNS or width > MAX_WIDTH:
                     found.append(f"{where}: a table of {columns} columns, {width} characters")
             plain = []
@@ -174,9 +191,9 @@ def widest_table(notebook: dict) -> tuple[int, int]:
     for cell in code_cells(notebook):
         for out in cell.get("outputs", []):
             data = out.get("data", {})
-            tables = _table_rows("".join(data.get("text/html", "")))
-            tables += _markdown_rows("".join(data.get("text/markdown", "")))
-            for rows in tables:
-                columns, width = _table_width(rows)
+            tables = _html_tables("".join(data.get("text/html", "")))
+            tables += [(rows, {}) for rows in _markdown_rows("".join(data.get("text/markdown", "")))]
+            for rows, caps in tables:
+                columns, width = _table_width(rows, caps)
                 best = max(best, (width, columns))
     return best

@@ -244,57 +244,111 @@ def _panel_label(name: str) -> str:
 
 
 def histogram_figure(d: Distances, kinds: Sequence[str], strategy: str):
-    """Answerable queries against negatives, drawn as outlines so the overlap stays visible.
-
-    Two panels share the x axis: on top, each answerable query's distance to its needle's
-    chunk (what a cutoff must keep) and to its nearest chunk of any kind (what the gate
-    actually compares); below, each negative's distance to its nearest chunk, by kind.
-    """
+    """Answerable queries against negatives on one distance axis, back to back: above the
+    line each answerable query's distance to its needle's chunk (bars) and to its nearest
+    chunk of any kind, the distance the gate compares (outline); below it each negative's
+    distance to its nearest chunk, stacked by kind. Where bars stand on both sides, the
+    two overlap; the triangles mark the nearest negative and the farthest answer, and the
+    legend counts the queries on the wrong side of each."""
     import matplotlib.pyplot as plt
 
     bins = np.arange(0.1, 1.0001, 0.025)
     kinds = np.asarray(kinds)
-    outline = {"histtype": "step", "lw": 1.6}
+    answerable, negative = plots.ROLE_COLORS["answerable"], plots.ROLE_COLORS["negative"]
+    worst_in, best_out = float(np.nanmax(d.needle)), float(d.negative.min())
+    needle = d.needle[~np.isnan(d.needle)]
+    farther = int((needle >= best_out).sum())
+    nearer = int((d.negative < worst_in).sum())
     with plots.style():
-        fig, (top, bottom) = plt.subplots(2, 1, figsize=(7.5, 5.2), sharex=True)
-        top.hist(
-            d.needle,
-            bins=bins,
-            color="#1565c0",
-            **outline,
-            label=f"to the needle's chunk (n = {len(d.needle)})",
+        fig, ax = plt.subplots(figsize=(8.0, 5.0))
+        up, _ = np.histogram(needle, bins)
+        ax.bar(
+            bins[:-1],
+            up,
+            width=0.025,
+            align="edge",
+            color=answerable,
+            alpha=0.55,
+            lw=0,
+            label=f"answerable: to the needle's chunk (n = {len(needle)})",
         )
-        top.hist(
-            d.nearest,
-            bins=bins,
-            color="#1565c0",
-            ls=":",
-            **outline,
-            label="to the nearest chunk, the distance the gate uses",
+        nearest, _ = np.histogram(d.nearest, bins)
+        ax.stairs(
+            nearest,
+            bins,
+            color=answerable,
+            lw=1.3,
+            label="answerable: to the nearest chunk, the distance the gate compares",
         )
-        for kind, color in (("uncovered", "#e65100"), ("offtopic", "#ffb74d")):
+        bottom = np.zeros(len(bins) - 1)
+        for kind, role in (("uncovered", "negative"), ("offtopic", "offtopic")):
             values = d.negative[kinds == kind]
-            bottom.hist(
-                values,
-                bins=bins,
-                color=color,
-                **outline,
-                label=f"{kind} negatives: nearest chunk (n = {len(values)})",
+            down, _ = np.histogram(values, bins)
+            ax.bar(
+                bins[:-1],
+                -down,
+                bottom=-bottom,
+                width=0.025,
+                align="edge",
+                color=plots.ROLE_COLORS[role],
+                alpha=0.8,
+                lw=0,
+                label=f"{kind} negatives: to the nearest chunk (n = {len(values)})",
             )
-        worst_in, best_out = np.nanmax(d.needle), d.negative.min()
-        for ax in (top, bottom):
-            ax.axvspan(best_out, worst_in, color="#9e9e9e", alpha=0.15, lw=0)
-            ax.axvline(worst_in, color="#1565c0", ls="--", lw=0.9)
-            ax.axvline(best_out, color="#e65100", ls="--", lw=0.9)
-            ax.set_ylabel("queries")
-            ax.legend(loc="upper left", fontsize=8)
-        top.set_title(
-            f"Strategy {strategy}: answerable queries (top), negatives (bottom)\nshaded: the "
-            f"overlap, from the best negative ({best_out:.3f}) to the worst answer "
-            f"({worst_in:.3f})",
+            bottom += down
+        ax.axhline(0, color=plots.NEUTRAL["ink"], lw=0.8)
+        ax.plot(
+            best_out,
+            0,
+            marker="^",
+            color=negative,
+            ms=9,
+            ls="",
+            clip_on=False,
+            zorder=4,
+            label=f"nearest negative, {best_out:.3f}: {farther} of {len(needle)} answers "
+            "are farther",
+        )
+        ax.plot(
+            worst_in,
+            0,
+            marker="v",
+            color=answerable,
+            ms=9,
+            ls="",
+            clip_on=False,
+            zorder=4,
+            label=f"farthest answer, {worst_in:.3f}: {nearer} of "
+            f"{len(d.negative)} negatives are nearer",
+        )
+        ax.axvline(
+            chapter.CUTOFF,
+            color=plots.NEUTRAL["mid"],
+            lw=0.9,
+            ls="--",
+            label=f"the chapter's cutoff, {chapter.CUTOFF}",
+        )
+        top = max(up.max(), nearest.max())
+        ax.set_ylim(-bottom.max() * 1.25, top * 1.25)
+        ax.yaxis.set_major_formatter(plt.FuncFormatter(lambda v, _: f"{abs(v):.0f}"))
+        ax.set_ylabel("queries per 0.025 of distance\n(negatives below the line)")
+        ax.set_xlabel("cosine distance (1 − cos)")
+        ax.set_xlim(bins[0], bins[-1])
+        ax.set_title(
+            f"Strategy {strategy}: answerable queries above the line, negatives below; "
+            "where both have bars, no cutoff separates them",
             fontsize=9,
         )
-        bottom.set_xlabel("cosine distance (1 − cos)")
+        handles, labels = ax.get_legend_handles_labels()
+        order = sorted(range(len(labels)), key=lambda i: not labels[i].startswith("answerable"))
+        ax.legend(
+            [handles[i] for i in order],
+            [labels[i] for i in order],
+            loc="upper center",
+            bbox_to_anchor=(0.5, -0.13),
+            ncols=2,
+            fontsize=7.5,
+        )
         fig.tight_layout()
     return fig
 
@@ -306,36 +360,46 @@ def bluff_figure(
     chosen: float | None = None,
     answerable_questions: int | None = None,
 ):
-    """Bluffs and refusals as the cutoff sweeps: counts as steps with 95 % bands, the
-    chapter's three reported points, and the cutoff this notebook picks (``chosen``). The
-    bands are Wilson's; for the answerable queries, with their ``answerable_questions``
-    questions as the sample (:func:`rag_lab.stats.clustered_wilson`) when given."""
+    """Bluffs and refusals as the cutoff sweeps: shares as steps with 95 % bands, and no
+    cutoff (everything passes) as its own slot past the right end. The chapter's points are
+    black crosses; dashed, the chapter's cutoff; dotted, the cutoff picked here
+    (``chosen``). The bands are Wilson's; for the answerable queries, with their
+    ``answerable_questions`` questions as the sample (:func:`rag_lab.stats.clustered_wilson`)
+    when given."""
     import matplotlib.pyplot as plt
 
     t = table[table["cutoff"].notna()]
+    none = table[table["cutoff"].isna()]
+    hi = float(t["cutoff"].max())
+    slot = hi + 0.07  # no cutoff: past every cutoff swept, apart from them
     with plots.style():
-        fig, ax = plt.subplots(figsize=(7.5, 4.2))
+        fig, ax = plt.subplots(figsize=(8.0, 4.6))
         lines = (
             (
                 "bluffs",
                 n_negatives,
-                "#e65100",
+                plots.ROLE_COLORS["negative"],
                 "-",
                 f"negatives answered: bluffs (of {n_negatives})",
             ),
-            ("refused", n_answerable, "#1565c0", "-", f"answerable refused (of {n_answerable})"),
+            (
+                "refused",
+                n_answerable,
+                plots.ROLE_COLORS["answerable"],
+                "-",
+                f"answerable queries refused (of {n_answerable})",
+            ),
             (
                 "answered without needle",
                 n_answerable,
-                "#6a1b9a",
+                plots.ROLE_COLORS["other"],
                 "--",
-                f"answered without the needle (of {n_answerable})",
+                f"answerable, answered without the needle (of {n_answerable})",
             ),
         )
         for column, total, color, style, label in lines:
             counts = t[column].to_numpy(dtype=int)
             sample = total if column == "bluffs" else answerable_questions or total
-            bands = np.array([wilson_share(k / total, sample) for k in counts])
             ax.step(
                 t["cutoff"],
                 counts / total,
@@ -346,6 +410,7 @@ def bluff_figure(
                 label=label,
             )
             if style == "-":
+                bands = np.array([wilson_share(k / total, sample) for k in counts])
                 ax.fill_between(
                     t["cutoff"],
                     bands[:, 0],
@@ -355,39 +420,68 @@ def bluff_figure(
                     alpha=0.12,
                     lw=0,
                 )
-        for cutoff, bluffs in chapter.BLUFFS.items():
-            x = t["cutoff"].min() if cutoff is None else cutoff
+            if len(none):
+                k = int(none[column].iloc[0])
+                lo, hi_ = wilson_share(k / total, sample)
+                ax.errorbar(
+                    slot,
+                    k / total,
+                    yerr=[[k / total - lo], [hi_ - k / total]],
+                    fmt="o" if style == "-" else "D",
+                    color=color,
+                    ms=5,
+                    capsize=3,
+                    clip_on=False,
+                    zorder=4,
+                )
+        ax.axvspan(hi + 0.025, slot + 0.045, color=plots.NEUTRAL["paper"], lw=0, zorder=0)
+        crosses = [
+            (c, b / chapter.NEGATIVES, f"bluffs {b}/{chapter.NEGATIVES}")
+            for c, b in chapter.BLUFFS.items()
+        ]
+        crosses += [
+            (c, r / chapter.CORPUS["queries"], f"refused {r}/{chapter.CORPUS['queries']}")
+            for c, r in chapter.REFUSED_ANSWERABLE.items()
+        ]
+        for i, (cutoff, share, text) in enumerate(crosses):
+            x = slot if cutoff is None else cutoff
             ax.plot(
                 x,
-                bluffs / chapter.NEGATIVES,
-                "o",
-                mfc="white",
-                mec="#e65100",
-                ms=6,
-                label="the chapter's bluffs" if cutoff is None else None,
+                share,
+                **plots.CHAPTER_MARK,
+                zorder=5,
+                label="the chapter's points" if i == 0 else None,
             )
-        for cutoff, refused in chapter.REFUSED_ANSWERABLE.items():
-            ax.plot(
-                cutoff,
-                refused / chapter.CORPUS["queries"],
-                "s",
-                mfc="white",
-                mec="#1565c0",
-                ms=6,
-                label="the chapter's refusals",
+            ax.annotate(
+                text,
+                (x, share),
+                xytext=(-6, 5),
+                textcoords="offset points",
+                ha="right",
+                fontsize=7,
+                bbox={"boxstyle": "round,pad=0.15", "fc": plots.NEUTRAL["paper"], "lw": 0},
+                zorder=6,
             )
+        marks = [(chapter.CUTOFF, "--", f"the chapter's cutoff {chapter.CUTOFF}")]
         if chosen is not None:
-            ax.axvline(chosen, color="k", lw=0.9, ls=":")
-            ax.text(chosen, 1.02, f"chosen here: {chosen:.3f}", ha="center", fontsize=7)
+            marks.append((chosen, ":", f"chosen here {chosen:.3f}"))
+        for x, style, text in marks:
+            ax.axvline(x, color=plots.NEUTRAL["ink"], lw=0.9, ls=style)
+            left = chosen is not None and x == min(m[0] for m in marks) and len(marks) > 1
+            ax.text(x, 1.1, text, ha="right" if left else "left", va="bottom", fontsize=7)
+        ticks = [c for c in np.arange(0.3, hi + 1e-9, 0.1)]
+        ax.set_xticks([*ticks, slot], [*(f"{c:.1f}" for c in ticks), "no\ncutoff"])
+        ax.set_xlim(float(t["cutoff"].min()) - 0.01, slot + 0.045)
         ax.set_xlabel("cutoff (cosine distance; keep ≤ 4 chunks strictly below it)")
-        ax.set_ylabel("share of queries (bands: Wilson 95 %)")
-        ax.set_ylim(0, 1.08)
+        ax.set_ylabel("share of queries (bands, bars: Wilson 95 %)")
+        ax.set_ylim(0, 1.17)
+        ax.set_yticks(np.linspace(0, 1, 6))
         ax.set_title(
-            "The bluff curve: every cutoff trades bluffs for refusals\n"
-            "open marks: the chapter's points (its no-cutoff point at the left edge)",
+            "The bluff curve: every cutoff trades bluffs for refusals; no cutoff lets "
+            "everything through (right)",
             fontsize=9,
         )
-        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.16), ncols=2, fontsize=8)
+        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), ncols=2, fontsize=8)
         fig.tight_layout()
     return fig
 

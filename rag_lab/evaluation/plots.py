@@ -70,6 +70,14 @@ NEUTRAL = {"ink": "#000000", "mid": "#9e9e9e", "faint": "#bdbdbd", "paper": "#ec
 CHAPTER_MARK = {"marker": "x", "color": "#000000", "ms": 6, "ls": "", "mew": 1.4}
 """How the chapter's own number is marked on any figure: a black cross."""
 
+MOVE_COLORS = {
+    "up": "#2e7d32",
+    "down": "#c62828",
+    "same": "#757575",
+    "out of reach": "#bdbdbd",
+}
+"""Where a second stage moves a query's first hit: up, down, nowhere, or out of its reach."""
+
 
 K_COLORS = {4: "#80cbc4", 20: "#00695c"}
 """Recall at the chapter's top 4 (light) and at a deep 20 (dark), where a figure shows both."""

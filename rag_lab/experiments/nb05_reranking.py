@@ -7,12 +7,13 @@ stand-in's quality numbers are never read as evidence about the chapter's claim.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import textwrap
+from collections.abc import Hashable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 
-from rag_lab.evaluation import chapter, ledger, plots
+from rag_lab.evaluation import chapter, plots
 from rag_lab.evaluation.ledger import (
     Direction,
     Entry,
@@ -21,13 +22,16 @@ from rag_lab.evaluation.ledger import (
     fixed_entry,
     paired_entries,
 )
-from rag_lab.evaluation.paired import Comparison, Finding, PairedTable, paired_table
+from rag_lab.evaluation.paired import Comparison, PairedTable, paired_table
+from rag_lab.evaluation.recall import recall_table
 from rag_lab.evaluation.runs import Rankings
 from rag_lab.evaluation.verdicts import Verdict
+from rag_lab.experiments.nb04_bm25_and_hybrid import costs
+from rag_lab.experiments.present import Table
 from rag_lab.experiments.timing import Latency, chapter_reference, time_per_call
 from rag_lab.late_interaction import maxsim
 from rag_lab.metrics import Ranks, first_hit_ranks, hits_at, mrr, relevant_chunks
-from rag_lab.models.cross_encoder import ENV_VAR, HUB_ID, Reranker
+from rag_lab.models.cross_encoder import ENV_VAR, HUB_ID, STANDIN_LABEL, Reranker
 from rag_lab.models.token_vectors import LateInteraction
 from rag_lab.questions import Query
 from rag_lab.rerank import TOP_N, Scorer, rerank_all
@@ -36,6 +40,9 @@ from rag_lab.search import ChunkIndex
 HYBRID = "hybrid"
 LATE = "hybrid + late interaction"
 LATE_STAGE = "late interaction (query tokens + MaxSim)"
+
+HEADLINE = ("cross>hybrid@R1", "cross-cost", "colbert")
+"""The claims this notebook opens with: the chapter's three reranking claims."""
 
 
 def second_stage(
@@ -115,14 +122,67 @@ def chapter_quality() -> str:
     """The chapter's reranking figures, on its own corpus, in one line."""
     r1, m = chapter.RERANK_R1, chapter.RERANK_MRR
     return (
-        f"The chapter, on its corpus: R@1 {r1['dense']:.3f} → {r1['cross-encoder']:.3f}, "
-        f"MRR {m['dense']:.3f} → {m['cross-encoder']:.3f} after cross-encoder reranking "
-        f"of its top {chapter.RERANK_TOP_N}"
+        f"The chapter (its corpus, cross-encoder on its top {chapter.RERANK_TOP_N}): "
+        f"R@1 {r1['dense']:.3f} → {r1['cross-encoder']:.3f}, "
+        f"MRR {m['dense']:.3f} → {m['cross-encoder']:.3f}"
     )
 
 
-def availability(reranker: Reranker | None) -> str:
-    """One plain sentence: which cross-encoder this run has, and what that means for its numbers."""
+def quality_table(ranks: Mapping[str, Ranks], clusters: Sequence[Hashable]) -> Table:
+    """R@1, R@4 with the design's interval and MRR, one row per system."""
+    view = recall_table(ranks, ks=(1, 4), clusters=clusters).view(intervals="by question")
+    n, questions = int(view["n"].iloc[0]), len(set(clusters))
+    return Table(
+        view.drop(columns="n")
+        .rename(columns={"no hit": "queries missed"})
+        .rename_axis("system"),
+        caption=f"Recall@k over {n} queries, 95 % interval with the {questions} questions as "
+        "the sample; queries missed: no chunk in the ranking holds the needle",
+    )
+
+
+def paired_table_of(ranks: Mapping[str, Ranks], queries: Sequence[Query]) -> Table:
+    """:func:`paired_view` as a table that fits a page."""
+    return Table(
+        paired_view(ranks, queries).rename(columns={"questions": "won/lost"}),
+        caption="second stage − hybrid in Recall@k; won/lost: the questions the second stage "
+        "wins and loses; p: their sign test, unadjusted",
+    )
+
+
+def movement_table(systems: Mapping[str, Ranks], base: str = HYBRID, n: int = TOP_N) -> Table:
+    """:func:`movement` with its unit: queries."""
+    frame = movement(systems, base, n).rename_axis("second stage")
+    total = len(systems[base])
+    return Table(
+        frame,
+        caption=f"Queries (of {total}) whose first hit the second stage moved up, down or not "
+        f"at all; beyond {n}: out of its reach, unchanged",
+    )
+
+
+def cost_view(latencies: Sequence[Latency]) -> Table:
+    """What each stage costs per query, the long stage names wrapped (cut in plain text); the
+    caption says so when the cross-encoder timed is the stand-in."""
+    standin = any(
+        STANDIN_LABEL in lat.stage for lat in latencies if _kind(lat.stage) == "cross-encoder"
+    )
+    note = (
+        "the cross-encoder timed is rag_lab's stand-in: its cost is the architecture's, its "
+        "scores are meaningless"
+        if standin
+        else ""
+    )
+    return costs(latencies, shorten=38, note=note)
+
+
+def availability(reranker: Reranker | None, width: int = 92) -> str:
+    """One plain sentence, in lines of at most ``width`` characters: which cross-encoder this
+    run has, and what that means for its numbers."""
+    return textwrap.fill(_availability(reranker), width)
+
+
+def _availability(reranker: Reranker | None) -> str:
     name = HUB_ID.split("/")[-1]
     if reranker is None:
         return (
@@ -163,55 +223,137 @@ def movement(systems: Mapping[str, Ranks], base: str = HYBRID, n: int = TOP_N) -
     return pd.DataFrame.from_dict(rows, orient="index")
 
 
+_STAGE_SYSTEM = {
+    "embed query": "dense",
+    "vector scan": "dense",
+    "BM25": "BM25",
+    "late interaction": "late interaction",
+    "cross-encoder": "cross-encoder",
+}
+"""Whose colour each stage of the latency figure takes (:data:`.plots.SYSTEM_COLORS`)."""
+
+
 def latency_figure(latencies: Sequence[Latency]):
-    """Median ms per query per stage on a log scale, with the chapter's figure where it has one."""
+    """Median ms per query per stage on a log scale, a bar to its 90th percentile, with the
+    chapter's figure (a black cross) where it has one; each stage in its retriever's colour."""
     import matplotlib.pyplot as plt
 
     reference = chapter_reference(latencies)
     y = np.arange(len(latencies))[::-1]
+    colors = [plots.SYSTEM_COLORS[_STAGE_SYSTEM[_kind(lat.stage)]] for lat in latencies]
     with plots.style():
-        fig, ax = plt.subplots(figsize=(9, 0.45 * len(latencies) + 1.2))
+        fig, ax = plt.subplots(figsize=(9, 0.45 * len(latencies) + 1.4))
         ax.hlines(
             y,
             [lat.median for lat in latencies],
             [lat.p90 for lat in latencies],
-            color="#90caf9",
-            lw=2,
+            color=colors,
+            lw=2.5,
+            alpha=0.45,
         )
-        ax.scatter(
-            [lat.median for lat in latencies],
-            y,
-            marker="o",
-            color="#1565c0",
-            zorder=3,
-            label="here, median",
-        )
-        ax.scatter(
-            [lat.p90 for lat in latencies],
-            y,
-            marker="|",
-            s=120,
-            color="#0d47a1",
-            label="here, p90",
-        )
+        ax.scatter([lat.median for lat in latencies], y, marker="o", color=colors, zorder=3)
         ref = [
             (yi, reference[lat.stage])
             for yi, lat in zip(y, latencies, strict=True)
             if lat.stage in reference
         ]
-        ax.scatter(
-            [ms for _, ms in ref],
-            [yi for yi, _ in ref],
-            marker="D",
-            color="#e65100",
-            zorder=3,
-            label="chapter",
-        )
+        ax.plot([ms for _, ms in ref], [yi for yi, _ in ref], **plots.CHAPTER_MARK, zorder=4)
         ax.set_yticks(y, [f"{lat.stage} (n = {len(lat.ms)})" for lat in latencies])
         ax.set_xscale("log")
         ax.set_xlabel("wall time per query (ms, log scale)")
-        ax.set_title("What each stage costs per query (n = queries timed)")
-        ax.legend(loc="upper right")
+        ax.set_title(
+            "What each stage costs per query (n = queries timed)\n"
+            "dot: the median here; bar: up to the 90th percentile; cross: the chapter's figure",
+            fontsize=9,
+        )
+        fig.tight_layout()
+    return fig
+
+
+def rank_figure(
+    systems: Mapping[str, Ranks],
+    clusters: Sequence[Hashable],
+    base: str = HYBRID,
+    n: int = TOP_N,
+    k: int = 4,
+):
+    """Each query's first-hit rank before (``base``) and after each second stage, one panel
+    per stage, on log scales with rank 1 at the top left: above the diagonal the needle
+    moved up, below it down; the lines at ``k`` mark what entered and left the top ``k``.
+    Queries beyond ``n`` (out of reach) share one mark in the corner. A dot's area counts
+    the queries at that point."""
+    import matplotlib.pyplot as plt
+
+    stages = [name for name in systems if name != base]
+    beyond = n * 1.6
+    before = systems[base]
+    with plots.style():
+        fig, axes = plt.subplots(1, len(stages), figsize=(5.6 * len(stages), 6.0), squeeze=False)
+        for ax, name in zip(axes.flat, stages, strict=True):
+            after = systems[name]
+            points: dict[tuple[float, float, str], int] = {}
+            for b, a in zip(before, after, strict=True):
+                if b is None or b > n:
+                    key = (beyond, beyond, "out of reach")
+                else:
+                    key = (b, a, "up" if a < b else "down" if a > b else "same")
+                points[key] = points.get(key, 0) + 1
+            handles = []
+            for move, color in plots.MOVE_COLORS.items():
+                here = [(x, y, c) for (x, y, m), c in points.items() if m == move]
+                ax.scatter(
+                    [x for x, _, _ in here],
+                    [y for _, y, _ in here],
+                    s=[18 * c for _, _, c in here],
+                    color=color,
+                    alpha=0.75,
+                    lw=0,
+                    zorder=3,
+                    clip_on=False,
+                )
+                for x, y, c in here:
+                    if c > 1:
+                        ax.annotate(
+                            str(c),
+                            (x, y),
+                            xytext=(6, -9),
+                            textcoords="offset points",
+                            fontsize=7,
+                            color=plots.NEUTRAL["ink"],
+                        )
+                total = sum(c for _, _, c in here)
+                handles.append(
+                    plt.Line2D([], [], marker="o", ls="", color=color, label=f"{move}: {total}")
+                )
+            ax.plot([0.7, beyond * 1.2], [0.7, beyond * 1.2], color=plots.NEUTRAL["faint"], lw=0.8)
+            for line in (ax.axvline, ax.axhline):
+                line(k + 0.5, color=plots.NEUTRAL["ink"], lw=0.8, ls="--")
+            pairs = [(b, a) for b, a in zip(before, after, strict=True) if b is not None]
+            entered = sum(k < b <= n and a <= k for b, a in pairs)
+            left = sum(b <= k < a for b, a in pairs)
+            ink = plots.NEUTRAL["ink"]
+            ax.text(n, 0.8, f"into the top {k}: {entered}", ha="right", va="top", color=ink)
+            ax.text(0.8, n, f"out of the top {k}: {left}", ha="left", va="bottom", color=ink)
+            ticks = [*sorted({1, 2, 3, k, 8, 16, n}), beyond]
+            labels = [*map(str, ticks[:-1]), f"> {n}"]
+            ax.set_xscale("log")
+            ax.set_yscale("log")
+            for axis in (ax.set_xticks, ax.set_yticks):
+                axis(ticks, labels)
+            ax.minorticks_off()
+            ax.set_xlim(0.75, beyond * 1.2)
+            ax.set_ylim(beyond * 1.2, 0.75)  # rank 1 at the top: up is better
+            ax.set_xlabel(f"rank of the first chunk holding the needle, {base} alone (log)")
+            ax.set_ylabel(f"the same, after {name.removeprefix(base + ' + ')} (log)")
+            stage = "late interaction" if name == LATE else "cross-encoder"
+            ax.set_title(name, fontsize=9, color=plots.SYSTEM_COLORS[stage])
+            ax.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, -0.12), ncols=4)
+        fig.suptitle(
+            f"Where the second stage moves each query's first hit (n = {len(before)} queries, "
+            f"{len(set(clusters))} questions)\ndot area: queries at that point; dashed: rank "
+            f"{k}; only the top {n} are reranked",
+            fontsize=9,
+        )
         fig.tight_layout()
     return fig
 
@@ -234,9 +376,10 @@ def reading(
     """
     cost = {_kind(lat.stage): lat.median for lat in latencies}
     paired = comparisons(ranks, queries)
+    judged = {e.claim: e for e in entries(ranks, latencies, reranker, queries)}
     lines = [
-        _cross_quality(ranks, reranker, paired),
-        _cost(cost, reranker, n),
+        _cross_quality(ranks, reranker, paired, judged["cross>hybrid@R1"]),
+        _cost(cost, reranker, n, judged["cross-cost"]),
         _late(ranks, cost, paired),
     ]
     base = ranks[HYBRID]
@@ -247,7 +390,7 @@ def reading(
         f"{n}, are unchanged. No second stage here can lift R@1 above the hybrid's "
         f"R@{n} = {float(hits_at(base, n).mean()):.3f}."
     )
-    return "\n".join(lines) + "\n\n" + ledger.markdown(entries(ranks, latencies, reranker, queries))
+    return "\n".join(lines)
 
 
 def entries(
@@ -318,7 +461,7 @@ def _clusters(queries: Sequence[Query]) -> list[str]:
 
 
 def _cross_quality(
-    ranks: Mapping[str, Ranks], reranker: Reranker | None, paired: PairedTable
+    ranks: Mapping[str, Ranks], reranker: Reranker | None, paired: PairedTable, judged: Entry
 ) -> str:
     claim = (
         f"the chapter's gain from reranking its top {chapter.RERANK_TOP_N} (R@1 "
@@ -343,65 +486,49 @@ def _cross_quality(
             f"- **Cross-encoder quality: stand-in only.** The reranker is the stand-in, whose "
             f"scores are meaningless: {numbers} is noise and says nothing about {claim}."
         )
-    verdict = (
-        "reproduces: the lift at R@1 survives the question-level sign test after Holm."
-        if c.finding is Finding.A_BETTER
-        else "does not reproduce here: the lift at R@1 is not significant at the question level."
+    return (
+        f"- **Cross-encoder quality.** {numbers}. Against {claim}, the ledger's verdict: "
+        f"{judged.verdict_text}."
     )
-    return f"- **Cross-encoder quality.** {numbers}. Against {claim}, the claim {verdict}"
 
 
-def _cost(cost: Mapping[str, float], reranker: Reranker | None, n: int) -> str:
+def _cost(cost: Mapping[str, float], reranker: Reranker | None, n: int, judged: Entry) -> str:
     cross = cost["cross-encoder"]
-    first = max(cost["BM25"], cost["vector scan"])
     which = (
         "the stand-in (same architecture, so the same cost)"
         if (reranker is None or reranker.standin)
         else "the real model"
     )
     c = chapter
-    ratio_ok = cross >= 100 * first
     return (
         f"- **Cost.** Scoring {n} pairs with {which} takes {cross:.0f} ms per query "
         f"(the chapter: {c.CROSS_ENCODER_MS_PER_QUERY:.0f} ms), {cross / cost['BM25']:,.0f}× "
         f"BM25 and {cross / cost['vector scan']:,.0f}× the vector scan (the chapter: "
         f"{c.CROSS_ENCODER_MS_PER_QUERY / c.BM25_MS_PER_QUERY:.0f}× and "
-        f"{c.CROSS_ENCODER_MS_PER_QUERY / c.VECTOR_SCAN_MS_PER_QUERY:.0f}×). "
-        + (
-            "A cheap wide first stage and a scorer two or more orders of magnitude dearer on a "
-            "short list: the chapter's trade reproduces."
-            if ratio_ok
-            else "The gap is under two orders of magnitude here, narrower than the chapter's."
-        )
+        f"{c.CROSS_ENCODER_MS_PER_QUERY / c.VECTOR_SCAN_MS_PER_QUERY:.0f}×). By the ledger's "
+        f"rule ({judged.reason}), the chapter's trade of a cheap wide first stage for a "
+        f"scorer two orders of magnitude dearer on a short list: {judged.verdict_text}."
     )
 
 
 def _late(ranks: Mapping[str, Ranks], cost: Mapping[str, float], paired: PairedTable) -> str:
     rows = {k: paired.get(LATE, HYBRID, k) for k in (1, 4)}
-    findings = {c.finding for c in rows.values()}
-    at = {
-        k: f"{c.per_query} per query, {c.per_question} per question (Holm p = {c.p_holm:#.2g})"
-        for k, c in rows.items()
-    }
-    if Finding.A_BETTER in findings:
-        effect = "improves on the hybrid significantly, at the question level."
-    elif Finding.B_BETTER in findings:
-        effect = "hurts the hybrid significantly, at the question level."
-    elif Finding.PER_QUERY_ONLY in findings:
-        effect = (
-            "differs from the hybrid per query only; at the question level, after Holm, no "
-            "difference is significant."
-        )
-    else:
-        effect = "leaves the hybrid's quality where it was: no difference is significant."
+    at = "; ".join(f"R@{k} {c.difference} (Holm p = {c.p_holm:#.2g})" for k, c in rows.items())
+    apart = [k for k, c in rows.items() if c.difference is not None and c.difference.excludes(0)]
+    effect = (
+        "every interval includes zero: this design cannot tell late interaction from the "
+        "hybrid, which is not evidence that they rank alike."
+        if not apart
+        else f"the interval at R@{', R@'.join(map(str, apart))} excludes zero."
+    )
     late, first, cross = cost["late interaction"], cost["vector scan"], cost["cross-encoder"]
     between = first < late < cross
     return (
         f"- **Late interaction, on weights not trained for it.** MaxSim over all-MiniLM-L6-v2's "
         f"token vectors (trained to be mean-pooled, not matched token by token as ColBERT's "
         f"are) gives R@1 {_r1(ranks[LATE]):.3f} and MRR {mrr(ranks[LATE]):.3f} against the "
-        f"hybrid's {_r1(ranks[HYBRID]):.3f} and {mrr(ranks[HYBRID]):.3f} (at R@1: {at[1]}; at "
-        f"R@4: {at[4]}); it {effect} It costs {late:.1f} ms per query, "
+        f"hybrid's {_r1(ranks[HYBRID]):.3f} and {mrr(ranks[HYBRID]):.3f}. Late interaction − "
+        f"hybrid by question: {at}; {effect} It costs {late:.1f} ms per query, "
         + (
             "between the vector scan and the cross-encoder, as the chapter places it."
             if between

@@ -15,13 +15,30 @@ import pandas as pd
 from scipy import stats as sps
 
 from rag_lab.chunking import Chunk
-from rag_lab.evaluation import chapter, claims, ledger
+from rag_lab.evaluation import chapter, claims, plots
 from rag_lab.evaluation.lab import Lab
 from rag_lab.evaluation.ledger import Entry, count_entry, fixed_entry
 from rag_lab.evaluation.refusal import Refusal
 from rag_lab.evaluation.verdicts import Verdict
+from rag_lab.experiments.present import Table
+from rag_lab.experiments.probes import classify
 from rag_lab.questions import Negative
-from rag_lab.text import counted, longest_common_run, words
+from rag_lab.stats import clustered_wilson, wilson
+from rag_lab.text import counted
+
+HEADLINE = (
+    "distances-overlap",
+    "bluffs@0.675",
+    "bluffs@0.525",
+    "refused@0.525",
+    "literal-match-bluff",
+)
+"""The claims this notebook opens with: the overlap, the chapter's rates at its two cutoffs,
+and the literal-match bluff."""
+
+PRICES = (1.0, 3.0, 10.0)
+"""Prices of a bluff, in refused answerable queries, that the cost figure compares."""
+
 
 # --- the identity ---------------------------------------------------------------------
 
@@ -74,30 +91,7 @@ def unnormalized_sample(lab: Lab, chunks: Sequence[Chunk]) -> pd.Series:
     return pd.Series(length_dependence(raw, [len(c.text) for c in chunks]))
 
 
-# --- failure kinds -------------------------------------------------------------------
-
-_STOP = frozenset(
-    "a an and are as at be but by can do does for from how i if in into is it its me my "
-    "of on or should so that the their them then there these this to up use using was "
-    "what when where which while who why will with without you your".split()
-)
-
-
-def classify(query: str, content: str, literal_words: int = 4) -> tuple[str, str]:
-    """(kind, evidence) for a negative and a chunk it lands near.
-
-    ``literal match``: the chunk contains a run of at least ``literal_words`` consecutive
-    words of the query; ``near miss``: they share content words but no such run;
-    ``semantic only``: they share no content word.
-    """
-    qw, cw = words(query), words(content)
-    run = longest_common_run(qw, cw)
-    if len(run) >= literal_words:
-        return "literal match", " ".join(run)
-    shared = sorted({w for w in qw if w not in _STOP} & set(cw))
-    if shared:
-        return "near miss", ", ".join(shared)
-    return "semantic only", ""
+# --- failure kinds (:data:`rag_lab.experiments.probes.KINDS`) -------------------------
 
 
 def closest_negatives(
@@ -139,6 +133,208 @@ def bluffs_at(
     its nearest chunks and a kind (:func:`classify`)."""
     n = int((negatives.min(axis=1) < cutoff).sum())
     return closest_negatives(negatives, negs, chunks, n=n, per_query=per_query)
+
+
+# --- tables that fit a page ------------------------------------------------------------------
+
+
+def identity_table(pair: dict[str, float]) -> Table:
+    """:func:`identity_pair` as one row: the two norms, both distances and their gap."""
+    cells = {k: f"{v:.9f}" if v > 1e-4 else f"{v:.2e}" for k, v in pair.items()}
+    return Table(
+        pd.DataFrame([cells]),
+        caption="Two chunk vectors of the index: their norms, L2 distance, half its square "
+        "and the cosine distance",
+    )
+
+
+def unnormalized_table(u: pd.Series) -> Table:
+    """:func:`unnormalized_sample` as a two-column table."""
+    frame = pd.DataFrame({"value": [f"{v:.3f}" for v in u.to_numpy()]}, index=u.index)
+    return Table(frame.rename_axis("without the Normalize layer"))
+
+
+def overlap_view(gated: Refusal) -> Table:
+    """:attr:`Refusal.overlap` with short headers and its units (queries, negatives)."""
+    o = gated.overlap
+    frame = pd.DataFrame(
+        {
+            "farthest answer": [
+                f"{d:.3f} ({q})" for d, q in zip(o["worst in-domain"], o["query"], strict=True)
+            ],
+            "nearest negative": [
+                f"{d:.3f} ({n})"
+                for d, n in zip(o["best out-of-domain"], o["negative"], strict=True)
+            ],
+            "overlap": o["overlap"],
+            "answers farther": o["in-domain above best out-of-domain"],
+            "negatives nearer": o["negatives below worst in-domain"],
+        },
+        index=o.index,
+    )
+    return Table(
+        frame,
+        caption="Per wording: the answerable query farthest from its needle's chunk against "
+        "the negative nearest to any chunk (cosine distance); answers farther: answerable "
+        "queries beyond that negative; negatives nearer: negatives within that answer",
+    )
+
+
+def outcomes_view(gated: Refusal) -> Table:
+    """:attr:`Refusal.at_chapter`: counts out of their totals at no cutoff and the chapter's
+    two, beside the chapter's own."""
+    return Table(
+        gated.at_chapter.rename(columns={"answered without needle": "without needle"}),
+        caption="Bluffs: negatives answered; refused: answerable queries refused; without "
+        "needle: answerable queries answered with no chunk that holds the needle",
+    )
+
+
+def bluffs_view(failures: pd.DataFrame) -> Table:
+    """:func:`bluffs_at` as a table: each bluff's two nearest chunks and what they share."""
+    return Table(
+        failures.drop(columns="query"),
+        caption=f"Every negative under {chapter.CUTOFF}, nearest first: its two nearest chunks, "
+        "their cosine distance and what the negative shares with each",
+        shorten={"chunk": 38, "shared": 20},
+    )
+
+
+# --- what each cutoff costs ------------------------------------------------------------------
+
+
+def cost_figure(gated: Refusal, step: float = 0.05, prices: Sequence[float] = PRICES):
+    """What each cutoff costs, in two panels. Left: for each cutoff swept, the share of
+    answerable queries refused against the share of negatives answered (bluffs), a line
+    through every cutoff and, every ``step``, a point with both 95 % intervals (refusals:
+    the questions as the sample; bluffs: Wilson over the negatives); the chapter's points are
+    black crosses; the grey line is every pair as costly as the cheapest cutoff at the
+    notebook's price. Right: the cost, price × bluffs + refused, against the cutoff for each
+    of ``prices``, each minimum marked."""
+    import matplotlib.pyplot as plt
+
+    sweep = gated.sweep[gated.sweep["cutoff"].notna()].reset_index(drop=True)
+    m, p = gated.answerable, gated.negatives
+    x = sweep["refused"].to_numpy() / m
+    y = sweep["bluffs"].to_numpy() / p
+    ink, mid = plots.NEUTRAL["ink"], plots.NEUTRAL["mid"]
+    every = np.isclose((sweep["cutoff"] / step) % 1, 0, atol=1e-6) | np.isclose(
+        (sweep["cutoff"] / step) % 1, 1, atol=1e-6
+    )
+    with plots.style():
+        fig, (left, right) = plt.subplots(1, 2, figsize=(11.0, 4.9), width_ratios=(1.1, 1))
+        left.plot(x, y, color=mid, lw=1.0, zorder=1)
+        labels: dict[tuple[float, float], list[str]] = {}
+        for i in np.flatnonzero(every):
+            row = sweep.iloc[i]
+            labels.setdefault((x[i], y[i]), []).append(f"{row['cutoff']:.2f}")
+            rx = clustered_wilson(gated.refused_at(row), gated.clusters)
+            by = wilson(int(row["bluffs"]), p)
+            left.errorbar(
+                x[i],
+                y[i],
+                xerr=[[x[i] - rx[0]], [rx[1] - x[i]]],
+                yerr=[[y[i] - by[0]], [by[1] - y[i]]],
+                fmt="o",
+                ms=4,
+                color=plots.ROLE_COLORS["answerable"],
+                ecolor=plots.NEUTRAL["faint"],
+                elinewidth=0.8,
+                zorder=3,
+            )
+        for (px, py), cut in labels.items():  # cutoffs with the same outcome share a label
+            left.annotate(
+                ", ".join(cut), (px, py), xytext=(5, 4), textcoords="offset points", fontsize=7
+            )
+        best = gated.cheapest
+        bx, by_ = best["refused"] / m, best["bluffs"] / p
+        left.plot(
+            bx,
+            by_,
+            "o",
+            ms=11,
+            mfc="none",
+            mec=ink,
+            mew=1.2,
+            zorder=4,
+            label=f"cheapest at {gated.bluff_cost:g} refusals per bluff: {best['cutoff']:.3f}",
+        )
+        # Every (refused, bluffs) as costly as the cheapest: price × p × y + m × x = cost.
+        grid = np.linspace(0, 1, 50)
+        left.plot(
+            grid,
+            (best["cost"] - m * grid) / (gated.bluff_cost * p),
+            color=ink,
+            lw=0.7,
+            ls=":",
+            label="as costly as the cheapest",
+        )
+        chapter_points = [
+            (chapter.REFUSED_ANSWERABLE.get(c), b, c) for c, b in chapter.BLUFFS.items()
+        ]
+        shown = [(r, b, c) for r, b, c in chapter_points if r is not None or c is None]
+        for i, (r, b, c) in enumerate(shown):
+            left.plot(
+                (r or 0) / chapter.CORPUS["queries"],
+                b / chapter.NEGATIVES,
+                **plots.CHAPTER_MARK,
+                zorder=5,
+                label="the chapter's points" if i == 0 else None,
+            )
+            left.annotate(
+                "the chapter, no cutoff" if c is None else f"the chapter, {c}",
+                ((r or 0) / chapter.CORPUS["queries"], b / chapter.NEGATIVES),
+                xytext=(6, -10),
+                textcoords="offset points",
+                fontsize=7,
+            )
+        left.set_xlim(-0.02, 1.0)
+        left.set_ylim(-0.02, 1.05)
+        left.set_xlabel(f"answerable queries refused (share of {m}; bars: 95 %, by question)")
+        left.set_ylabel(f"negatives answered: bluffs (share of {p}; bars: Wilson 95 %)")
+        left.set_title(
+            f"Each cutoff's bluffs against its refusals (labelled every {step:g})", fontsize=9
+        )
+        left.legend(loc="upper right", fontsize=7.5)
+
+        styles = dict(zip(prices, ("--", "-", "-."), strict=False))
+        for price in prices:
+            cost = price * sweep["bluffs"] + sweep["refused"]
+            chosen = price == gated.bluff_cost
+            right.plot(
+                sweep["cutoff"],
+                cost,
+                color=ink if chosen else mid,
+                lw=1.6 if chosen else 1.0,
+                ls=styles.get(price, "-"),
+                label=f"{price:g} {'refusal' if price == 1 else 'refusals'} per bluff",
+            )
+            i = int(np.argmin(cost.to_numpy()))
+            right.plot(
+                sweep["cutoff"].iloc[i], cost.iloc[i], "o", color=ink if chosen else mid, ms=5
+            )
+        right.axvline(chapter.CUTOFF, color=mid, lw=0.8, ls="--")
+        right.text(
+            chapter.CUTOFF,
+            right.get_ylim()[1],
+            f" the chapter's {chapter.CUTOFF}",
+            va="top",
+            fontsize=7,
+        )
+        right.set_xlabel("cutoff (cosine distance)")
+        right.set_ylabel("cost: price × bluffs + refused (queries)")
+        right.set_title(
+            f"The cost of each cutoff at {len(prices)} prices of a bluff (dot: the cheapest)",
+            fontsize=9,
+        )
+        right.legend(loc="upper left", fontsize=7.5)
+        fig.suptitle(
+            f"Strategy {gated.strategy}: what each cutoff costs ({m} answerable queries, "
+            f"{len(set(gated.clusters))} questions; {p} negatives)",
+            fontsize=10,
+        )
+        fig.tight_layout()
+    return fig
 
 
 def entries(identity_unit: float, gated: Refusal, traps: pd.DataFrame) -> list[Entry]:
@@ -185,11 +381,34 @@ def reading(
         _identity(identity_unit, unnormalized),
         _overlap(gated),
         _bluffs(gated),
+        _rates(claims.refusal_entries(gated, "06", "d2l")),
         _without_needle(gated),
         _price(gated),
         _failure_kinds(failures, traps),
     ]
-    return "\n".join(lines) + "\n\n" + ledger.markdown(entries(identity_unit, gated, traps))
+    return "\n".join(lines)
+
+
+def _rates(judged: Sequence[Entry]) -> str:
+    """How each rate's interval reads beside the chapter's value and the ledger's verdict."""
+    rates = [e for e in judged if e.ci is not None and e.chapter_effect is not None]
+    parts = []
+    for e in rates:
+        lo, hi = e.ci
+        holds = "holds" if lo <= e.chapter_effect <= hi else "excludes"
+        parts.append(
+            f"{e.claim} {e.interval} {holds} the chapter's {e.chapter_effect:.3f} "
+            f"(*{e.verdict.label}*)"
+        )
+    wide = [e for e in rates if e.margin is not None and e.ci[1] - e.ci[0] > 2 * e.margin]
+    note = (
+        f" {len(wide)} of these intervals are wider than the ±{wide[0].margin:.2f} the ledger "
+        "asks of a match: at this many queries the design cannot tell such a rate from the "
+        "chapter's, which is not evidence that they differ."
+        if wide
+        else ""
+    )
+    return "- **Rates beside the chapter's.** " + "; ".join(parts) + "." + note
 
 
 def _without_needle(g: Refusal) -> str:

@@ -11,8 +11,8 @@ term of the corpus but ask what it does not answer. It is kept apart from
 >>> lab = setup()                                          # doctest: +SKIP
 >>> probes = load(lab.docs)                                # doctest: +SKIP
 >>> ranks = identifier_ranks(lab, probes)                  # doctest: +SKIP
->>> traps = trap_table(lab, probes)                            # doctest: +SKIP
->>> print(reading(ranks, entries(ranks, probes.queries()), traps))  # doctest: +SKIP
+>>> traps = trap_table(lab, probes)                        # doctest: +SKIP
+>>> print("\\n".join(reading(ranks, traps)))               # doctest: +SKIP
 """
 
 from __future__ import annotations
@@ -27,16 +27,16 @@ from rag_lab import dense, paths
 from rag_lab.bm25 import tokenize
 from rag_lab.chunking import Chunk
 from rag_lab.documents import Document
-from rag_lab.evaluation import chapter, ledger
+from rag_lab.evaluation import chapter
 from rag_lab.evaluation.lab import Lab
 from rag_lab.evaluation.ledger import Direction, Entry, PairedClaim, paired_entries
 from rag_lab.evaluation.paired import PairedTable, paired_table
+from rag_lab.evaluation.recall import recall_table
 from rag_lab.evaluation.runs import rank_all
-from rag_lab.experiments import wording
-from rag_lab.experiments.nb06_distances_and_refusal import classify
+from rag_lab.experiments.present import Table
 from rag_lab.metrics import Ranks, hits_at
 from rag_lab.questions import Query, QuestionSet, load_questions
-from rag_lab.text import counted
+from rag_lab.text import counted, longest_common_run, words
 
 PROBES = paths.DATA / "probes.yaml"
 
@@ -53,8 +53,49 @@ RARE_MAX_CHUNKS = 3
 GENERIC_NAMES = frozenset({"pytorch", "python"})
 """Capitalised words that name the book's tools rather than the sentence's subject."""
 
+LITERAL_WORDS = 4
+"""A run of this many consecutive query words in a chunk makes a literal match."""
+KINDS = {
+    "literal match": f"the chunk holds a run of {LITERAL_WORDS} or more of the query's words, "
+    "in order",
+    "near miss": "they share content words (stop words aside) but no such run: the chunk "
+    "is about a neighbouring thing",
+    "semantic only": "they share no content word: the vectors are close on meaning alone",
+}
+"""What a query the corpus cannot answer shares with a chunk it lands near (:func:`classify`),
+from the most literal to the least. Notebooks 04 and 06 both use these words."""
+
 _WORD = re.compile(r"[A-Za-z0-9_]+(?:-[A-Za-z0-9_]+)*")
 _BACKTICKED = re.compile(r"`([^`]+)`")
+
+
+_STOP = frozenset(
+    "a an and are as at be but by can do does for from how i if in into is it its me my "
+    "of on or should so that the their them then there these this to up use using was "
+    "what when where which while who why will with without you your".split()
+)
+
+
+def classify(query: str, content: str, literal_words: int = LITERAL_WORDS) -> tuple[str, str]:
+    """(kind, evidence) for a query the corpus cannot answer and a chunk it lands near: one
+    of :data:`KINDS`, and the run of words or the content words they share.
+
+    >>> classify("how do i bake bread", "Tensors hold numbers.")
+    ('semantic only', '')
+    """
+    qw, cw = words(query), words(content)
+    run = longest_common_run(qw, cw)
+    if len(run) >= literal_words:
+        return "literal match", " ".join(run)
+    shared = sorted({w for w in qw if w not in _STOP} & set(cw))
+    if shared:
+        return "near miss", ", ".join(shared)
+    return "semantic only", ""
+
+
+def kinds_legend() -> str:
+    """:data:`KINDS` as Markdown bullets, for the text above a table that uses them."""
+    return "\n".join(f"- *{kind}*: {meaning};" for kind, meaning in KINDS.items())[:-1] + "."
 
 
 def load(docs: Sequence[Document], path=PROBES) -> QuestionSet:
@@ -132,7 +173,7 @@ def trap_table(
 ) -> pd.DataFrame:
     """One row per trap negative: its nearest chunk, whether the gate lets it through
     (distance strictly under ``cutoff``), its rare terms and whether that chunk holds one,
-    and what it shares with the chunk (:func:`.nb06_distances_and_refusal.classify`)."""
+    and what it shares with the chunk (:func:`classify`)."""
     index = lab.index(strategy)
     negs = list(probes.negatives)
     d = dense.cosine_distance_matrix(lab.encoder.encode([n.query for n in negs]), index.vectors)
@@ -177,27 +218,73 @@ def entries(ranks: Mapping[str, Ranks], queries: Sequence[Query]) -> list[Entry]
     return paired_entries("04", "d2l probes", IDENTIFIER_CLAIMS, ranks, clusters)
 
 
-def reading(ranks: Mapping[str, Ranks], judged: Sequence[Entry], traps: pd.DataFrame) -> str:
-    """What the probes say about the chapter's identifier claims: recall on the probes, each
-    ledger entry of :func:`entries`, and the traps (:func:`trap_table`)."""
+def recall_view(ranks: Mapping[str, Ranks], queries: Sequence[Query]) -> Table:
+    """Recall@k on the probe queries at :data:`KS`, each with its interval by question."""
+    clusters = [q.question.id for q in queries]
+    view = recall_table(ranks, ks=KS, clusters=clusters).view(intervals="by question")
+    n, questions = int(view["n"].iloc[0]), len(set(clusters))
+    return Table(
+        view.drop(columns="n")
+        .rename(columns={"no hit": "queries missed"})
+        .rename_axis("retriever"),
+        caption=f"Recall@k on {n} identifier queries, 95 % interval with the {questions} "
+        "questions as the sample; queries missed: no chunk in the ranking holds the needle",
+    )
+
+
+def identifier_table(paired: PairedTable) -> Table:
+    """:func:`identifier_view` as a table that fits a page."""
+    return Table(
+        identifier_view(paired).rename(columns={"questions": "won/lost"}),
+        caption="a − b in Recall@k on the identifier queries; won/lost: the questions a wins "
+        "and loses; p: their sign test, unadjusted",
+    )
+
+
+def trap_tables(traps: pd.DataFrame, cutoff: float = chapter.CUTOFF) -> tuple[Table, Table]:
+    """:func:`trap_table` in two tables that fit a page: where each trap lands, and what it
+    shares with that chunk (its rare terms, and its kind, :data:`KINDS`)."""
+    where = traps[["distance", "passes", "nearest chunk"]].rename(
+        columns={"passes": f"under {cutoff}"}
+    )
+    why = traps[["rare terms", "holds rare term", "kind", "shared"]].rename(
+        columns={"holds rare term": "in that chunk"}
+    )
+    return (
+        Table(
+            where,
+            caption=f"Each trap's nearest chunk of E and its cosine distance; under {cutoff}: "
+            "the gate lets it through, a bluff",
+            shorten={"nearest chunk": 56},
+        ),
+        Table(
+            why,
+            caption="Its rare terms (in at most "
+            f"{RARE_MAX_CHUNKS} chunks), whether that chunk holds one, and what they share",
+            shorten={"rare terms": 26, "shared": 24},
+        ),
+    )
+
+
+def reading(ranks: Mapping[str, Ranks], traps: pd.DataFrame) -> list[str]:
+    """What the probes add, as Markdown bullets: recall on the identifier queries, and the
+    traps (:func:`trap_table`). Each claim's test is the ledger's (:func:`entries`)."""
     n = len(next(iter(ranks.values())))
     recall = ", ".join(
         f"{name} {hits_at(r, 1).mean():.3f} / {hits_at(r, 8).mean():.3f}"
         for name, r in ranks.items()
     )
-    lines = [f"- **Recall on {n} identifier queries** (R@1 / R@8): {recall}."]
-    lines += [wording.entry_line(e) for e in judged]
     passing = traps[traps["passes"]]
     held_term = int(passing["holds rare term"].sum())
     where = ", ".join(f"{i} at {d:.3f}" for i, d in passing["distance"].sort_values().items())
-    lines.append(
+    return [
+        f"- **Recall on {n} identifier queries** (R@1 / R@8): {recall}.",
         f"- **Literal traps.** {len(passing)} of {len(traps)} pass the chapter's cutoff "
         f"{chapter.CUTOFF} (strictly under it){': ' + where if where else ''}; "
         f"{counted(held_term, 'of them lands', 'of them land')} on a chunk holding its rare "
         f"term. The nearest trap is {traps['distance'].min():.3f} from a chunk, the farthest "
-        f"{traps['distance'].max():.3f} (the chapter's example: {chapter.TRAP_DISTANCE})."
-    )
-    return "\n".join(lines) + "\n\n" + ledger.markdown(judged)
+        f"{traps['distance'].max():.3f} (the chapter's example: {chapter.TRAP_DISTANCE}).",
+    ]
 
 
 def _looks_like_identifier(word: str, first: bool) -> bool:

@@ -94,15 +94,42 @@ def test_the_hybrid_reading_follows_the_numbers():
         "BM25": [1, 1, 1, 30, 30, 30],
         "hybrid": [1, 1, 1, 2, 2, 2],
     }
-    text = nb04.reading(systems_of(ranks, _clusters(queries)))
-    assert "more than doubles dense top-1' reproduces" in text
+    systems = systems_of(ranks, _clusters(queries))
+    text = nb04.reading(systems)
+    # the reading gives the ratio; the verdict is the ledger's, among every claim
+    assert "BM25 R@1 = 0.500, dense 0.167: 3.00× dense's (the chapter: more than double)" in text
     assert "Fusion is at least as good as dense at every k" in text
-    assert "- **BM25<dense@R8** (BM25 loses to dense by rank 8): by question" in text
+    assert (
+        "At R@8, 3 queries are found only by dense and 0 only by BM25: one dominates the "
+        "other. The hybrid keeps 3 of the first and 0 of the second within 8." in text
+    )
+    claims_text = present.every_claim(nb04.entries(systems))
+    assert "- **BM25<dense@R8** (BM25 loses to dense by rank 8): by question" in claims_text
     ranks["BM25"] = [2, 2, 2, 2, 2, 2]
     ranks["hybrid"] = [2, 3, 3, 3, 3, 3]
     text = nb04.reading(systems_of(ranks, _clusters(queries)))
-    assert "does not reproduce here" in text
+    assert "BM25 R@1 = 0.000, dense 0.167: 0.00× dense's" in text
     assert "Fusion is below dense at R@1 (0.000 vs 0.167)" in text
+
+
+def test_agreement_and_the_queries_only_one_retriever_finds():
+    # 3 questions, both phrasings: q0..q2 course, then q0..q2 ticket
+    queries = queries_of(3)
+    ranks = {
+        "dense": [1, 2, None, 15, 1, 3],
+        "BM25": [1, None, 5, 2, 30, 10],
+        "hybrid": [1, 4, 6, 3, 12, None],
+    }
+    systems = systems_of(ranks, _clusters(queries))
+    agree = nb04.agreement_table(systems, ks=(1, 8)).frame
+    assert agree.loc["R@8"].tolist() == [1, 3, 2, 0, 2, 2]  # both, dense/BM25 only, neither, …
+    assert agree.loc["R@1"].tolist() == [1, 1, 0, 4, 1, 0]
+    summary = nb04.found_by_one_summary(systems, queries, k=8).frame
+    # dense only: q1/course, q1/ticket, q2/ticket (2 questions); BM25 ranks them 30 and 10
+    # (one never); the hybrid keeps q1/course (rank 4) only
+    assert summary.loc["dense only"].tolist() == [3, 2, "20", 1]
+    # BM25 only: q2/course (dense never finds it) and q0/ticket (dense rank 15)
+    assert summary.loc["BM25 only"].tolist() == [2, 2, "15", 2]
 
 
 def test_the_dense_reading_separates_rescue_from_ranking():

@@ -6,6 +6,7 @@ import pytest
 from rag_lab import paths
 from rag_lab.chunking import chunk_corpus
 from rag_lab.evaluation.verdicts import Verdict
+from rag_lab.experiments import present
 from rag_lab.experiments import probes as pr
 from rag_lab.questions import Query, Question, load_questions
 
@@ -96,7 +97,9 @@ def test_reading_says_what_the_numbers_say():
     assert (row["questions"], row["p"]) == ("+12/−0", "0.00049")
     assert row["a − b by question"].startswith("+1.000 [")
     traps = traps_of([0.66, 0.70, 0.61, 0.80], [True, False, False, False])
-    text = pr.reading(ranks, pr.entries(ranks, queries), traps)
+    bullets = pr.reading(ranks, traps)
+    assert all(b.startswith("- **") for b in bullets)
+    text = "\n".join(bullets)
     assert "dense 0.000 / 0.000, BM25 1.000 / 1.000, hybrid 0.000 / 0.000" in text
     judged = {e.claim: e for e in pr.entries(ranks, queries)}
     assert [judged[f"BM25>dense@R{k}:identifiers"].verdict for k in pr.KS] == [
@@ -106,7 +109,7 @@ def test_reading_says_what_the_numbers_say():
     # no effect to exclude
     assert judged["hybrid>dense@R8:identifiers"].verdict is Verdict.INCONCLUSIVE
     line = "- **BM25>dense@R1:identifiers** (BM25 catches identifiers that dense misses (R@1))"
-    assert line in text
+    assert line in present.every_claim(list(judged.values()))
     assert (
         "2 of 4 pass the chapter's cutoff 0.675 (strictly under it): t3 at 0.610, t1 at 0.660"
         in text
@@ -123,6 +126,22 @@ def test_reading_with_no_difference_and_no_trap_through():
     traps = traps_of([0.70, 0.90], [False, False])
     judged = pr.entries(ranks, queries)
     assert {e.verdict for e in judged} == {Verdict.INCONCLUSIVE}  # no difference at all
-    text = pr.reading(ranks, judged, traps)
-    assert "**Inconclusive (detects ±" in text
+    text = "\n".join(pr.reading(ranks, traps))
+    assert "**Inconclusive (detects ±" in present.every_claim(judged)
     assert "0 of 2 pass the chapter's cutoff 0.675 (strictly under it); 0 of them land" in text
+
+
+def test_failure_kinds_and_their_legend():
+    assert pr.classify(
+        "what is the capital of france", "…asking what is the capital of France needs no reasoning"
+    ) == ("literal match", "what is the capital of france")
+    # three words in a row are not a literal match: the run must reach LITERAL_WORDS
+    assert pr.classify("capital of france trivia", "the capital of France")[0] == "near miss"
+    assert pr.classify("does weight decay touch the kv cache", "Weight decay adds a penalty.") == (
+        "near miss",
+        "decay, weight",
+    )
+    assert pr.classify("how do i bake bread", "Tensors hold numbers.") == ("semantic only", "")
+    legend = pr.kinds_legend().splitlines()
+    assert [line.split("*")[1] for line in legend] == list(pr.KINDS)
+    assert legend[-1].endswith(".") and all(line.endswith(";") for line in legend[:-1])
