@@ -132,14 +132,14 @@ def _markdown_rows(text: str) -> list[list[list[str]]]:
     return tables
 
 
-_WRAPPED = re.compile(r"td\.col(\d+)\s*\{[^}]*max-width:\s*(\d+)ch")
+_WRAPPED_COLUMNS = re.compile(r"td\.col(\d+)\s*\{[^}]*max-width:\s*(\d+)ch")
 """A column :class:`~rag_lab.experiments.present.Table` wraps: its cells' class and width."""
 
 
 def _wrapped(markup: str) -> dict[int, int]:
     """Column → characters, for the columns an HTML fragment's style block wraps (a page
     shows them at most that wide, however long their text)."""
-    return {int(col): int(ch) for col, ch in _WRAPPED.findall(markup)}
+    return {int(col): int(ch) for col, ch in _WRAPPED_COLUMNS.findall(markup)}
 
 
 def _table_width(rows: list[list[str]], caps: dict[int, int] | None = None) -> tuple[int, int]:
