@@ -50,3 +50,27 @@ def test_a_tie_goes_to_the_middle():
 def test_mismatched_inputs_are_named():
     with pytest.raises(ValueError, match="one row and one cluster per query"):
         fuse(Scores(np.zeros((2, 3)), np.zeros((2, 3))), lambda r: [1, 1], ["q0"])
+
+
+def test_claims_compare_every_run_with_rrf_60():
+    from rag_lab.evaluation.fusion import FusionRuns, claims, entries
+    from rag_lab.evaluation.verdicts import Verdict
+
+    n = 32
+    clusters = [f"q{i // 2}" for i in range(n)]
+    same = [1] * n
+    runs = FusionRuns(
+        {**{f"RRF k={k}": same for k in (10, 20, 40, 60, 100)}, "min-max": same, "z-score": same},
+        {"min-max": [0.5], "z-score": [0.5]},
+        8,
+    )
+    ids = [c.claim for c in claims(runs)]
+    assert ids == [
+        "RRF10~RRF60@R4", "RRF20~RRF60@R4", "RRF40~RRF60@R4", "RRF100~RRF60@R4",
+        "min-max>RRF@R4", "z-score>RRF@R4",
+    ]  # fmt: skip
+    by = {e.claim: e for e in entries(runs, clusters, "04", "d2l")}
+    # Identical runs on 16 questions: the interval is inside ±0.10, so "the same" reproduces,
+    # and "better" cannot be shown.
+    assert by["RRF10~RRF60@R4"].verdict is Verdict.REPRODUCES
+    assert by["min-max>RRF@R4"].verdict is Verdict.INCONCLUSIVE
