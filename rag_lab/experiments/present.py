@@ -26,6 +26,7 @@ from types import MappingProxyType
 
 import pandas as pd
 
+from rag_lab.errors import BadInput
 from rag_lab.evaluation.ledger import Entry
 from rag_lab.experiments import provenance, timing, wording
 
@@ -40,7 +41,7 @@ _NUMERIC = re.compile(r"^\s*[−+\-]?(\d(?!\d*-[^\d\s])|\.\d|\[)|^\s*[–-]\s*$"
 (``03-linear-algebra``, ``05-autograd#char=848,1304``) is text."""
 
 
-class TooWide(ValueError):
+class TooWide(BadInput, ValueError):
     """A table wider than a page: it names each column's width so the fix is plain."""
 
 
