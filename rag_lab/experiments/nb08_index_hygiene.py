@@ -4,16 +4,24 @@
 with two bad files, upgrade the pipeline while a document changes, refuse the mixed index,
 rebuild, retry the fixed file) and returns a :class:`Hygiene` record of every step; the
 rest of the module lays that record out in tables and reads it against the ledger.
+
+The upgrade there changes a version string only, so the vectors on both sides of the stamp
+are the same. The half-migrated index of :mod:`rag_lab.evaluation.migration` shows what the
+refusal prevents: half the corpus embedded by an older pipeline (CLS pooling of the same
+model), searched by the current one. :func:`migration_entries`, :func:`migration_recall`,
+:func:`bluffs_table`, :func:`shown_refusal` and :func:`migration_reading` lay it out.
 """
 
 from __future__ import annotations
 
 import shutil
 import tempfile
+import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from rag_lab.app import index, ingest
@@ -22,15 +30,19 @@ from rag_lab.app.ingest import IngestReport
 from rag_lab.app.store import DocumentRecord, Status
 from rag_lab.chunking import chunk_document
 from rag_lab.documents import Document
+from rag_lab.evaluation import migration
 from rag_lab.evaluation.ledger import Entry, construction_entry
+from rag_lab.evaluation.migration import CURRENT, MIXED, Migration, StampCheck
+from rag_lab.evaluation.verdicts import Verdict
 from rag_lab.experiments.present import Table
 from rag_lab.pipeline import Answer, Refusal, answer
 from rag_lab.search import TextEncoder
 from rag_lab.text import counted
 
-HEADLINE = ("failed-visible", "counts-recorded", "stale-refused")
-"""The claims this notebook opens with: every one it has, each true by how the index is
-built and checked on this run."""
+HEADLINE = ("failed-visible", "counts-recorded", "stale-refused", "migration-confident-nonsense")
+"""The claims this notebook opens with: the three true by how the index is built and checked
+on this run, and the half-migrated index's answers without the answer, which the stamps
+exist to prevent."""
 
 BAD_FILES = {
     # An export from an old editor, in Latin-1 (é is byte 0xE9), and a file that is empty.
@@ -334,5 +346,151 @@ def reading(h: Hygiene) -> str:
             f"{final.counts[Status.INDEXED.value]} of {total} documents indexed, "
             f"{final.counts[Status.FAILED.value]} failed, {final.counts[Status.STALE.value]} "
             f"stale; {counted(len(final.stamps), 'stamp')} in the index.",
+        ]
+    )
+
+
+# --- the half-migrated index ------------------------------------------------------------------
+
+
+def migration_entries(m: Migration, check: StampCheck) -> list[Entry]:
+    """The half-migrated index's claims (:func:`rag_lab.evaluation.migration.entries`) and
+    the stamps' refusal of the real index half built by each pipeline."""
+    return [*migration.entries(m), migration.refusal_entry(check, m.stale)]
+
+
+def _questions(m: Migration, mask: np.ndarray) -> int:
+    return len({c for c, keep in zip(m.clusters, mask, strict=True) if keep})
+
+
+def migration_recall(m: Migration) -> Table:
+    """Recall@k of the whole index and the half-migrated one, on each half's questions; the
+    questions and queries per half in the caption."""
+    frame = migration.recall_table(m)
+    halves = {
+        half: (_questions(m, mask), int(mask.sum()))
+        for half, mask in (("stale half", m.query_stale), ("current half", ~m.query_stale))
+    }
+    sizes = {n for n in halves.values()}
+    if len(sizes) == 1:
+        ((questions, queries),) = sizes
+        each = f"{questions} questions each, both phrasings ({queries} queries)"
+    else:
+        each = "; ".join(f"{h}: {q} questions ({n} queries)" for h, (q, n) in halves.items())
+    return Table(
+        frame.drop(columns="queries").reset_index(level="k"),
+        caption=f"Recall@k, whole index (current) and half-migrated, by half: {each}",
+    )
+
+
+def bluffs_table(m: Migration) -> Table:
+    """At the chapter's cutoff: how many of the stale half's queries each index answers
+    (nearest chunk within the cutoff), how many of those lack the needle in the prompt's
+    top k, how often the half-migrated index's nearest chunk is stale, and the negatives
+    answered."""
+    stale = m.query_stale
+    answered = {
+        w: int(((d[0].min(axis=1) <= m.cutoff) & stale).sum())
+        for w, d in ((CURRENT, m.current), (MIXED, m.mixed))
+    }
+    nonsense = {w: int(m.answered_without_needle(w)[stale].sum()) for w in (CURRENT, MIXED)}
+    negatives = {w: int(m.negatives_answered(w).sum()) for w in (CURRENT, MIXED)}
+    top = m.top_is_stale()
+    of = {"stale": f"{int(stale.sum())} queries", "all": f"{len(top)} queries"}
+    rows = {
+        "stale half: answered": {**answered, "of": of["stale"]},
+        f"… needle not in top {migration.K}": {**nonsense, "of": of["stale"]},
+        "nearest chunk is stale": {CURRENT: "–", MIXED: int(top.sum()), "of": of["all"]},
+        "negatives answered": {**negatives, "of": f"{len(m.mixed[1])} negatives"},
+    }
+    frame = pd.DataFrame.from_dict(rows, orient="index").rename_axis("at the cutoff")
+    return Table(
+        frame,
+        caption=f"Answered: nearest chunk within the chapter's cutoff {m.cutoff:g} "
+        "(cosine distance); counts of queries",
+    )
+
+
+def shown_refusal(check: StampCheck, folder: str | Path, width: int = 100) -> str:
+    """The refusal of :func:`rag_lab.evaluation.migration.stamped_index` run in ``folder``,
+    its corpus folder shown as :data:`FOLDER`, wrapped to ``width``; or a line saying the
+    search went ahead."""
+    if check.refusal is None:
+        return "the search went ahead: no refusal"
+    text = check.refusal
+    for corpus in {Path(folder) / "corpus", Path(folder).resolve() / "corpus"}:
+        text = text.replace(str(corpus), FOLDER)
+    return textwrap.fill(text, width, break_on_hyphens=False)
+
+
+def _recall(m: Migration, which: str, mask: np.ndarray) -> float:
+    ranks = m.ranks(which)
+    hits = [r is not None and r <= migration.K for r, keep in zip(ranks, mask, strict=True) if keep]
+    return float(np.mean(hits))
+
+
+def migration_reading(m: Migration, check: StampCheck) -> str:
+    """One bullet per claim of :func:`migration_entries`, worded by the ledger's verdicts,
+    with the distances that explain them."""
+    by = {e.claim: e for e in migration_entries(m, check)}
+    lost, fresh = by["migration-loses-stale@R5"], by["migration-current-half@R5"]
+    nonsense, refused = by["migration-confident-nonsense"], by["migration-refused"]
+    d = migration.nearest_distances(m)
+    old, new = d["stale chunks (older pipeline)"], d["current chunks"]
+    stale, k, cut = m.query_stale, migration.K, f"{m.cutoff:g}"
+    top = m.top_is_stale()
+    far = np.median(old) > np.median(new)
+    where = "The older pipeline's CLS vectors sit " + (
+        "far from the queries" if far else "no farther from the queries than the current ones"
+    )
+    side = "beyond" if np.median(old) > m.cutoff else "within"
+    found = (
+        "The current pipeline's queries all but never reach the older vectors: the stale half "
+        "is not found, and what the search returns for its questions comes from the other half."
+        if top[stale].mean() < 0.25
+        else "The older vectors are still found first for many of the stale half's queries."
+    )
+    answered = int(((m.mixed[0].min(axis=1) <= m.cutoff) & stale).sum())
+    a_mixed = int(m.answered_without_needle(MIXED)[stale].sum())
+    a_current = int(m.answered_without_needle(CURRENT)[stale].sum())
+    n_stale, n_all = int(stale.sum()), len(stale)
+    survives = {
+        Verdict.REPRODUCES: "the interval lies within the margin.",
+        Verdict.CONTRADICTED: "the question-level test finds a difference.",
+    }.get(
+        fresh.verdict,
+        f"the interval reaches beyond the margin: {_questions(m, ~stale)} questions cannot show "
+        "the halves the same, which is not evidence of a difference.",
+    )
+    if fresh.estimate is not None and fresh.estimate < 0:
+        survives += (
+            " If anything the half-migrated index is ahead here: the stale chunks, far from "
+            "every query, no longer compete for the top places."
+        )
+    return "\n".join(
+        [
+            f"- **A half-migrated index loses the stale half** ({lost.verdict_text}). Recall@{k} "
+            f"on the stale half's questions: {_recall(m, CURRENT, stale):.3f} in the whole index, "
+            f"{_recall(m, MIXED, stale):.3f} in the half-migrated one; by question {lost.interval} "
+            f"({lost.here}). {where}: the nearest stale chunk is at a median cosine distance of "
+            f"{np.median(old):.3f}, {side} the cutoff {cut}, the nearest current one at "
+            f"{np.median(new):.3f}; {int((old <= m.cutoff).sum())} of {n_all} queries have a "
+            f"stale chunk within the cutoff, and the nearest chunk is stale for {int(top.sum())} "
+            f"of {n_all} ({int(top[stale].sum())} of the stale half's own {n_stale}). {found}",
+            f"- **The current half's answers survive** ({fresh.verdict_text}). Recall@{k} on "
+            f"the other half's questions: {_recall(m, CURRENT, ~stale):.3f} in the whole index, "
+            f"{_recall(m, MIXED, ~stale):.3f} in the half-migrated one; by question "
+            f"{fresh.interval} ({fresh.here}): {survives}",
+            f"- **Answers without the answer, and no error** ({nonsense.verdict_text}). Of the "
+            f"stale half's {n_stale} queries, the half-migrated index lets {answered} through "
+            f"the cutoff {cut}, {a_mixed} of them with no needle in the top {k} (the whole "
+            f"index: {a_current}); by question {nonsense.interval}. The current half's chunks "
+            "answer the stale half's questions, close enough to pass the gate, and the search "
+            "raises nothing.",
+            f"- **The stamps refuse the mixed index** ({refused.verdict_text}). The SQLite index "
+            f"half built by each pipeline refused the current pipeline's query and named "
+            f"{len(check.refused)} of its {check.documents} documents, "
+            + ("exactly" if check.refused == m.stale else "not exactly")
+            + f" the {len(m.stale)} embedded by the older pipeline.",
         ]
     )

@@ -76,4 +76,98 @@ def test_the_reading_says_the_ledgers_verdicts(hygiene):
     assert text.count("(by construction)") == 3
     assert "queries with 2 of 2 pipeline versions were refused" in text
     assert "3 of 4 documents indexed, 1 failed, 0 stale; 1 stamp in the index" in text
-    assert [e.claim for e in nb08.entries(hygiene)] == list(nb08.HEADLINE)
+    assert [e.claim for e in nb08.entries(hygiene)] == list(nb08.HEADLINE[:3])
+
+
+# --- the half-migrated index --------------------------------------------------------------------
+
+
+def half_migrated():
+    """16 questions asked twice; the first 8 have their needle (chunk 0, current) in the stale
+    half, and in the half-migrated index chunk 0 falls behind the six stale chunks."""
+    import numpy as np
+
+    from rag_lab.evaluation.migration import Migration
+
+    n, chunks = 32, 7
+    current = np.tile([0.2] + [0.5] * (chunks - 1), (n, 1))
+    mixed = current.copy()
+    mixed[:16, 0] = 0.95
+    negatives = np.full((3, chunks), 0.9)
+    negatives[0, 0] = 0.3  # one negative within the cutoff of the whole index only
+    mixed_negatives = negatives.copy()
+    mixed_negatives[0, 0] = 0.95
+    return Migration(
+        frozenset({"old"}),
+        np.array([False] + [True] * (chunks - 1)),
+        np.array([True] * 16 + [False] * 16),
+        [f"q{i // 2}" for i in range(n)],
+        [{0}] * n,
+        (current, negatives),
+        (mixed, mixed_negatives),
+        cutoff=0.6,
+    )
+
+
+def stamp_check(refused=frozenset({"old"})):
+    from rag_lab.evaluation.migration import StampCheck
+
+    message = (
+        "refusing to search: 1 of 2 documents is stale, embedded with another stamp than this "
+        "query (model_key: aaaa → bbbb), and vectors of different stamps are not comparable. "
+        "Stale: old. Rebuild them: rag-lab index /tmp/xyz/corpus --rebuild"
+    )
+    return StampCheck(2, frozenset({"old"}), message, refused)
+
+
+def test_the_migration_tables_count_each_half():
+    m = half_migrated()
+    recall = nb08.migration_recall(m)
+    assert "8 questions each, both phrasings (16 queries)" in recall.caption
+    stale = recall.frame.loc["stale half"].set_index("k")
+    assert stale.loc[5, "current"] == 1.0 and stale.loc[5, "half-migrated"] == 0.0
+    assert stale.loc[20, "half-migrated"] == 1.0  # seventh of seven chunks
+    assert "queries" not in recall.frame and recall.width <= 100
+    bluffs = nb08.bluffs_table(m).frame
+    assert bluffs.loc["stale half: answered", ["current", "half-migrated"]].tolist() == [16, 16]
+    assert bluffs.loc["… needle not in top 5", ["current", "half-migrated"]].tolist() == [0, 16]
+    assert bluffs.loc["nearest chunk is stale"].tolist() == ["–", 16, "32 queries"]
+    assert bluffs.loc["negatives answered", ["current", "half-migrated"]].tolist() == [1, 0]
+
+
+def test_the_refusal_is_shown_without_the_machine_path():
+    text = nb08.shown_refusal(stamp_check(), "/tmp/xyz")
+    assert "/tmp" not in text and "rag-lab index <folder> --rebuild" in text.replace("\n", " ")
+    assert max(map(len, text.splitlines())) <= 100 and len(text.splitlines()) > 1
+    from rag_lab.evaluation.migration import StampCheck
+
+    went_ahead = StampCheck(2, frozenset({"old"}), None, frozenset())
+    assert nb08.shown_refusal(went_ahead, "/tmp/xyz") == "the search went ahead: no refusal"
+
+
+def test_the_migration_reading_says_the_ledgers_verdicts():
+    m = half_migrated()
+    part = nb08.migration_entries(m, stamp_check())
+    assert [e.claim for e in part] == [
+        "migration-loses-stale@R5",
+        "migration-current-half@R5",
+        "migration-confident-nonsense",
+        "migration-refused",
+    ]
+    text = nb08.migration_reading(m, stamp_check())
+    lines = text.splitlines()
+    assert len(lines) == 4
+    assert "loses the stale half** (reproduces)" in lines[0]
+    assert "1.000 in the whole index, 0.000 in the half-migrated one" in lines[0]
+    # Here the stale chunks (0.5) are nearer than the needle's (0.95): found, and first.
+    assert "32 of 32 queries have a stale chunk within the cutoff" in lines[0]
+    assert "median cosine distance of 0.500, within the cutoff 0.6" in lines[0]
+    assert "the nearest chunk is stale for 16 of 32 (16 of the stale half's own 16)" in lines[0]
+    assert "still found first" in lines[0] and "all but never" not in lines[0]
+    # A difference of exactly zero on 8 questions: the interval is no evidence either way.
+    assert "(inconclusive" in lines[1] or "(reproduces" in lines[1]
+    assert "lets 16 through the cutoff 0.6, 16 of them with no needle" in lines[2]
+    assert "(the whole index: 0)" in lines[2]
+    assert "exactly the 1 embedded by the older pipeline" in lines[3]
+    wrong = nb08.migration_reading(m, stamp_check(refused=frozenset({"new"})))
+    assert "(contradicted)" in wrong.splitlines()[3] and "not exactly" in wrong
