@@ -32,8 +32,9 @@ from rag_lab.chunking import chunk_document
 from rag_lab.documents import Document
 from rag_lab.evaluation import migration
 from rag_lab.evaluation.ledger import Entry, construction_entry
-from rag_lab.evaluation.migration import CURRENT, MIXED, Migration, StampCheck
+from rag_lab.evaluation.migration import CURRENT, MIXED, Migration
 from rag_lab.evaluation.verdicts import Verdict
+from rag_lab.experiments.migration import StampCheck, refusal_entry
 from rag_lab.experiments.present import Table
 from rag_lab.pipeline import Answer, Refusal, answer
 from rag_lab.search import TextEncoder
@@ -356,7 +357,7 @@ def reading(h: Hygiene) -> str:
 def migration_entries(m: Migration, check: StampCheck) -> list[Entry]:
     """The half-migrated index's claims (:func:`rag_lab.evaluation.migration.entries`) and
     the stamps' refusal of the real index half built by each pipeline."""
-    return [*migration.entries(m), migration.refusal_entry(check, m.stale)]
+    return [*migration.entries(m), refusal_entry(check, m.stale)]
 
 
 def _questions(m: Migration, mask: np.ndarray) -> int:
@@ -412,7 +413,7 @@ def bluffs_table(m: Migration) -> Table:
 
 
 def shown_refusal(check: StampCheck, folder: str | Path, width: int = 100) -> str:
-    """The refusal of :func:`rag_lab.evaluation.migration.stamped_index` run in ``folder``,
+    """The refusal of :func:`rag_lab.experiments.migration.stamped_index` run in ``folder``,
     its corpus folder shown as :data:`FOLDER`, wrapped to ``width``; or a line saying the
     search went ahead."""
     if check.refusal is None:

@@ -110,7 +110,7 @@ def half_migrated():
 
 
 def stamp_check(refused=frozenset({"old"})):
-    from rag_lab.evaluation.migration import StampCheck
+    from rag_lab.experiments.migration import StampCheck
 
     message = (
         "refusing to search: 1 of 2 documents is stale, embedded with another stamp than this "
@@ -139,7 +139,7 @@ def test_the_refusal_is_shown_without_the_machine_path():
     text = nb08.shown_refusal(stamp_check(), "/tmp/xyz")
     assert "/tmp" not in text and "rag-lab index <folder> --rebuild" in text.replace("\n", " ")
     assert max(map(len, text.splitlines())) <= 100 and len(text.splitlines()) > 1
-    from rag_lab.evaluation.migration import StampCheck
+    from rag_lab.experiments.migration import StampCheck
 
     went_ahead = StampCheck(2, frozenset({"old"}), None, frozenset())
     assert nb08.shown_refusal(went_ahead, "/tmp/xyz") == "the search went ahead: no refusal"
