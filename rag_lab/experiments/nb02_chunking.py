@@ -16,7 +16,7 @@ import pandas as pd
 from rag_lab.chunking import OVERLAP as OVERLAP_CHARS
 from rag_lab.chunking import STRATEGIES, TARGET, Chunk, offset_errors
 from rag_lab.documents import Document
-from rag_lab.evaluation import chapter, claims, plots
+from rag_lab.evaluation import chapter, claims, geometry, plots
 from rag_lab.evaluation.chunking import Chunking, Destroyed, Sizes, WordPieces, destroyed_questions
 from rag_lab.evaluation.ledger import Entry
 from rag_lab.experiments.present import Table
@@ -271,21 +271,112 @@ def chapter_destroyed_line() -> str:
     )
 
 
+def destroyed_counts(measured: Chunking) -> dict[str, int]:
+    """Destroyed needles per strategy (questions), as :func:`geometry.entries` takes them."""
+    return {s: measured.destroyed.count(s) for s in measured.destroyed.questions}
+
+
+GEOMETRY_STRATEGIES = {"A": 0, "B": OVERLAP_CHARS}
+"""The blind strategies and their overlap in characters: the ones the geometry predicts."""
+
+
+def geometry_table(lengths: Sequence[int], destroyed: Mapping[str, int]) -> Table:
+    """For A and B: destroyed needles observed, the geometry's expectation from the needles'
+    lengths and its central 95 % range, and the chapter's count on its own corpus."""
+    chapter_count = {"A": chapter.DESTROYED_BY_BLIND, "B": chapter.DESTROYED_WITH_OVERLAP}
+    rows = []
+    for s, overlap in GEOMETRY_STRATEGIES.items():
+        e = geometry.expected_destroyed(lengths, destroyed[s], TARGET, overlap)
+        rows.append(
+            {
+                "strategy": s,
+                "overlap": overlap,
+                "observed": e.observed,
+                "expected": f"{e.expected:.1f}",
+                "95 % range": f"{e.low}–{e.high}",
+                "in range": "yes" if e.agrees else "no",
+                "chapter": chapter_count[s],
+            }
+        )
+    return Table(
+        pd.DataFrame(rows).set_index("strategy"),
+        caption=f"Destroyed needles, questions (of {len(lengths)}): observed, and expected "
+        f"from the needles' lengths under cuts every {TARGET} characters (overlap in "
+        "characters; 95 % range of the exact count distribution); chapter: its own corpus",
+    )
+
+
+def geometry_line(lengths: Sequence[int], overlap: int = OVERLAP_CHARS) -> str:
+    """The general statement with the numbers it rests on, in three short lines."""
+    protected = geometry.protected_length(overlap)
+    longer = sum(int(n) > protected for n in lengths)
+    implied = geometry.implied_length(
+        chapter.DESTROYED_BY_BLIND, chapter.CORPUS["questions"], TARGET
+    )
+    median = float(pd.Series(lengths).median())
+    return (
+        f"an overlap of {overlap} characters keeps whole every needle of at most {protected}\n"
+        f"here: {longer} of {len(lengths)} needles are longer, median {median:.0f} characters\n"
+        f"the chapter's {chapter.DESTROYED_BY_BLIND} of {chapter.CORPUS['questions']} under "
+        f"blind cuts implies needles of about {implied:.0f} characters"
+    )
+
+
 def entries(measured: Chunking) -> list[Entry]:
     """The chapter's chunking counts on the lab's corpus: this notebook's part of the ledger."""
     return claims.chunking_entries(measured, "02", "d2l")
 
 
-def reading(measured: Chunking, cuts: pd.DataFrame | None = None) -> str:
+def reading(
+    measured: Chunking,
+    cuts: pd.DataFrame | None = None,
+    lengths: Sequence[int] | None = None,
+) -> str:
     """What the counts mean, read from the record and worded with the ledger's verdicts
-    (:func:`entries`); ``cuts`` (:func:`overlap_cuts`) adds where the overlap reaches."""
+    (:func:`entries`); ``cuts`` (:func:`overlap_cuts`) adds where the overlap reaches,
+    ``lengths`` (the needles', in characters) what the geometry predicts."""
     judged = {e.claim: e for e in entries(measured)}
-    lines = [
-        _cuts(measured, judged, cuts),
-        _header_cost(measured),
-        _window(measured, judged),
-    ]
+    lines = [_cuts(measured, judged, cuts)]
+    if lengths is not None:
+        lines.append(_geometry(lengths, measured))
+    lines += [_header_cost(measured), _window(measured, judged)]
     return "\n".join(lines)
+
+
+def _geometry(lengths: Sequence[int], m: Chunking) -> str:
+    """The geometry's prediction against the counts, and the general statement."""
+    judged = {e.claim: e for e in geometry.entries(lengths, destroyed_counts(m), "02", "d2l")}
+    blind, kept = (
+        geometry.expected_destroyed(lengths, m.destroyed.count(s), TARGET, o)
+        for s, o in GEOMETRY_STRATEGIES.items()
+    )
+    protected = geometry.protected_length(OVERLAP_CHARS)
+    longer = sum(int(n) > protected for n in lengths)
+    implied = geometry.implied_length(
+        chapter.DESTROYED_BY_BLIND, chapter.CORPUS["questions"], TARGET
+    )
+    median = float(pd.Series(lengths).median())
+    agree = judged["geometry-A"].verdict.agrees and judged["geometry-B"].verdict.agrees
+    title = "The geometry predicts the counts" if agree else "The geometry and the counts"
+    return (
+        f"- **{title}.** From the needles' lengths alone, blind cuts "
+        f"should destroy {blind.expected:.1f} (95 % range {blind.low}–{blind.high}) and A "
+        f"destroys {blind.observed} ({_verdict(judged['geometry-A'])}); with the overlap "
+        f"{kept.expected:.1f} ({kept.low}–{kept.high}) and B destroys {kept.observed} "
+        f"({_verdict(judged['geometry-B'])}). An overlap of {OVERLAP_CHARS} characters keeps "
+        f"whole only needles of at most {protected} characters "
+        f"({_verdict(judged['overlap-protects-short'])}); {longer} of {len(lengths)} needles "
+        f"here are longer (median {median:.0f}). The chapter's "
+        f"{chapter.DESTROYED_BY_BLIND} of {chapter.CORPUS['questions']} under blind cuts "
+        f"implies needles of about {implied:.0f} characters"
+        + (
+            f", short enough for the overlap to keep them all (its "
+            f"{chapter.DESTROYED_WITH_OVERLAP} with overlap)"
+            if round(implied) <= protected
+            else ", longer than the overlap protects"
+        )
+        + (": the counts differ by the needles' length, not by the chunker." if agree else ".")
+    )
 
 
 def _verdict(e: Entry) -> str:

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import pytest
 
 from rag_lab.chunking import chunk_corpus
@@ -115,3 +117,29 @@ def test_the_tables_fit_a_page():
     assert sizes.frame.loc["B", "text mean"] == f"{measured.sizes.table.loc['B', 'text mean']:.1f}"
     for table in (sizes, chunk_report.destroyed_table(measured.destroyed)):
         assert table.width <= 100
+
+
+def test_geometry_table_and_reading_follow_the_counts():
+    by = {name: chunk_corpus([DOC], name) for name in chunk_report.STRATEGIES}
+    destroyed = chunking.destroyed(by, QUESTIONS)
+    counts = chunk_report.destroyed_counts(SimpleNamespace(destroyed=destroyed))
+    assert counts["A"] == 1 and counts["B"] == 0 and set(counts) == set(by)
+    lengths = [len(q.needle) for q in QUESTIONS]
+    table = chunk_report.geometry_table(lengths, counts).frame
+    assert table["observed"].tolist() == [1, 0] and table["overlap"].tolist() == [0, 64]
+    # (L − 1)/512 for A, max(0, L − 65)/512 for B: both needles are shorter than 65
+    assert table.loc["A", "expected"] == f"{sum(n - 1 for n in lengths) / 512:.1f}"
+    assert table.loc["B", "expected"] == "0.0" and table.loc["B", "95 % range"] == "0–0"
+    line = chunk_report.geometry_line(lengths)
+    assert "at most 65" in line and "0 of 2 needles are longer" in line
+    assert "about 65 characters" in line  # the chapter's 4 of 32
+    assert table.loc["A", "95 % range"] == "0–1" and table["in range"].tolist() == ["yes"] * 2
+    bullet = chunk_report._geometry(lengths, SimpleNamespace(destroyed=destroyed))
+    assert "A destroys 1 (geometry-A: *reproduces*)" in bullet
+    assert bullet.startswith("- **The geometry predicts") and "not by the chunker" in bullet
+    # two destroyed where the geometry allows at most one: outside its range
+    two = SimpleNamespace(count=lambda s: 2 if s == "A" else 0, questions=destroyed.questions)
+    bullet = chunk_report._geometry(lengths, SimpleNamespace(destroyed=two))
+    assert "A destroys 2 (geometry-A: *contradicted*)" in bullet
+    assert "B destroys 0 (geometry-B: *reproduces*)" in bullet
+    assert "predicts" not in bullet and "not by the chunker" not in bullet
