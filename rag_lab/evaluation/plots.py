@@ -129,3 +129,12 @@ ANSWER_COLORS = {
 """What a generated answer does with its sources (notebook 09): cites the needle's source in
 words or with markers only (greens), another source only (orange), nothing (grey), a number
 that names no source (red); or says the sources do not answer (blue)."""
+
+
+FUSION_COLORS = {
+    "RRF": SYSTEM_COLORS["hybrid"],
+    "min-max": "#5d4037",
+    "z-score": "#a1887f",
+}
+"""How two rankings are fused (notebook 04): by rank (RRF at every k, the hybrid's orange) or
+by a convex combination of min-max or z-score normalised scores (browns)."""

@@ -4,25 +4,31 @@ The measures are :func:`rag_lab.evaluation.retrieval.systems`'s (a
 :class:`~rag_lab.evaluation.retrieval.Systems` record); this module lays the record out in
 tables that fit a page, draws where each query's needle lands under dense and BM25, and
 reads the record (its recall figure is :func:`rag_lab.evaluation.figures.systems_figure`).
+It also shows the fusions of :mod:`rag_lab.evaluation.fusion` (RRF at other ks, convex
+combinations of normalised scores) after checking that its RRF at k = 60 is the hybrid, and
+the identifier interaction of :mod:`rag_lab.evaluation.identifiers`, each read claim by claim.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 
-from rag_lab.evaluation import chapter, claims, plots
+from rag_lab.evaluation import chapter, claims, identifiers, plots
+from rag_lab.evaluation.fusion import REFERENCE_K, FusionRuns, weights_line
 from rag_lab.evaluation.ledger import Direction, Entry
-from rag_lab.evaluation.recall import KS
+from rag_lab.evaluation.recall import KS, recall_table
 from rag_lab.evaluation.retrieval import TWO_BY_TWO_KS, Systems
 from rag_lab.evaluation.verdicts import Verdict
 from rag_lab.experiments import probes
 from rag_lab.experiments.present import Table
 from rag_lab.experiments.timing import CONDITION, Latency, cost_table
-from rag_lab.metrics import Ranks, hits_at, paired_at
+from rag_lab.metrics import Ranks, first_hit_ranks, hits_at, paired_at, relevant_chunks
 from rag_lab.questions import Query
+from rag_lab.search import ChunkIndex
+from rag_lab.stats import bootstrap_interaction, clustered_wilson, paired_difference
 
 HEADLINE = (
     "BM25>dense@R1",
@@ -284,6 +290,206 @@ def rank_figure(systems: Systems, k: int = 8, seed: int = 0):
     return fig
 
 
+# --- score fusion against RRF ---------------------------------------------------------------
+
+FUSION_KS = (1, 4, 8)
+"""The cutoffs at which the fusions are shown (the claims are judged at R@4 alone)."""
+
+
+def first_hits(index: ChunkIndex, queries: Sequence[Query]) -> Callable[[list], Ranks]:
+    """``rankings → first-hit ranks`` with the lab's relevance on ``index``: a hit is a chunk
+    that holds the query's needle whole (:func:`rag_lab.metrics.relevant_chunks`)."""
+    relevant = relevant_chunks(index.chunks, queries)
+    return lambda rankings: first_hit_ranks(rankings, relevant)
+
+
+def check_rrf_is_hybrid(runs: FusionRuns, systems: Systems) -> None:
+    """Raise AssertionError unless the fusion run's RRF at the chapter's k ranks every query's
+    first hit where the hybrid of :func:`~rag_lab.evaluation.retrieval.systems` does: the two
+    code paths (scores fused here, rankings fused there) must be one fusion, or comparing the
+    convex combinations with "RRF" would compare them with something else."""
+    rrf, hybrid = runs.ranks[runs.rrf(REFERENCE_K)], systems.ranks["hybrid"]
+    differ = [i for i, (a, b) in enumerate(zip(rrf, hybrid, strict=True)) if a != b]
+    if len(rrf) != len(hybrid) or differ:
+        raise AssertionError(
+            f"RRF k={REFERENCE_K} of the fusion runs differs from the hybrid on "
+            f"{len(differ) or 'the number of'} queries (first: {differ[:3]})"
+        )
+
+
+def fusion_table(runs: FusionRuns, clusters: Sequence[Hashable], ks=FUSION_KS) -> Table:
+    """Recall@k of every fusion with its interval by question, and MRR."""
+    view = recall_table(runs.ranks, ks, clusters).view(intervals="by question")
+    n, questions = int(view["n"].iloc[0]), len(set(clusters))
+    return Table(
+        view.drop(columns=["n", "no hit"]).rename_axis("fusion"),
+        caption=f"Recall@k over {n} queries, 95 % interval with the {questions} questions as "
+        "the sample; min-max and z-score: w · dense + (1 − w) · BM25 of normalised scores, "
+        f"w chosen on the other {runs.folds - 1} folds of questions",
+    )
+
+
+def weights_text(runs: FusionRuns, width: int = 100) -> str:
+    """:func:`rag_lab.evaluation.fusion.weights_line` wrapped to ``width`` characters."""
+    import textwrap
+
+    return textwrap.fill(weights_line(runs), width, subsequent_indent="  ")
+
+
+def fusion_color(name: str) -> str:
+    """A fusion's colour: RRF's at every k, each normalisation its own."""
+    return plots.FUSION_COLORS["RRF" if name.startswith("RRF") else name]
+
+
+def fusion_figure(runs: FusionRuns, systems: Systems, k: int = identifiers.CLAIM_K):
+    """Recall@``k`` of every fusion, and of dense and BM25 alone, each a dot (the share of
+    queries) with its 95 % interval by question (a bar); dashed: RRF at the chapter's k."""
+    import matplotlib.pyplot as plt
+
+    clusters = systems.clusters
+    rows = {"dense": systems.ranks["dense"], "BM25": systems.ranks["BM25"], **runs.ranks}
+    names = list(rows)
+    with plots.style():
+        fig, ax = plt.subplots(figsize=(7.2, 0.34 * len(names) + 1.4))
+        y = np.arange(len(names))[::-1]
+        for yi, name in zip(y, names, strict=True):
+            hits = hits_at(rows[name], k)
+            color = plots.SYSTEM_COLORS.get(name) or fusion_color(name)
+            ax.plot(clustered_wilson(hits, clusters), [yi, yi], color=color, lw=2.2)
+            ax.plot(hits.mean(), yi, "o", color=color, ms=5)
+        reference = hits_at(runs.ranks[runs.rrf(REFERENCE_K)], k).mean()
+        ax.axvline(reference, color=plots.NEUTRAL["ink"], lw=0.8, ls="--")
+        ax.axhline(len(names) - 2.5, color=plots.NEUTRAL["faint"], lw=0.8)
+        ax.set_yticks(y, names)
+        ax.set_ylim(-0.7, len(names) - 0.3)
+        ax.set_xlim(0, 1)
+        ax.set_xlabel(
+            f"Recall@{k}: share of queries with the needle in the top {k} "
+            "(dot: share; bar: 95 % interval by question)"
+        )
+        n, questions = len(clusters), len(set(clusters))
+        ax.set_title(
+            f"Strategy {systems.strategy}: each fusion at R@{k}, the two retrievers alone above "
+            f"(n = {n} queries, {questions} questions;\ndashed: RRF k = {REFERENCE_K}, "
+            "the chapter's hybrid)",
+            fontsize=9,
+        )
+        fig.tight_layout()
+    return fig
+
+
+def interaction_table(
+    probe_ranks: Mapping[str, Ranks],
+    probe_queries: Sequence[Query],
+    systems: Systems,
+) -> Table:
+    """:func:`rag_lab.evaluation.identifiers.interaction_table` as a table that fits a page."""
+    probe_clusters = [q.question.id for q in probe_queries]
+    frame = identifiers.interaction_table(
+        probe_ranks, probe_clusters, systems.ranks, systems.clusters
+    )
+    for column in ("identifier gap", "ordinary gap"):
+        frame[column] = [f"{v:+.3f}" for v in frame[column]]
+    return Table(
+        frame.rename_axis("R@k"),
+        caption="BM25 − dense in Recall@k, averaged by question: on the identifier probes, on "
+        "the ordinary questions, and the first minus the second with its bootstrap 95 % "
+        f"interval; questions: identifier + ordinary; the claim is judged at R@"
+        f"{identifiers.CLAIM_K} alone",
+    )
+
+
+def claim_bullet(e: Entry) -> str:
+    """One claim read in the ledger's verdict words, its interval read for what it can say:
+    one that includes zero means this design cannot tell, which is not evidence of none."""
+    head = f"- **{e.claim}** — {e.statement}: {e.interval} by question"
+    lo, hi = e.ci if e.ci is not None else (None, None)
+    if e.direction is Direction.SAME:
+        if e.verdict is Verdict.REPRODUCES:
+            why = f"lies within ±{e.margin:.2f}, so the two do not differ by more"
+        elif lo is not None and lo <= 0 <= hi:
+            why = (
+                f"includes zero but reaches past ±{e.margin:.2f}: this design cannot tell "
+                "the two apart from a difference, which is not evidence of either"
+            )
+        else:
+            why = "excludes zero"
+    elif e.verdict is Verdict.REPRODUCES:
+        why = "lies above zero" if lo is not None and lo > 0 else "and its test clears"
+    elif e.verdict is Verdict.CONTRADICTED:
+        why = (
+            "lies below zero" if hi is not None and hi < 0 else "and its test clears the other way"
+        )
+    elif lo is not None and lo <= 0 <= hi:
+        why = "includes zero: this design cannot tell, which is not evidence of none"
+    else:
+        why = "excludes zero, but the ledger's test does not clear: this design cannot confirm it"
+    return f"{head} {why}. Verdict: {e.verdict_text}."
+
+
+def fusion_reading(
+    entries: Sequence[Entry],
+    runs: FusionRuns | None = None,
+    clusters: Sequence[Hashable] = (),
+    ks: Sequence[int] = FUSION_KS,
+) -> list[str]:
+    """One bullet per fusion claim (:func:`rag_lab.evaluation.fusion.claims`); given ``runs``,
+    one more with each convex combination against RRF k = 60 at the other ks, shown by
+    question and not judged (the claims' k was fixed before looking)."""
+    lines = [claim_bullet(e) for e in entries]
+    if runs is None:
+        return lines
+    judged = {int(e.metric.removeprefix("R@")) for e in entries}
+    reference = runs.ranks[runs.rrf(REFERENCE_K)]
+    shown, apart = [], False
+    for k in (k for k in ks if k not in judged):
+        for how in (name for name in runs.ranks if not name.startswith("RRF")):
+            d = paired_difference(hits_at(runs.ranks[how], k), hits_at(reference, k), clusters)
+            read = "includes zero" if d.lo <= 0 <= d.hi else "excludes zero"
+            apart = apart or read == "excludes zero"
+            shown.append(f"{how} R@{k} {d.estimate:+.3f} [{d.lo:+.3f}, {d.hi:+.3f}] {read}")
+    if shown:
+        lines.append(
+            f"- **Convex against RRF k = {REFERENCE_K} at the other cutoffs, shown, not "
+            "judged.** "
+            + "; ".join(shown)
+            + (
+                ". An interval that excludes zero here is one look among several, not a verdict."
+                if apart
+                else ". Each includes zero: this design cannot tell, which is not evidence of none."
+            )
+        )
+    return lines
+
+
+def interaction_reading(
+    entries: Sequence[Entry],
+    probe_ranks: Mapping[str, Ranks],
+    probe_queries: Sequence[Query],
+    systems: Systems,
+) -> list[str]:
+    """The identifier interaction's claim, and the other ks of its table read as shown, not
+    judged (the claim's k was fixed before looking)."""
+    probe_clusters = [q.question.id for q in probe_queries]
+    others = []
+    for k in identifiers.KS:
+        if k == identifiers.CLAIM_K:
+            continue
+        m, lo, hi = bootstrap_interaction(
+            identifiers.gaps(probe_ranks, probe_clusters, k),
+            identifiers.gaps(systems.ranks, systems.clusters, k),
+        )
+        read = "includes zero" if lo <= 0 <= hi else "excludes zero"
+        others.append(f"R@{k} {m:+.3f} [{lo:+.3f}, {hi:+.3f}] {read}")
+    return [claim_bullet(e) for e in entries] + [
+        "- **The identifier interaction at the other cutoffs, shown, not judged.** "
+        + "; ".join(others)
+        + f". The claim's k (R@{identifiers.CLAIM_K}) was fixed before looking; judging the "
+        "cutoff whose interval looks best would need a correction that one bootstrap interval "
+        "per k does not carry."
+    ]
+
+
 # --- the reading ----------------------------------------------------------------------------
 
 
@@ -292,15 +498,20 @@ def reading(
     probe_ranks: Mapping[str, Ranks] | None = None,
     traps: pd.DataFrame | None = None,
     judged: Sequence[Entry] = (),
+    read: Sequence[str] = (),
 ) -> str:
     """What the tables add to the findings, as Markdown bullets: top-1 and rank 8, the
     different failures, the fusion's point estimates, (given) the identifier probes and the
-    literal traps (:func:`rag_lab.experiments.probes.reading`), and how the intervals of
-    ``judged`` (the ledger's entries) read beside their verdicts."""
+    literal traps (:func:`rag_lab.experiments.probes.reading`), then the bullets ``read``
+    (claims read one by one, e.g. :func:`fusion_reading`), and how the intervals of the other
+    entries of ``judged`` (the ledger's) read beside their verdicts. An entry whose claim a
+    bullet of ``read`` names (``**claim**``) is not read twice."""
     lines = [_top1(systems), _different_failures(systems), _hybrid_points(systems)]
     if probe_ranks is not None and traps is not None:
         lines += probes.reading(probe_ranks, traps)
-    lines += _intervals(judged)
+    lines += read
+    named = [e for e in judged if not any(f"**{e.claim}**" in line for line in read)]
+    lines += _intervals(named)
     return "\n".join(lines)
 
 
