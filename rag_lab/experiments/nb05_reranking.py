@@ -133,9 +133,7 @@ def quality_table(ranks: Mapping[str, Ranks], clusters: Sequence[Hashable]) -> T
     view = recall_table(ranks, ks=(1, 4), clusters=clusters).view(intervals="by question")
     n, questions = int(view["n"].iloc[0]), len(set(clusters))
     return Table(
-        view.drop(columns="n")
-        .rename(columns={"no hit": "queries missed"})
-        .rename_axis("system"),
+        view.drop(columns="n").rename(columns={"no hit": "queries missed"}).rename_axis("system"),
         caption=f"Recall@k over {n} queries, 95 % interval with the {questions} questions as "
         "the sample; queries missed: no chunk in the ranking holds the needle",
     )
@@ -552,3 +550,51 @@ def _kind(stage: str) -> str:
 
 def _r1(ranks: Ranks) -> float:
     return float(hits_at(ranks, 1).mean())
+
+
+def joint_view(j) -> Table:
+    """The LLM reranker on its sample beside the hybrid, and the chapter's cross-encoder."""
+    from rag_lab.evaluation import joint
+
+    frame = joint.table(j)
+    shown = pd.DataFrame(
+        {
+            "queries": frame["queries"],
+            "R@1": frame["R@1"].map(lambda v: f"{v:.3f}"),
+            "R@5": frame["R@5"].map(lambda v: "–" if np.isnan(v) else f"{v:.3f}"),
+            "MRR": frame["MRR"].map(lambda v: f"{v:.3f}"),
+            "ms per query": frame["ms per query"].map(
+                lambda v: "–" if np.isnan(v) else f"{v:,.0f}"
+            ),
+        },
+        index=pd.Index(frame.index, name="order"),
+    )
+    return Table(
+        shown,
+        caption=f"{len(j.queries)} sampled questions (seed {joint.SEED}), course phrasing, one "
+        f"query each; the hybrid's top {joint.TOP_N} reordered by the generator's Yes/No "
+        "log-odds on each chunk's quoted content. ms per query: model time of its "
+        f"{joint.TOP_N} forward passes. The chapter's row is its cross-encoder on 64 queries.",
+    )
+
+
+def joint_reading(j, judged: Sequence[Entry]) -> str:
+    """One bullet: the LLM reranker's claims in the ledger's words, and what it cost."""
+    by = {e.claim: e for e in judged}
+    r1, m = by["llm>hybrid@R1"], by["llm>hybrid@MRR"]
+    ms = 1000 * float(j.seconds.mean())
+    ratio = ms / chapter.CROSS_ENCODER_MS_PER_QUERY
+    return (
+        f"- **A joint scorer we can run** (an LLM reranker, not the chapter's cross-encoder; "
+        f"{len(j.queries)} sampled questions). R@1 against the hybrid: {r1.interval} by "
+        f"question, {r1.here}: **{r1.verdict.label}**; MRR {m.interval}: "
+        f"**{m.verdict.label}**. "
+        + (
+            "With this few questions an interval that includes zero means the sample cannot "
+            "tell, not that reading the pair does not help. "
+            if not (r1.verdict.tested and r1.ci and (r1.ci[0] > 0 or r1.ci[1] < 0))
+            else ""
+        )
+        + f"It costs {ms:,.0f} ms of model time per query ({ratio:.0f}× "
+        f"the chapter's {chapter.CROSS_ENCODER_MS_PER_QUERY:.0f} ms cross-encoder, on another CPU)."
+    )
