@@ -536,7 +536,8 @@ def issue25_reading(
         lines.append(
             f"- **{e.claim}**: ours {100 * e.estimate:.1f} % [{lo:.1f}, {hi:.1f}] against the "
             f"published {100 * e.chapter_effect:.1f} % (quoted from the report via issue 25; it "
-            f"could not be re-read offline): {_verdict(e)}"
+            f"could not be re-read offline; the ledger's margin ±{e.margin:.2f} of a fraction is "
+            f"{100 * e.margin:.0f} points): {_verdict(e)}"
             + (
                 "."
                 if e.verdict.agrees
