@@ -109,3 +109,38 @@ def run(
             )
         )
     return out
+
+
+def claim_id(row: Row, k: int = K) -> str:
+    """The ledger id of a published row: ``chroma-fixed-250/0@5``."""
+    c = row.published.chunker
+    return f"chroma-{c.kind}-{c.size}/{c.overlap}@{k}"
+
+
+def entries(rows: Sequence[Row], notebook: str = "10", benchmark: str = "chroma", k: int = K):
+    """One value claim per published row: the report's mean recall against ours, both as
+    fractions (the ledger's margin, ±0.10, is ten points of recall), our interval Student's t
+    over the questions (:meth:`Row.mean`). The published value is quoted from the report by
+    way of the issue, not re-read here (:data:`PUBLISHED`)."""
+    from rag_lab.evaluation.ledger import value_entry
+
+    out = []
+    for row in rows:
+        p = row.published
+        mean, lo, hi = row.mean("recall")
+        out.append(
+            value_entry(
+                notebook=notebook,
+                benchmark=benchmark,
+                claim=claim_id(row, k),
+                statement=f"Chroma's {p.chunker.name} (cl100k tokens) has recall "
+                f"{p.recall:.1f} % at k = {k}",
+                metric=f"Chroma recall @{k}",
+                chapter_value=p.recall / 100,
+                estimate=mean / 100,
+                interval=(lo / 100, hi / 100),
+                chapter=f"{p.recall:.1f} % (Smith & Troynikov 2024, as quoted)",
+                here=f"{mean:.1f} % of {len(row.recall)} questions, {row.chunks:,} chunks",
+            )
+        )
+    return out

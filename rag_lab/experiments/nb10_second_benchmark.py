@@ -25,6 +25,7 @@ from rag_lab.evaluation import chapter, claims, figures, plots
 from rag_lab.evaluation.ledger import Entry
 from rag_lab.evaluation.retrieval import Retrieval, Strategies, Systems
 from rag_lab.evaluation.spans import METRICS, SIZES, Bench, SpanEvaluation, bench_of, span_metrics
+from rag_lab.evaluation.verdicts import Verdict
 from rag_lab.experiments.present import Table
 from rag_lab.metrics import hits_at
 from rag_lab.search import TextEncoder
@@ -411,6 +412,153 @@ def sweep_figure(sweep: pd.DataFrame, n_questions: int, k: int = SWEEP_K):
         )
         fig.tight_layout()
     return fig
+
+
+# --- issue 25: Chroma's own table, score fusion, the geometry ---------------------------
+
+FUSION_KS = (1, 4, 5, 10, 20)
+"""The cutoffs of the fusion table; the claims are judged at R@4 (:data:`fusion.CLAIM_K`)."""
+
+
+def published_view(rows: Sequence) -> Table:
+    """Chroma's published rows beside ours (:func:`rag_lab.evaluation.chroma_table.run`): the
+    chunks each chunker cuts, their recall, ours with its 95 % interval, and our precision
+    and IoU (means in percent, the same interval)."""
+    from rag_lab.evaluation.chroma_table import K
+
+    def cell(row, metric: str) -> str:
+        m, lo, hi = row.mean(metric)
+        return f"{m:.1f} [{lo:.1f}, {hi:.1f}]"
+
+    frame = pd.DataFrame(
+        {
+            "chunks": [f"{r.chunks:,}" for r in rows],
+            "published": [f"{r.published.recall:.1f}" for r in rows],
+            "ours [95 % CI]": [cell(r, "recall") for r in rows],
+            "precision": [cell(r, "precision") for r in rows],
+            "IoU": [cell(r, "iou") for r in rows],
+        },
+        index=pd.Index([r.name for r in rows], name="chunker"),
+    )
+    n = len(rows[0].recall) if rows else 0
+    return Table(
+        frame,
+        caption=f"Chroma's recall @{K} in % (published: quoted via issue 25), ours over the {n} "
+        "questions, Student's t 95 %; precision and IoU ours, in %",
+    )
+
+
+def fusion_runs(bench: Bench, name: str):
+    """RRF at each k and the cross-validated convex combinations on strategy ``name``, a hit
+    being Chroma's (every excerpt whole in some chunk ranked so far), each question its own
+    cluster (:func:`rag_lab.evaluation.fusion.fuse`)."""
+    from rag_lab.evaluation import fusion
+    from rag_lab.metrics import span_first_hit_ranks
+
+    s = fusion.scores(bench.index(name), [q.text for q in bench.questions], bench.encoder)
+    spans, references = bench.spans(name), bench.references
+    return fusion.fuse(s, lambda r: span_first_hit_ranks(r, spans, references), bench.ids)
+
+
+def fusion_view(runs, name: str, ks: Sequence[int] = FUSION_KS) -> Table:
+    """Recall@k of every fusion run (shares of the questions), one row a run."""
+    frame = pd.DataFrame(
+        {f"R@{k}": [hits_at(r, k).mean() for r in runs.ranks.values()] for k in ks},
+        index=pd.Index(list(runs.ranks), name="fusion"),
+    ).round(3)
+    n = len(next(iter(runs.ranks.values())))
+    return Table(
+        frame,
+        caption=f"Strategy {name}: Recall@k of each fusion over the {n} questions; min-max "
+        "and z-score: convex, weight cross-validated",
+    )
+
+
+def geometry_inputs(bench: Bench, theirs: SpanEvaluation) -> tuple[list[int], dict[str, int]]:
+    """One needle per excerpt: every listed excerpt's length in characters, and the excerpts
+    A and B destroy (each listed excerpt counted, as :func:`destroyed_table` does)."""
+    lengths = [s.end - s.start for r in bench.references for s in r]
+    destroyed = {s: int(theirs.destroyed.loc[s, "excerpts destroyed"]) for s in ("A", "B")}
+    return lengths, destroyed
+
+
+def geometry_view(lengths: Sequence[int], destroyed: dict[str, int]) -> Table:
+    """Excerpts A and B destroy against what the geometry predicts from their lengths."""
+    from rag_lab.chunking import OVERLAP
+    from rag_lab.evaluation.geometry import expected_destroyed
+
+    rows = {}
+    for name, overlap in (("A", 0), ("B", OVERLAP)):
+        e = expected_destroyed(lengths, destroyed[name], overlap=overlap)
+        rows[name] = {
+            "overlap": f"{overlap} chars",
+            "observed": e.observed,
+            "expected": f"{e.expected:.1f}",
+            "95 % range": f"{e.low}–{e.high}",
+            "agrees": "yes" if e.agrees else "no",
+        }
+    return Table(
+        pd.DataFrame.from_dict(rows, orient="index").rename_axis("strategy"),
+        caption=f"Excerpts destroyed of {len(lengths)} (one needle per excerpt): observed, "
+        "expected Σ P(destroyed), Poisson-binomial 95 % range",
+    )
+
+
+def _verdict(e: Entry) -> str:
+    return f"**{e.verdict_text[0].upper() + e.verdict_text[1:]}**"
+
+
+def _interval_words(e: Entry) -> str:
+    """What a paired interval says, in the ledger's terms (a no-difference claim is read
+    against its margin, a directional one against zero)."""
+    from rag_lab.evaluation.ledger import Direction
+
+    lo, hi = e.ci
+    if e.direction is Direction.SAME:
+        inside = e.margin is not None and -e.margin <= lo and hi <= e.margin
+        where = f"lies within ±{e.margin:.2f}" if inside else f"reaches past ±{e.margin:.2f}"
+        if e.verdict is Verdict.CONTRADICTED:
+            return f"{where}, but the question-level test finds a difference"
+        return where
+    if lo <= 0 <= hi:
+        return "includes zero: this design cannot tell, which is not evidence of none"
+    return "lies above zero" if lo > 0 else "lies below zero"
+
+
+def issue25_reading(
+    table: Sequence[Entry], fused: Sequence[Entry], geometry: Sequence[Entry], rrf60_is_hybrid: bool
+) -> list[str]:
+    """One bullet per new claim, in the ledger's verdict words: Chroma's rows, the fusion
+    claims, the geometry."""
+    lines = []
+    for e in table:
+        lo, hi = (100 * x for x in e.ci)
+        lines.append(
+            f"- **{e.claim}**: ours {100 * e.estimate:.1f} % [{lo:.1f}, {hi:.1f}] against the "
+            f"published {100 * e.chapter_effect:.1f} % (quoted from the report via issue 25; it "
+            f"could not be re-read offline; the ledger's margin ±{e.margin:.2f} of a fraction is "
+            f"{100 * e.margin:.0f} points): {_verdict(e)}"
+            + (
+                "."
+                if e.verdict.agrees
+                else "; our run differs from theirs where the chunks lie (cut at offsets here, "
+                "found by search in their code) and in k (their code's default, not read from "
+                "the report); nothing was tuned."
+            )
+        )
+    for e in fused:
+        lines.append(
+            f"- **{e.claim}** ({e.statement}): {e.interval} in {e.metric} by question, "
+            f"{e.here}; the interval {_interval_words(e)}. {_verdict(e)}."
+        )
+    lines.append(
+        "- RRF k = 60 here is the hybrid of the systems table: "
+        + ("the same first-hit ranks." if rrf60_is_hybrid else "**different ranks**; see above.")
+    )
+    for e in geometry:
+        why = f" ({e.reason})" if e.reason and e.verdict.tested else ""
+        lines.append(f"- **{e.claim}** ({e.statement}): {e.here}{why}. {_verdict(e)}.")
+    return lines
 
 
 # --- the closing comparison -------------------------------------------------------

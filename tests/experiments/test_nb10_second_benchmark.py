@@ -166,3 +166,70 @@ def _close_figures():
     import matplotlib.pyplot as plt
 
     plt.close("all")
+
+
+# --- issue 25: Chroma's table, fusion, geometry -------------------------------------------
+
+
+def _rows():
+    import numpy as np
+
+    from rag_lab.evaluation.chroma_table import Published, Row
+    from rag_lab.sources.chroma.chunkers import TokenChunker
+
+    recall = np.array([0.7, 0.8] * 50)
+    return [
+        Row(Published(TokenChunker("fixed", 250, 0), 77.1), 1314, recall, recall / 20, recall / 21),
+        Row(Published(TokenChunker("recursive", 200, 0), 75.7), 2386, recall / 2, recall, recall),
+    ]
+
+
+def test_published_view_sets_ours_with_its_interval_beside_the_published_value():
+    view = nb10.published_view(_rows())
+    shown = view.frame
+    assert list(shown.index) == ["fixed 250/0", "recursive 200/0"]
+    assert list(shown["published"]) == ["77.1", "75.7"]
+    assert shown.loc["fixed 250/0", "chunks"] == "1,314"
+    assert shown.loc["fixed 250/0", "ours [95 % CI]"].startswith("75.0 [")
+    assert "100 questions" in view.caption and "quoted" in view.caption
+    assert view.width <= MAX_WIDTH
+
+
+def test_geometry_counts_one_needle_per_excerpt():
+    from types import SimpleNamespace
+
+    from rag_lab.spans import Span
+
+    two = (Span("d", 0, 10), Span("d", 20, 151))
+    bench = SimpleNamespace(references=[two, (Span("d", 0, 65),)])
+    destroyed = pd.DataFrame({"excerpts destroyed": [2, 0]}, index=["A", "B"])
+    lengths, counts = nb10.geometry_inputs(bench, SimpleNamespace(destroyed=destroyed))
+    assert lengths == [10, 131, 65] and counts == {"A": 2, "B": 0}
+    view = nb10.geometry_view(lengths, counts).frame
+    assert view.loc["A", "observed"] == 2 and view.loc["B", "overlap"] == "64 chars"
+    # Expected under A: (9 + 130 + 64)/512; under B only the 131-character one can go.
+    assert view.loc["A", "expected"] == f"{203 / 512:.1f}" and view.loc["B", "agrees"] == "yes"
+
+
+def test_issue25_reading_has_one_bullet_per_claim_in_the_ledgers_words():
+    from rag_lab.evaluation import chroma_table, geometry
+
+    table = chroma_table.entries(_rows())
+    same = _entry("RRF10~RRF60@R4", "chroma", Verdict.REPRODUCES, estimate=0.0, ci=(-0.01, 0.01))
+    same = Entry(**{**same.__dict__, "direction": Direction.SAME, "margin": 0.10})
+    off = Entry(
+        **{**same.__dict__, "claim": "RRF20~RRF60@R4", "verdict": Verdict.CONTRADICTED}
+        | {"ci": (0.01, 0.05)}
+    )
+    better = _entry(
+        "z-score>RRF@R4", "chroma", Verdict.INCONCLUSIVE, estimate=0.02, ci=(-0.01, 0.05)
+    )
+    geo = geometry.entries([65] * 32, {"A": 4, "B": 0}, "10", "chroma")
+    lines = nb10.issue25_reading(table, [same, off, better], geo, True)
+    assert len(lines) == len(table) + 3 + 1 + len(geo)  # one per claim, and the RRF check
+    assert "could not be re-read offline" in lines[0] and "**Reproduces" in lines[0]
+    assert "nothing was tuned" in lines[1] and "**Excludes the chapter's effect" in lines[1]
+    assert "lies within ±0.10" in lines[2] and "finds a difference" in lines[3]
+    assert "includes zero: this design cannot tell" in lines[4] and "**Inconclusive" in lines[4]
+    assert "the same first-hit ranks" in lines[5]
+    assert lines[-1].count("P(destroyed)") == 1  # the reason is said once, with the verdict
