@@ -22,13 +22,13 @@ def test_the_view_fits_and_names_the_sample():
     assert isinstance(view, Table)
     text = repr(view)
     assert "LLM reranker" in text and "the chapter, cross-encoder" in text
-    assert "2,500" in text  # 2.5 s of model time per query, in ms
     assert "4 sampled questions" in view.caption
 
 
 def test_the_reading_says_the_verdict_and_the_cost():
     j = sample([2] * 8, [2] * 8)
-    line = nb05.joint_reading(j, joint.entries(j))
+    cost = nb05.Latency("LLM reranker × 25", np.array([2500.0]))
+    line = nb05.joint_reading(j, joint.entries(j), cost)
     assert "an LLM reranker, not the chapter's cross-encoder" in line
-    assert "inconclusive" in line and "cannot tell" in line
-    assert "2,500 ms" in line and "4× the chapter's 569 ms" in line
+    assert "inconclusive" in line and "8 questions cannot tell" in line
+    assert "took 2,500 ms" in line and "4× the chapter's 569 ms" in line
