@@ -705,3 +705,37 @@ def entries(split: Split, probe: Sequence[ProbeAnswer]) -> list[Entry]:
 
 def _ci(lo: float, hi: float) -> str:
     return f"[{lo:.2f}, {hi:.2f}]"
+
+
+def long_view(trials) -> Table:
+    """Answers citing the needle's source, by number of sources and the needle's place."""
+    from rag_lab.evaluation import long_context
+
+    frame = long_context.table(trials)
+    questions = len({t.query.question.id for t in trials})
+    return Table(
+        frame,
+        caption=f"{questions} sampled questions (seed {long_context.SEED}), course phrasing, "
+        "one prompt per cell: answers citing the needle's source / prompts [95 % Wilson "
+        "interval, the questions as the sample]. Distractors: the hybrid's best chunks "
+        "without the needle, in rank order.",
+    )
+
+
+def long_reading(trials, judged: Sequence[Entry]) -> str:
+    """One bullet per long-context claim, in the ledger's words."""
+    questions = len({t.query.question.id for t in trials})
+    lines = []
+    for e in judged:
+        tail = (
+            f" On {questions} questions an interval that includes zero means this sample "
+            "cannot tell, which is not evidence of no effect."
+            if e.verdict is Verdict.INCONCLUSIVE
+            else ""
+        )
+        lines.append(
+            f"- **{e.statement[0].upper()}{e.statement[1:]}** (a stated sample of {questions} "
+            f"questions): {e.here}; difference by question {e.interval}, p = {e.p:.3g}: "
+            f"**{e.verdict.label}**.{tail}"
+        )
+    return "\n".join(lines)

@@ -151,3 +151,22 @@ def test_every_answer_kind_has_its_own_colour():
     kinds = set(nb09.ANSWER_KINDS) | set(nb09.NEGATIVE_KINDS)
     assert kinds == set(plots.ANSWER_COLORS)
     assert len(set(plots.ANSWER_COLORS.values())) == len(plots.ANSWER_COLORS)
+
+
+def test_the_long_context_view_and_reading():
+    from rag_lab.evaluation import long_context as lc
+    from rag_lab.questions import Query, Question
+
+    qs = [Query(Question(f"q{i}", "d", "n", "c?", "t?"), "course") for i in range(6)]
+    trials = [
+        lc.Trial(q, size, position, size == 4 or position != "middle")
+        for q in qs
+        for size in lc.SIZES
+        for position in lc.POSITIONS
+    ]
+    view = nb09.long_view(trials)
+    assert "6 sampled questions" in view.caption
+    assert "6/6" in repr(view) and "0/6" in repr(view)
+    line = nb09.long_reading(trials, lc.entries(trials))
+    assert "20 chunks instead of 4 lower accuracy" in line
+    assert "a stated sample of 6 questions" in line
