@@ -726,8 +726,17 @@ def long_reading(trials, judged: Sequence[Entry]) -> str:
     """One bullet per long-context claim, in the ledger's words."""
     questions = len({t.query.question.id for t in trials})
     lines = []
+    at_most = max(t.size for t in trials)
+    none_at_most = not any(t.cited for t in trials if t.size == at_most)
     for e in judged:
-        tail = (
+        if e.claim == "ends>middle" and none_at_most:
+            e_note = (
+                f" No answer with {at_most} sources cited the needle's source, wherever it was "
+                "placed, so its place had nothing to change here."
+            )
+        else:
+            e_note = ""
+        tail = e_note + (
             f" On {questions} questions an interval that includes zero means this sample "
             "cannot tell, which is not evidence of no effect."
             if e.verdict is Verdict.INCONCLUSIVE
