@@ -36,8 +36,9 @@ from rag_lab.evaluation import chapter
 from rag_lab.evaluation.jsonable import frame_json
 from rag_lab.evaluation.lab import Lab
 from rag_lab.evaluation.ledger import Entry, count_entry
-from rag_lab.evaluation.refusal import CUTOFF_STEP, cutoffs
+from rag_lab.evaluation.refusal import CUTOFF_STEP, Matrices, cutoffs
 from rag_lab.metrics import relevant_chunks
+from rag_lab.questions import Query
 from rag_lab.stats import clopper_pearson_upper, clustered_wilson
 
 TARGET = 0.10
@@ -117,6 +118,14 @@ class Twins:
             tuple(self.queries[i] for i in pick),
             tuple(self.clusters[i] for i in pick),
         )
+
+
+def twins_of_matrices(m: Matrices, queries: Sequence[Query]) -> Twins:
+    """The twins of ``queries`` from distance matrices already computed
+    (:func:`rag_lab.evaluation.refusal.distance_matrices`)."""
+    return Twins.of(
+        m.answerable, m.relevant, [q.id for q in queries], [q.question.id for q in queries]
+    )
 
 
 def twins_of(lab: Lab, strategy: str = "E") -> Twins:
@@ -269,6 +278,8 @@ class Calibration:
     """:func:`bluff_curve` over every query (both halves): for showing, not for choosing."""
     no_needle_chunk: int
     """Queries none of whose chunks holds the needle whole: their twin is the query."""
+    twins: Twins
+    """Every query's own nearest distance and its twin's (both halves)."""
     step: float = CUTOFF_STEP
 
     def to_json(self) -> dict[str, Any]:
@@ -283,6 +294,10 @@ class Calibration:
             "held out": self.held_out.to_json(),
             "chapter cutoff": self.chapter.to_json(),
             "queries without a needle chunk": self.no_needle_chunk,
+            "median distance": {
+                "query": float(np.median(self.twins.nearest)),
+                "twin": float(np.median(self.twins.twin)),
+            },
             "curve": frame_json(self.curve),
         }
 
@@ -328,6 +343,7 @@ def calibrate(
         score(held, chapter.CUTOFF, level),
         bluff_curve(t, cutoffs(step)),
         sum(r == 0 for r in t.removed),
+        t,
         step,
     )
 
@@ -372,7 +388,7 @@ def curve_figure(c: Calibration, negatives: pd.DataFrame | None = None, n_negati
     negatives' bluff share when given (``negatives``: :func:`rag_lab.gate.sweep`'s table,
     a curve of its own, never pooled) and the answerable queries refused. Dotted: the
     target; the calibrated cutoff's held-out rate is a dot with its exact upper bound; the
-    chapter's cutoff dashed."""
+    chapter's cutoff dashed, its held-out rate a black cross."""
     import matplotlib.pyplot as plt
 
     from rag_lab.evaluation import plots
@@ -419,7 +435,7 @@ def curve_figure(c: Calibration, negatives: pd.DataFrame | None = None, n_negati
             label=f"answerable queries refused (of {n_twins})",
         )
         ax.axhline(c.target, color=mid, lw=0.8, ls=":", label=f"target {c.target:.0%}")
-        h = c.held_out
+        h, ch = c.held_out, c.chapter
         ax.errorbar(
             [h.cutoff],
             [h.rate],
@@ -430,6 +446,12 @@ def curve_figure(c: Calibration, negatives: pd.DataFrame | None = None, n_negati
             capsize=3,
             label=f"calibrated {h.cutoff:.3f}: held-out {h.bluffed}/{h.questions}, "
             f"upper {c.level:.0%} {h.upper:.2f}",
+        )
+        ax.plot(
+            [ch.cutoff],
+            [ch.rate],
+            **plots.CHAPTER_MARK,
+            label=f"the chapter's {ch.cutoff}: held-out {ch.bluffed}/{ch.questions}",
         )
         ax.axvline(chapter.CUTOFF, color=mid, lw=0.8, ls="--")
         ax.text(chapter.CUTOFF, 1.02, f" the chapter's {chapter.CUTOFF}", fontsize=7)
@@ -442,7 +464,7 @@ def curve_figure(c: Calibration, negatives: pd.DataFrame | None = None, n_negati
             f"{h.questions})",
             fontsize=9,
         )
-        ax.legend(loc="center right", fontsize=7)
+        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=7)
         fig.tight_layout()
     return fig
 
