@@ -298,7 +298,9 @@ def _(r: Calibration, benchmark: str) -> Section:
                 "twin-calibrated cutoff",
                 twins_suite.held_out_view(r),
                 twins_suite.NOTE.format(target=r.target, seed=r.seed, level=r.level)
-                + f" The {r.line()}.",
+                + f" {r.line()}: "
+                + (", ".join(r.held_out.refused) or "none")
+                + ".",
                 headline=True,
             ),
         ),

@@ -302,17 +302,17 @@ class Calibration:
         }
 
     def line(self) -> str:
-        """The calibrated cutoff and its held-out bound in one sentence."""
+        """The calibrated cutoff and its held-out bound in one sentence (no full stop)."""
         h = self.held_out
         chosen = (
-            f"largest cutoff with at most {self.target:.0%} of {len(self.chosen_on)} "
-            f"questions' twins answered: {self.cutoff:.3f}"
+            f"The largest cutoff with at most {self.target:.0%} of {len(self.chosen_on)} "
+            f"questions' twins answered is {self.cutoff:.3f}"
             if self.met
-            else f"no cutoff meets {self.target:.0%} on {len(self.chosen_on)} questions; the "
-            f"smallest swept, {self.cutoff:.3f}"
+            else f"No cutoff meets {self.target:.0%} on {len(self.chosen_on)} questions; the "
+            f"smallest swept is {self.cutoff:.3f}"
         )
         return (
-            f"{chosen}; on the {h.questions} held-out questions {h.bluffed} bluff "
+            f"{chosen}: on the {h.questions} held-out questions {h.bluffed} bluff "
             f"({h.rate:.3f}, exact {self.level:.0%} upper bound {h.upper:.3f}) and "
             f"{len(h.refused)} of {h.queries} answerable queries are refused"
         )
@@ -369,7 +369,8 @@ NOTE = (
 def held_out_view(c: Calibration) -> pd.DataFrame:
     """The calibrated cutoff and the chapter's, each scored on the held-out questions."""
     rows = {}
-    for name, h in (("twin-calibrated", c.held_out), ("the chapter's", c.chapter)):
+    calibrated = f"calibrated for {c.target:.0%}" if c.met else f"smallest ({c.target:.0%} not met)"
+    for name, h in ((calibrated, c.held_out), ("the chapter's", c.chapter)):
         lo, hi = h.refused_ci
         rows[name] = {
             "cutoff": f"{h.cutoff:.3f}",
