@@ -63,6 +63,48 @@ def wilson(k: int, n: int, level: float = 0.95) -> tuple[float, float]:
     return lo, hi
 
 
+def clopper_pearson_upper(k: int, n: int, level: float = 0.95) -> float:
+    """The exact one-sided upper confidence bound for a rate, ``k`` successes in ``n`` trials.
+
+    Clopper & Pearson (1934), *Biometrika* 26: the largest ``p`` under which seeing ``k`` or
+    fewer successes still has probability at least ``1 − level``, that is the root of
+    ``P(X ≤ k | n, p) = 1 − level``; equivalently the ``level`` quantile of
+    Beta(k + 1, n − k). At ``k = n`` the bound is 1. Solved by bisection on the exact binomial
+    tail (monotone in ``p``), to 1e-12. Never below the true rate in more than ``1 − level``
+    of samples, whatever ``p``: exact, conservative.
+
+    >>> round(clopper_pearson_upper(0, 16), 4)   # the rule of three: about 3/n
+    0.1707
+    """
+    if n < 1:
+        raise ValueError(f"n must be >= 1, got {n}")
+    if not 0 <= k <= n:
+        raise ValueError(f"need 0 <= k <= n, got k={k}, n={n}")
+    if not 0 < level < 1:
+        raise ValueError(f"level must be in (0, 1), got {level}")
+    if k == n:
+        return 1.0
+    alpha = 1 - level
+    lo, hi = k / n, 1.0
+    while hi - lo > 1e-12:
+        mid = (lo + hi) / 2
+        if _binom_cdf(k, n, mid) > alpha:
+            lo = mid
+        else:
+            hi = mid
+    return (lo + hi) / 2
+
+
+def _binom_cdf(k: int, n: int, p: float) -> float:
+    """P(X ≤ k) for X ~ Binomial(n, p), 0 < p < 1, summed term by term in log space (so
+    that ``comb(n, i)`` cannot overflow a float at thousands of trials)."""
+    lp, lq, ln = math.log(p), math.log1p(-p), math.lgamma(n + 1)
+    return math.fsum(
+        math.exp(ln - math.lgamma(i + 1) - math.lgamma(n - i + 1) + i * lp + (n - i) * lq)
+        for i in range(k + 1)
+    )
+
+
 def sign_test(wins: int, losses: int) -> float:
     """Two-sided exact sign test p-value for ``wins`` against ``losses`` (ties dropped).
 

@@ -2,8 +2,9 @@
 
 :func:`evaluate` runs the suites on a corpus with needle questions (chunking, dense retrieval
 over the six chunkings, dense / BM25 / hybrid on strategy E, the refusal gate when there are
-negatives); :func:`evaluate_spans` runs the span suite on questions answered by excerpts
-(Chroma's format). Both return an :class:`Evaluation`: the records, and where they came from.
+negatives, a cutoff calibrated on unanswerable twins whether or not there are);
+:func:`evaluate_spans` runs the span suite on questions answered by excerpts (Chroma's format).
+Both return an :class:`Evaluation`: the records, and where they came from.
 
 What a report shows of a record is declared once, by the record's type (:func:`section`):
 its tables with their notes, its figures, the chapter's claims judged on it, and which of its
@@ -31,6 +32,7 @@ from rag_lab.evaluation import chapter, claims, figures, ledger, plots, spans
 from rag_lab.evaluation import chunking as chunking_suite
 from rag_lab.evaluation import refusal as refusal_suite
 from rag_lab.evaluation import retrieval as retrieval_suite
+from rag_lab.evaluation import twins as twins_suite
 from rag_lab.evaluation.chunking import Chunking
 from rag_lab.evaluation.lab import Lab
 from rag_lab.evaluation.ledger import Entry, Ledger
@@ -38,6 +40,7 @@ from rag_lab.evaluation.refusal import Refusal
 from rag_lab.evaluation.render import markdown_table
 from rag_lab.evaluation.retrieval import Strategies, Systems
 from rag_lab.evaluation.spans import SpanEvaluation
+from rag_lab.evaluation.twins import Calibration
 from rag_lab.progress import bar
 from rag_lab.questions import QuestionSet
 from rag_lab.search import TextEncoder
@@ -49,14 +52,22 @@ GATE_STRATEGY = "E"
 
 @dataclass(frozen=True)
 class GateSkipped:
-    """The refusal gate was not measured, and why."""
+    """The refusal gate (or its twin calibration) was not measured, and why."""
 
     reason: str
+    key: str = "gate"
+    heading: str = "Distances and the refusal gate on strategy E (notebook 06)"
 
 
 NO_GATE = GateSkipped(
     "no negatives in the question file, so the refusal gate (notebook 06) was not measured: "
     "add questions the corpus cannot answer under negatives to measure it"
+)
+TOO_FEW_FOR_TWINS = GateSkipped(
+    "fewer than 2 questions, so no cutoff was calibrated on unanswerable twins: it is chosen "
+    "on one half of the questions and scored on the other",
+    "twins",
+    "A cutoff calibrated on unanswerable twins, strategy E (notebook 06)",
 )
 
 
@@ -278,10 +289,29 @@ def _(r: Refusal, benchmark: str) -> Section:
 
 
 @section.register
-def _(r: GateSkipped, benchmark: str) -> Section:
+def _(r: Calibration, benchmark: str) -> Section:
     return Section(
-        "gate", "Distances and the refusal gate on strategy E (notebook 06)", skipped=r.reason
+        "twins",
+        f"A cutoff calibrated on unanswerable twins, strategy {r.strategy} (notebook 06)",
+        (
+            Table(
+                "twin-calibrated cutoff",
+                twins_suite.held_out_view(r),
+                twins_suite.NOTE.format(target=r.target, seed=r.seed, level=r.level)
+                + f" {r.line()}: "
+                + (", ".join(r.held_out.refused) or "none")
+                + ".",
+                headline=True,
+            ),
+        ),
+        {"twin_bluff_curve": lambda: twins_suite.curve_figure(r)},
+        tuple(twins_suite.entries(r, "06", benchmark)),
     )
+
+
+@section.register
+def _(r: GateSkipped, benchmark: str) -> Section:
+    return Section(r.key, r.heading, skipped=r.reason)
 
 
 @section.register
@@ -324,8 +354,9 @@ def evaluate(
     tokenizer: str = "ascii",
     progress: bool | None = None,
 ) -> Evaluation:
-    """Chunking, dense retrieval, dense / BM25 / hybrid on E, and the gate if there are
-    negatives. ``tokenizer`` is BM25's (the chapter's ``"ascii"``, or ``"unicode"``)."""
+    """Chunking, dense retrieval, dense / BM25 / hybrid on E, the gate if there are
+    negatives, and the twin-calibrated cutoff (:mod:`rag_lab.evaluation.twins`), which needs
+    none. ``tokenizer`` is BM25's (the chapter's ``"ascii"``, or ``"unicode"``)."""
     lab = Lab.of(docs, qset, encoder, tokenizer=tokenizer)
     with bar(4, "evaluate", "stage", show=progress) as stages:
         stages.update(0, "chunking")
@@ -334,8 +365,13 @@ def evaluate(
         dense = retrieval_suite.strategies(lab, chunks.destroyed)
         stages.update(1, "dense, BM25 and hybrid")
         systems = retrieval_suite.systems(lab, GATE_STRATEGY)
-        stages.update(1, "gate sweep")
+        stages.update(1, "gate sweep and twins")
         gated = refusal_suite.refusal(lab, GATE_STRATEGY) if qset.negatives else NO_GATE
+        calibrated = (
+            twins_suite.calibration(lab, GATE_STRATEGY)
+            if len(qset.questions) >= 2
+            else TOO_FEW_FOR_TWINS
+        )
         stages.update(1)
     kinds = {k: sum(n.kind == k for n in qset.negatives) for k in ("uncovered", "offtopic")}
     corpus = {
@@ -348,7 +384,7 @@ def evaluate(
     }
     extra = {"queries": [q.id for q in lab.queries], "bm25 tokenizer": tokenizer}
     return Evaluation(
-        title, corpus, _encoder(encoder), (chunks, dense, systems, gated), extra=extra
+        title, corpus, _encoder(encoder), (chunks, dense, systems, gated, calibrated), extra=extra
     )
 
 

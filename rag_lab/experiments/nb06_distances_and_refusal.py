@@ -15,10 +15,11 @@ import pandas as pd
 from scipy import stats as sps
 
 from rag_lab.chunking import Chunk
-from rag_lab.evaluation import chapter, claims, plots
+from rag_lab.evaluation import chapter, claims, plots, twins
 from rag_lab.evaluation.lab import Lab
 from rag_lab.evaluation.ledger import Entry, count_entry, fixed_entry
 from rag_lab.evaluation.refusal import Refusal
+from rag_lab.evaluation.twins import Calibration
 from rag_lab.evaluation.verdicts import Verdict
 from rag_lab.experiments.present import Table
 from rag_lab.experiments.probes import classify
@@ -32,9 +33,10 @@ HEADLINE = (
     "bluffs@0.525",
     "refused@0.525",
     "literal-match-bluff",
+    "0.675-uncalibrated",
 )
 """The claims this notebook opens with: the overlap, the chapter's rates at its two cutoffs,
-and the literal-match bluff."""
+the literal-match bluff, and the chapter's cutoff against the twin-calibrated one."""
 
 PRICES = (1.0, 3.0, 10.0)
 """Prices of a bluff, in refused answerable queries, that the cost figure compares."""
@@ -200,6 +202,18 @@ def bluffs_view(failures: pd.DataFrame) -> Table:
     )
 
 
+def twins_view(c: Calibration) -> Table:
+    """:func:`rag_lab.evaluation.twins.held_out_view`: the twin-calibrated cutoff and the
+    chapter's, scored on the held-out questions only."""
+    return Table(
+        twins.held_out_view(c),
+        caption=f"Scored on the {c.held_out.questions} held-out questions "
+        f"({c.held_out.queries} queries); chosen on the other {len(c.chosen_on)}. Bluffed: "
+        f"questions whose twin passes; upper: exact one-sided bound (Clopper–Pearson); "
+        "refused: answerable queries, 95 % by question",
+    )
+
+
 # --- what each cutoff costs ------------------------------------------------------------------
 
 
@@ -337,10 +351,14 @@ def cost_figure(gated: Refusal, step: float = 0.05, prices: Sequence[float] = PR
     return fig
 
 
-def entries(identity_unit: float, gated: Refusal, traps: pd.DataFrame) -> list[Entry]:
+def entries(
+    identity_unit: float, gated: Refusal, traps: pd.DataFrame, calibrated: Calibration
+) -> list[Entry]:
     """The chapter's distance and threshold claims: this notebook's part of the ledger. The
     literal-match failure is judged on the probes' trap negatives (``traps``,
-    :func:`rag_lab.experiments.probes.trap_table`), which are built to trigger it."""
+    :func:`rag_lab.experiments.probes.trap_table`), which are built to trigger it; the
+    chapter's cutoff on the unanswerable twins (``calibrated``,
+    :func:`rag_lab.evaluation.twins.calibrate`)."""
     at = {"notebook": "06", "benchmark": "d2l"}
     landed = traps[traps["passes"] & traps["holds rare term"]]
     return [
@@ -366,6 +384,7 @@ def entries(identity_unit: float, gated: Refusal, traps: pd.DataFrame) -> list[E
             chapter=f"its example at {chapter.TRAP_DISTANCE}",
             rule="reproduces when at least one trap negative does (data/probes.yaml)",
         ),
+        *twins.entries(calibrated, "06", "d2l"),
     ]
 
 
@@ -375,6 +394,7 @@ def reading(
     gated: Refusal,
     failures: pd.DataFrame,
     traps: pd.DataFrame,
+    calibrated: Calibration,
 ) -> str:
     """A plain-language verdict on the chapter's distance and threshold claims."""
     lines = [
@@ -385,6 +405,7 @@ def reading(
         _without_needle(gated),
         _price(gated),
         _failure_kinds(failures, traps),
+        _twins(calibrated, gated),
     ]
     return "\n".join(lines)
 
@@ -501,4 +522,39 @@ def _failure_kinds(failures: pd.DataFrame, traps: pd.DataFrame) -> str:
         f"- **Failure kinds of every bluff at {chapter.CUTOFF}** "
         f"({failures['negative'].nunique()} negatives, each judged on its two nearest chunks) "
         f"— {found or 'none'}. " + kinds_note + trap_note
+    )
+
+
+def _twins(c: Calibration, g: Refusal) -> str:
+    h, ch = c.held_out, c.chapter
+    neg = g.at(h.cutoff)
+    chosen = (
+        f"the largest cutoff at which at most {c.target:.0%} of {len(c.chosen_on)} questions' "
+        f"twins pass is {c.cutoff:.3f}"
+        if c.met
+        else f"no cutoff of the sweep lets through the twins of at most {c.target:.0%} of "
+        f"{len(c.chosen_on)} questions; the smallest, {c.cutoff:.3f}, is scored"
+    )
+    negatives_rate = int(neg["bluffs"]) / g.negatives
+    harder = (
+        "twins pass more often: a near miss sits beside its answer"
+        if h.rate > negatives_rate
+        else "twins pass no more often than they do"
+    )
+    verdict = (
+        f"with twins there is one, at the price of {len(h.refused)} refusals"
+        if c.met
+        else "and with twins a distance alone cannot hold the target: the median query is "
+        f"{np.median(c.twins.nearest):.3f} from its nearest chunk, the median twin "
+        f"{np.median(c.twins.twin):.3f} from its nearest chunk left"
+    )
+    return (
+        f"- **Unanswerable twins.** With every chunk holding a needle removed, {chosen}. On "
+        f"the {h.questions} held-out questions it lets {h.bluffed} through (exact "
+        f"{c.level:.0%} upper bound {h.upper:.2f}) and refuses {len(h.refused)} of "
+        f"{h.queries} answerable queries; the chapter's {chapter.CUTOFF} lets {ch.bluffed} of "
+        f"{ch.questions} through (bound {ch.upper:.2f}) and refuses {len(ch.refused)}. The "
+        f"hand-written negatives, on a curve of their own, bluff {int(neg['bluffs'])} of "
+        f"{g.negatives} times at {h.cutoff:.3f}: {harder}. Without negatives there is no "
+        f"threshold, only a number; {verdict}."
     )

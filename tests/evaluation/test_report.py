@@ -11,6 +11,7 @@ from rag_lab.evaluation.chunking import Chunking
 from rag_lab.evaluation.refusal import Refusal
 from rag_lab.evaluation.report import GateSkipped
 from rag_lab.evaluation.retrieval import Strategies, Systems
+from rag_lab.evaluation.twins import Calibration
 
 # --- a tiny corpus of our schema, built so that blind cuts destroy exactly one needle ------
 
@@ -72,9 +73,16 @@ def test_a_tiny_corpus_end_to_end(tmp_path):
         "dense_bm25_hybrid_recall.png",
         "dense_recall_by_strategy.png",
         "distance_histograms.png",
+        "twin_bluff_curve.png",
     ]
     assert all(p.stat().st_size > 0 for p in (written.markdown, written.json, *written.figures))
-    assert [type(r) for r in ev.results] == [Chunking, Strategies, Systems, Refusal]
+    assert [type(r) for r in ev.results] == [
+        Chunking,
+        Strategies,
+        Systems,
+        Refusal,
+        Calibration,
+    ]
 
     # Blind cuts: alpha is 1 + 1 chunks (cut at 512), beta and gamma one each. Boundaries:
     # alpha intro + Devices, beta intro + Backward, gamma one section of two short paragraphs.
@@ -114,6 +122,7 @@ def test_a_tiny_corpus_end_to_end(tmp_path):
         "dense recall by strategy",
         "dense, BM25 and hybrid",
         "gate",
+        "twin-calibrated cutoff",
     ]
     # The chapter's claims, judged on this corpus, close the report and the JSON.
     first = data["claims"][0]
@@ -171,3 +180,14 @@ def test_without_negatives_the_gate_is_skipped_and_said_so(tmp_path):
     assert ev.notes() == [report.NO_GATE.reason]
     assert "gate" not in [title for title, _ in ev.headline()]
     assert ev.result(Systems) is not None
+    # Without negatives the twins still calibrate a cutoff, chosen on one question of the
+    # two and scored on the other
+    calibrated = ev.result(Calibration)
+    assert calibrated is not None and "twin-calibrated cutoff" in dict(ev.headline())
+    assert len(calibrated.chosen_on) == 1 and calibrated.held_out.questions == 1
+    assert calibrated.chosen_on[0] not in {q.split("/")[0] for q in calibrated.held_out.refused}
+    assert data["twins"]["held out"]["questions"] == 1
+    md = written.markdown.read_text()
+    assert "A cutoff calibrated on unanswerable twins, strategy E (notebook 06)" in md
+    assert "![twin_bluff_curve](figures/twin_bluff_curve.png)" in md
+    assert "0.675-uncalibrated" in {c["claim"] for c in data["claims"]}
