@@ -8,6 +8,8 @@ from fakes import HashEncoder, write
 from rag_lab.chunking import TARGET
 from rag_lab.evaluation import report
 from rag_lab.evaluation.chunking import Chunking
+from rag_lab.evaluation.deploy import Deployment
+from rag_lab.evaluation.power import Power
 from rag_lab.evaluation.refusal import Refusal
 from rag_lab.evaluation.report import GateSkipped
 from rag_lab.evaluation.retrieval import Strategies, Systems
@@ -74,7 +76,14 @@ def test_a_tiny_corpus_end_to_end(tmp_path):
         "distance_histograms.png",
     ]
     assert all(p.stat().st_size > 0 for p in (written.markdown, written.json, *written.figures))
-    assert [type(r) for r in ev.results] == [Chunking, Strategies, Systems, Refusal]
+    assert [type(r) for r in ev.results] == [
+        Chunking,
+        Strategies,
+        Systems,
+        Refusal,
+        Deployment,
+        Power,
+    ]
 
     # Blind cuts: alpha is 1 + 1 chunks (cut at 512), beta and gamma one each. Boundaries:
     # alpha intro + Devices, beta intro + Backward, gamma one section of two short paragraphs.
@@ -114,7 +123,12 @@ def test_a_tiny_corpus_end_to_end(tmp_path):
         "dense recall by strategy",
         "dense, BM25 and hybrid",
         "gate",
+        "detectable difference",
     ]
+    # Every report carries the stamps, the deployed configuration per query, and its power.
+    assert set(data["stamps"]) >= {"corpus sha256", "questions sha256", "chunker", "encoder"}
+    assert [q["id"] for q in data["deployment"]["queries"]] == data["queries"]
+    assert data["power"]["questions"] == 2
     # The chapter's claims, judged on this corpus, close the report and the JSON.
     first = data["claims"][0]
     assert (first["claim"], first["benchmark"], first["verdict"]) == (
