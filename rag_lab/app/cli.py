@@ -350,6 +350,8 @@ def _print_comparison(c: Comparison) -> None:
     from rag_lab.evaluation import regression
 
     print(f"\nagainst the baseline {c.baseline_path}: {c.coverage}")
+    for note in c.not_compared:
+        print(f"  not compared: {note}")
     for stamp, old, new in c.changes:
         print(f"  changed {stamp}: {old} -> {new}")
     if not c.changes:

@@ -197,6 +197,8 @@ class Comparison:
     """Questions in common, only in the baseline, only in the new run."""
     same_questions_file: bool
     max_drop: float | None = None
+    not_compared: tuple[str, ...] = ()
+    """Metrics one run measured and the other did not, each with why."""
 
     @property
     def regressed(self) -> list[Metric]:
@@ -234,6 +236,7 @@ class Comparison:
             "questions": {"common": common, "baseline only": old_only, "new only": new_only},
             "same question file": self.same_questions_file,
             "max drop": self.max_drop,
+            "not compared": list(self.not_compared),
             "changes": [{"stamp": s, "baseline": a, "new": b} for s, a, b in self.changes],
             "metrics": [m.to_json() for m in self.metrics],
             "flips": [
@@ -301,6 +304,14 @@ def compare(
     )
     cut_old, cut_new = float(old_d["cutoff"]), float(new_d["cutoff"])
     at = f"{cut_new:.3f}" if cut_old == cut_new else f"{cut_old:.3f} → {cut_new:.3f}"
+    not_compared = [
+        f"R@{k}: measured only in the {'new run' if k in new_d['ks'] else 'baseline'}"
+        for k in dict.fromkeys([*old_d["ks"], *new_d["ks"]])
+        if k not in ks
+    ]
+    if bool(old_d.get("negatives")) != bool(new_d.get("negatives")):
+        lacking = "baseline" if not old_d.get("negatives") else "new run"
+        not_compared.append(f"bluffs and refusals: the {lacking} has no negatives")
     if old_d.get("negatives") and new_d.get("negatives"):
         old_n = {n["id"]: n["nearest"] for n in old_d["negatives"]}
         negs = [n for n in new_d["negatives"] if n["id"] in old_n]
@@ -340,6 +351,7 @@ def compare(
         ),
         same_file,
         max_drop,
+        tuple(not_compared),
     )
 
 
@@ -452,6 +464,7 @@ def markdown(c: Comparison) -> str:
         f"Baseline: `{c.baseline_path}`. {c.summary}",
         "",
         c.coverage,
+        *(f"Not compared: {n}." for n in c.not_compared),
         "",
         "## What changed",
         "",

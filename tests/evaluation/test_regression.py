@@ -257,6 +257,17 @@ def test_max_drop_needs_a_baseline(capsys):
     assert "--max-drop X needs --baseline FILE" in capsys.readouterr().err
 
 
+def test_a_metric_one_run_lacks_is_named_not_compared(runs):
+    _, _, _, baseline = runs
+    report = json.loads(baseline.read_text())
+    bare = json.loads(baseline.read_text())
+    bare["deployment"]["negatives"] = []
+    c = regression.compare(report, bare)
+    assert c.not_compared == ("bluffs and refusals: the new run has no negatives",)
+    assert not any(m.name.startswith(("bluffs", "refusals")) for m in c.metrics)
+    assert "Not compared: bluffs and refusals" in c.markdown()
+
+
 def test_reports_of_different_kinds_are_not_paired():
     a = {"kind": "needles", "deployment": {}, "stamps": {}}
     b = {"kind": "spans", "deployment": {}, "stamps": {}}
