@@ -301,7 +301,7 @@ def _warn_if_long(question: str, encoder: Encoder) -> None:
 
 def _evaluate(args: argparse.Namespace) -> int:
     # Imported here: only `evaluate` needs the evaluation library (and matplotlib).
-    from rag_lab.evaluation import regression, report
+    from rag_lab.evaluation import gate_report, regression, report
 
     questions, out = _evaluation_paths(args)
     # The baseline is read before minutes of embedding: a wrong path fails at once.
@@ -328,7 +328,7 @@ def _evaluate(args: argparse.Namespace) -> int:
         compared = regression.compare(
             baseline, new, max_drop=args.max_drop, baseline_path=str(args.baseline)
         )
-    files = regression.write(compared, out)
+    files = gate_report.write(compared, out)
     _print_comparison(compared)
     print(f"wrote {files.markdown}, {files.json.name} and {files.junit.name} (JUnit) in {out}")
     return REGRESSED if compared.regressed else OK
@@ -347,7 +347,7 @@ def _baseline_words(kind: type[Exception]) -> Iterator[None]:
 
 def _print_comparison(c: Comparison) -> None:
     """The gate's verdict on the terminal: what was paired, what changed, the metrics."""
-    from rag_lab.evaluation import regression
+    from rag_lab.evaluation import gate_report
 
     print(f"\nagainst the baseline {c.baseline_path}: {c.coverage}")
     for note in c.not_compared:
@@ -356,7 +356,7 @@ def _print_comparison(c: Comparison) -> None:
         print(f"  changed {stamp}: {old} -> {new}")
     if not c.changes:
         print("  the stamps are the same (corpus, questions, chunker, encoder, cutoff, version)")
-    print(f"\n{regression.metrics_frame(c).to_string()}")
+    print(f"\n{gate_report.metrics_frame(c).to_string()}")
     lost = sum(bool(f.lost) for f in c.flips)
     listed = "; regression.md lists them" if c.flips else ""
     print(f"\n{len(c.flips)} queries flipped ({lost} lost at some k){listed}")

@@ -15,15 +15,14 @@ way; otherwise no significant change (never "no change": the detectable differen
 Only the units both runs hold are paired: a different question file is compared on its
 common questions, and the comparison says so. The questions whose first hit crossed a k
 (found → lost, lost → found) are listed with the chunk each now gets first. The result is
-rendered as Markdown, JSON and JUnit XML (one testcase a metric, a failure when it regressed).
+rendered by :mod:`rag_lab.evaluation.gate_report` as Markdown, JSON and JUnit XML.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import xml.etree.ElementTree as ET
-from collections.abc import Callable, Hashable, Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -33,7 +32,6 @@ import numpy as np
 from rag_lab.errors import BadInput
 from rag_lab.evaluation.deploy import STAMP_FIELDS
 from rag_lab.evaluation.ledger import Direction, judge
-from rag_lab.evaluation.render import markdown_table
 from rag_lab.evaluation.verdicts import Verdict
 from rag_lab.stats import (
     Difference,
@@ -253,12 +251,6 @@ class Comparison:
             ],
         }
 
-    def markdown(self) -> str:
-        return markdown(self)
-
-    def junit(self) -> str:
-        return junit(self)
-
 
 def compare(
     baseline: Mapping[str, Any],
@@ -280,9 +272,40 @@ def compare(
     if not common_q:
         raise BaselineError(baseline_path, "shares no query id with this run: nothing to pair")
     pairs = [(old_q[q["id"]], q) for q in common_q]
-    clusters = [q["question"] for q in common_q]
     ks = [k for k in new_d["ks"] if k in old_d["ks"]]
-    measured: list[tuple[str, bool, np.ndarray, np.ndarray, Sequence[Hashable], str]] = []
+    measured, not_compared = _measure(old_d, new_d, pairs, ks)
+    metrics = _judge_all(measured, max_drop)
+    old_questions, new_questions = set(old_d["questions"]), set(new_d["questions"])
+    same_file = baseline["stamps"].get("questions sha256") == new["stamps"].get("questions sha256")
+    return Comparison(
+        baseline_path,
+        tuple(metrics),
+        tuple(_flips(pairs, ks)),
+        tuple(_changes(baseline["stamps"], new["stamps"])),
+        (
+            len(old_questions & new_questions),
+            len(old_questions - new_questions),
+            len(new_questions - old_questions),
+        ),
+        same_file,
+        max_drop,
+        tuple(not_compared),
+    )
+
+
+Measured = tuple[str, bool, np.ndarray, np.ndarray, Sequence[Hashable], str]
+"""(metric, higher is better, baseline values, new values, their units' clusters, units)."""
+
+
+def _measure(
+    old_d: Mapping[str, Any],
+    new_d: Mapping[str, Any],
+    pairs: Sequence[tuple[Mapping, Mapping]],
+    ks: Sequence[int],
+) -> tuple[list[Measured], list[str]]:
+    """Each headline metric's values per unit in both runs, and the metrics not compared."""
+    clusters = [n["question"] for _, n in pairs]
+    measured: list[Measured] = []
     for k in ks:
         a = np.array([_hit(o["rank"], k) for o, _ in pairs], dtype=float)
         b = np.array([_hit(n["rank"], k) for _, n in pairs], dtype=float)
@@ -336,27 +359,11 @@ def compare(
                 "questions",
             )
         )
-    metrics = _judge_all(measured, max_drop)
-    old_questions, new_questions = set(old_d["questions"]), set(new_d["questions"])
-    same_file = baseline["stamps"].get("questions sha256") == new["stamps"].get("questions sha256")
-    return Comparison(
-        baseline_path,
-        tuple(metrics),
-        tuple(_flips(pairs, ks)),
-        tuple(_changes(baseline["stamps"], new["stamps"])),
-        (
-            len(old_questions & new_questions),
-            len(old_questions - new_questions),
-            len(new_questions - old_questions),
-        ),
-        same_file,
-        max_drop,
-        tuple(not_compared),
-    )
+    return measured, not_compared
 
 
 def _judge_all(
-    measured: Sequence[tuple[str, bool, np.ndarray, np.ndarray, Sequence[Hashable], str]],
+    measured: Sequence[Measured],
     max_drop: float | None,
 ) -> list[Metric]:
     """Each metric's difference and test, Holm over the family, the ledger's rule."""
@@ -426,149 +433,3 @@ def _stamp_text(value: Any) -> str:
     if isinstance(value, str) and len(value) == 64:
         return value[:12]  # a sha256: its first 12 hex digits tell two apart
     return str(value)
-
-
-# --- rendering -----------------------------------------------------------------------------
-
-
-def metrics_frame(c: Comparison):  # -> pd.DataFrame
-    import pandas as pd
-
-    return pd.DataFrame(
-        {
-            "baseline": [f"{m.baseline:.3f}" for m in c.metrics],
-            "new": [f"{m.new:.3f}" for m in c.metrics],
-            "new − baseline [95 % CI]": [str(m.difference) for m in c.metrics],
-            "better/worse/tied": [_counts(m) for m in c.metrics],
-            "p (Holm)": [f"{m.p_adjusted:#.2g}" for m in c.metrics],
-            "outcome": [m.outcome for m in c.metrics],
-        },
-        index=pd.Index([m.name for m in c.metrics], name="metric"),
-    )
-
-
-def _counts(m: Metric) -> str:
-    t = m.test
-    up, down = (t.wins, t.losses) if m.higher_is_better else (t.losses, t.wins)
-    return f"{up}/{down}/{t.ties}"
-
-
-def markdown(c: Comparison) -> str:
-    """The comparison as Markdown: the verdict, what was paired, what changed, the metrics,
-    the flips."""
-    import pandas as pd
-
-    lines = [
-        "# rag_lab regression gate",
-        "",
-        f"Baseline: `{c.baseline_path}`. {c.summary}",
-        "",
-        c.coverage,
-        *(f"Not compared: {n}." for n in c.not_compared),
-        "",
-        "## What changed",
-        "",
-    ]
-    if c.changes:
-        lines += [f"- {s}: {a} → {b}" for s, a, b in c.changes]
-    else:
-        lines += [
-            "Nothing in the stamps: the same corpus, questions, chunker, encoder, "
-            "cutoff and version."
-        ]
-    lines += [
-        "",
-        "## Metrics",
-        "",
-        "New minus baseline, paired by question (95 % interval by question); the sign test "
-        "counts questions better, worse and tied, Holm-adjusted over the metrics; a metric "
-        "regressed when the new run is significantly worse (the ledger's rule)"
-        + (f" or worse by more than --max-drop {c.max_drop:g}" if c.max_drop is not None else "")
-        + ". Lower is better for destroyed answers, bluffs and refusals.",
-        "",
-        markdown_table(metrics_frame(c)),
-        "",
-        "## Flipped queries",
-        "",
-    ]
-    if not c.flips:
-        lines += ["None: every query's first hit is on the same side of every k."]
-    else:
-        frame = pd.DataFrame(
-            {
-                "rank before": [_rank(f.baseline_rank) for f in c.flips],
-                "rank now": [_rank(f.new_rank) for f in c.flips],
-                "found → lost": [_ks(f.lost) for f in c.flips],
-                "lost → found": [_ks(f.found) for f in c.flips],
-                "first chunk now": [f.top_chunk for f in c.flips],
-            },
-            index=pd.Index([f.query for f in c.flips], name="query"),
-        )
-        lost = sum(bool(f.lost) for f in c.flips)
-        lines += [
-            f"{lost} queries lost at some k, {len(c.flips) - lost} only gained.",
-            "",
-            markdown_table(frame),
-        ]
-    return "\n".join(lines) + "\n"
-
-
-def _rank(r: int | None) -> str:
-    return "none" if r is None else str(r)
-
-
-def _ks(ks: Sequence[int]) -> str:
-    return ", ".join(f"R@{k}" for k in ks) or "–"
-
-
-def junit(c: Comparison) -> str:
-    """JUnit XML: one testsuite, one testcase a metric, a ``failure`` when it regressed."""
-    suite = ET.Element(
-        "testsuite",
-        name="rag-lab regression gate",
-        tests=str(len(c.metrics)),
-        failures=str(len(c.regressed)),
-        errors="0",
-        skipped="0",
-    )
-    props = ET.SubElement(suite, "properties")
-    ET.SubElement(props, "property", name="baseline", value=c.baseline_path)
-    ET.SubElement(props, "property", name="coverage", value=c.coverage)
-    for stamp, a, b in c.changes:
-        ET.SubElement(props, "property", name=f"changed: {stamp}", value=f"{a} -> {b}")
-    for m in c.metrics:
-        case = ET.SubElement(suite, "testcase", classname="rag_lab.regression", name=m.name)
-        text = f"{m.name}: {m.baseline:.3f} -> {m.new:.3f}, {m.difference}; {m.reason}"
-        if m.outcome == REGRESSED:
-            ET.SubElement(case, "failure", message=text, type="regression").text = text
-        else:
-            ET.SubElement(case, "system-out").text = text
-    root = ET.Element("testsuites", tests=suite.get("tests"), failures=suite.get("failures"))
-    root.append(suite)
-    ET.indent(root)
-    return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
-
-
-@dataclass(frozen=True)
-class Files:
-    markdown: Path
-    json: Path
-    junit: Path
-
-
-def write(c: Comparison, out: str | os.PathLike) -> Files:
-    """``regression.md``, ``regression.json`` and ``regression.xml`` (JUnit) under ``out``."""
-    from rag_lab.atomic import write_atomically
-
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    texts: dict[str, Callable[[], str]] = {
-        "regression.md": c.markdown,
-        "regression.json": lambda: json.dumps(c.to_json(), indent=1, ensure_ascii=False) + "\n",
-        "regression.xml": c.junit,
-    }
-    paths = []
-    for name, render in texts.items():
-        text = render()
-        paths.append(write_atomically(out / name, lambda tmp, t=text: tmp.write_text(t, "utf-8")))
-    return Files(*paths)

@@ -16,7 +16,7 @@ from fakes import write
 
 from rag_lab.app import cli
 from rag_lab.chunking import TARGET
-from rag_lab.evaluation import regression
+from rag_lab.evaluation import gate_report, regression
 from rag_lab.evaluation.power import detectable, questions_needed
 from rag_lab.stats import (
     cluster_paired,
@@ -265,7 +265,7 @@ def test_a_metric_one_run_lacks_is_named_not_compared(runs):
     c = regression.compare(report, bare)
     assert c.not_compared == ("bluffs and refusals: the new run has no negatives",)
     assert not any(m.name.startswith(("bluffs", "refusals")) for m in c.metrics)
-    assert "Not compared: bluffs and refusals" in c.markdown()
+    assert "Not compared: bluffs and refusals" in gate_report.markdown(c)
 
 
 def test_reports_of_different_kinds_are_not_paired():
