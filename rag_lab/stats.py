@@ -288,6 +288,26 @@ def cluster_paired(
     return Paired(wins=wins, losses=losses, ties=len(a) - wins - losses)
 
 
+def cluster_paired_values(
+    values_a: Sequence[float], values_b: Sequence[float], clusters: Sequence[Hashable]
+) -> Paired:
+    """:func:`cluster_paired` for real values per query (a reciprocal rank): a win is a
+    question whose values sum higher under A than under B.
+
+    >>> r = cluster_paired_values([1.0, 0.5, 0.2], [0.5, 0.5, 0.2], ["q1", "q1", "q2"])
+    >>> (r.wins, r.losses, r.ties)
+    (1, 0, 1)
+    """
+    if len(values_a) != len(values_b):
+        raise ValueError(f"need equal lengths, got {len(values_a)} and {len(values_b)}")
+    a, _ = _sums(np.asarray(values_a, dtype=np.float64), clusters)
+    b, _ = _sums(np.asarray(values_b, dtype=np.float64), clusters)
+    # A reciprocal rank is exact in binary only for powers of two: compare at 12 digits.
+    diff = np.round(a - b, 12)
+    wins, losses = int((diff > 0).sum()), int((diff < 0).sum())
+    return Paired(wins=wins, losses=losses, ties=len(a) - wins - losses)
+
+
 def holm(pvalues: Sequence[float]) -> list[float]:
     """Holm's step-down adjusted p-values for a family of tests, in the input order.
 
@@ -396,13 +416,32 @@ def paired_difference(
     >>> str(d), d.clusters
     ('+0.500 [-0.006, +0.806]', 8)
     """
-    from scipy import stats
-
     a = np.asarray(hits_a, dtype=bool)
     b = np.asarray(hits_b, dtype=bool)
+    return paired_mean_difference(a, b, clusters, level)
+
+
+def paired_mean_difference(
+    values_a: Sequence[float],
+    values_b: Sequence[float],
+    clusters: Sequence[Hashable],
+    level: float = 0.95,
+) -> Difference:
+    """:func:`paired_difference` for values in [0, 1] per query (a reciprocal rank, say):
+    the mean over questions of each question's mean difference, with the same interval and
+    the same two pseudo-questions of one query's worth. On hits it is
+    :func:`paired_difference`.
+
+    >>> str(paired_mean_difference([1.0, 0.5], [0.5, 0.5], ["q1", "q2"]))
+    '+0.250 [-1.000, +1.000]'
+    """
+    from scipy import stats
+
+    a = np.asarray(values_a, dtype=np.float64)
+    b = np.asarray(values_b, dtype=np.float64)
     if a.shape != b.shape or a.ndim != 1 or len(a) == 0:
         raise ValueError(f"need two 1-D hit vectors of equal length, got {a.shape}, {b.shape}")
-    sums, sizes = _sums(a.astype(np.float64) - b.astype(np.float64), clusters)
+    sums, sizes = _sums(a - b, clusters)
     per_question = sums / sizes
     one_query = 1 / float(np.mean(sizes))  # a single query's worth of a question
     padded = np.concatenate([per_question, [one_query, -one_query]])

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from rag_lab import __version__
 from rag_lab.app import index
+from rag_lab.chunking import STRATEGIES
 from rag_lab.gate import CUTOFF, MAX_KEPT
 from rag_lab.models.encoder import BACKENDS
 from rag_lab.sources import folder
@@ -39,7 +40,8 @@ the three steps:
 The index is --index PATH (default ${index.INDEX_ENV}, else {index.DEFAULT_PATH}).
 Exit status: 0 done; 1 some documents failed to index (the others are searchable);
 2 bad input or environment (one line says what, where and what to do), or an index that
-cannot be searched; 130 interrupted (the index stays consistent: run again to resume).
+cannot be searched; 3 evaluate --baseline: a metric regressed against the baseline;
+130 interrupted (the index stays consistent: run again to resume).
 """
 
 _DEBUG = "show the Python traceback of an error (for reporting a bug)"
@@ -221,6 +223,16 @@ def define_evaluate_args(parser: argparse.ArgumentParser) -> None:
         every problem in it is reported with its line. Without --corpus and --questions:
         the lab's own corpus and questions (in a checkout of the lab), and the notebooks'
         numbers, exactly.""",
+        """Every report.json holds the deployed configuration (dense retrieval on
+        --strategy, the gate at --cutoff) per query, with stamps (sha256 of the corpus and
+        the question file, chunker, encoder, cutoff, version), and how many questions the
+        file needs to detect a difference. With --baseline OLD/report.json the run is
+        compared with that one question by question (paired differences with 95 %
+        intervals and sign tests by question, Holm over the metrics): regression.md,
+        regression.json and regression.xml (JUnit) are written beside the report, and the
+        exit status is 3 when any metric regressed (significantly worse, or worse by more
+        than --max-drop), 0 when none did, 2 on bad input (a missing or foreign
+        baseline).""",
     )
     _define_shared_args(parser, index_file=False)
     parser.add_argument(
@@ -238,6 +250,34 @@ def define_evaluate_args(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--out", type=Path, metavar="DIR", help="where to write (default reports/<corpus name>)"
+    )
+    parser.add_argument(
+        "--strategy",
+        choices=tuple(STRATEGIES),
+        default=index.STRATEGY,
+        help=f"the chunking the deployed configuration uses (default {index.STRATEGY}, what "
+        "rag-lab index builds); the other tables measure all six",
+    )
+    parser.add_argument(
+        "--cutoff",
+        type=cutoff,
+        default=CUTOFF,
+        help=f"the gate's cosine-distance cutoff for the deployed configuration's bluffs and "
+        f"refusals (default {CUTOFF}, the chapter's)",
+    )
+    parser.add_argument(
+        "--baseline",
+        type=Path,
+        metavar="FILE",
+        help="the report.json of an earlier run to compare with, question by question "
+        "(exit 3 when a metric regressed)",
+    )
+    parser.add_argument(
+        "--max-drop",
+        type=fraction,
+        metavar="X",
+        help="with --baseline: also count as a regression any metric worse by more than X "
+        "(a rate, 0 to 1), significant or not",
     )
 
 
@@ -292,6 +332,17 @@ def confidence(text: str) -> float:
         raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
     if not 0 <= value <= 100:
         raise argparse.ArgumentTypeError(f"{text}: a confidence runs from 0 to 100")
+    return value
+
+
+def fraction(text: str) -> float:
+    """A rate: a number in [0, 1]."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not math.isfinite(value) or not 0 <= value <= 1:
+        raise argparse.ArgumentTypeError(f"{text}: give a rate from 0 to 1")
     return value
 
 

@@ -10,20 +10,23 @@ words them, one line each on stderr saying what, where and what to do (the comma
 options to type are named here, and only here); :data:`EXIT_STATUS` maps them to exit
 statuses. 2 is every fault of the input or the environment (a bad option, a missing or
 foreign file, a damaged or busy index, an unwritable place); 1 means only "some documents
-failed to index"; 130 is Ctrl-C, after which the index is consistent (documents are
+failed to index"; 3 (:data:`REGRESSED`) only "``evaluate --baseline``: a metric regressed";
+130 is Ctrl-C, after which the index is consistent (documents are
 written whole). No traceback reaches the user unless ``--debug``.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
 import textwrap
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import asdict
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rag_lab import paths
 from rag_lab.app import arguments, index, ingest, lifecycle
@@ -48,7 +51,10 @@ from rag_lab.sources import folder
 from rag_lab.sources.d2l import corpus_dir
 from rag_lab.text import shorten
 
-OK, PARTIAL, ERROR, INTERRUPTED = 0, 1, 2, 130
+if TYPE_CHECKING:
+    from rag_lab.evaluation.regression import Comparison
+
+OK, PARTIAL, ERROR, REGRESSED, INTERRUPTED = 0, 1, 2, 3, 130
 
 EXIT_STATUS: dict[type[BaseException], int] = {
     KeyboardInterrupt: INTERRUPTED,  # Ctrl-C; the index is consistent, the same command resumes
@@ -59,7 +65,8 @@ EXIT_STATUS: dict[type[BaseException], int] = {
     Exception: ERROR,  # a bug: still one line, and the way to the traceback
 }
 """The exit status of an error: the entry of the nearest class in its MRO. Besides these,
-a command returns :data:`OK` or :data:`PARTIAL` (some documents failed to index)."""
+a command returns :data:`OK`, :data:`PARTIAL` (some documents failed to index) or
+:data:`REGRESSED` (``evaluate --baseline``: a metric regressed against the baseline)."""
 
 
 class UsageError(BadInput, ValueError):
@@ -294,10 +301,17 @@ def _warn_if_long(question: str, encoder: Encoder) -> None:
 
 def _evaluate(args: argparse.Namespace) -> int:
     # Imported here: only `evaluate` needs the evaluation library (and matplotlib).
-    from rag_lab.evaluation import report
+    from rag_lab.evaluation import gate_report, regression, report
 
     questions, out = _evaluation_paths(args)
-    evaluation, written = report.run(args.corpus, questions, out)
+    # The baseline is read before minutes of embedding: a wrong path fails at once.
+    baseline = None
+    if args.baseline is not None:
+        with _baseline_words(regression.BaselineError):
+            baseline = regression.read_report(args.baseline)
+    evaluation, written = report.run(
+        args.corpus, questions, out, strategy=args.strategy, cutoff=args.cutoff
+    )
     print(evaluation.intro)
     for title, table in evaluation.headline():
         print(f"\n{title}:\n{table.to_string()}")
@@ -307,7 +321,46 @@ def _evaluate(args: argparse.Namespace) -> int:
         f"\nwrote {written.markdown}, {written.json.name}, {written.claims.name} (the chapter's "
         f"claims on this corpus) and {len(written.figures)} figures in {out}/figures"
     )
-    return OK
+    if baseline is None:
+        return OK
+    new = json.loads(written.json.read_text(encoding="utf-8"))
+    with _baseline_words(regression.BaselineError):
+        compared = regression.compare(
+            baseline, new, max_drop=args.max_drop, baseline_path=str(args.baseline)
+        )
+    files = gate_report.write(compared, out)
+    _print_comparison(compared)
+    print(f"wrote {files.markdown}, {files.json.name} and {files.junit.name} (JUnit) in {out}")
+    return REGRESSED if compared.regressed else OK
+
+
+@contextlib.contextmanager
+def _baseline_words(kind: type[Exception]) -> Iterator[None]:
+    """A baseline that cannot be compared with, as a usage error saying what to give."""
+    try:
+        yield
+    except kind as err:
+        raise UsageError(
+            f"{err}; --baseline FILE takes the report.json of an earlier rag-lab evaluate"
+        ) from None
+
+
+def _print_comparison(c: Comparison) -> None:
+    """The gate's verdict on the terminal: what was paired, what changed, the metrics."""
+    from rag_lab.evaluation import gate_report
+
+    print(f"\nagainst the baseline {c.baseline_path}: {c.coverage}")
+    for note in c.not_compared:
+        print(f"  not compared: {note}")
+    for stamp, old, new in c.changes:
+        print(f"  changed {stamp}: {old} -> {new}")
+    if not c.changes:
+        print("  the stamps are the same (corpus, questions, chunker, encoder, cutoff, version)")
+    print(f"\n{gate_report.metrics_frame(c).to_string()}")
+    lost = sum(bool(f.lost) for f in c.flips)
+    listed = "; regression.md lists them" if c.flips else ""
+    print(f"\n{len(c.flips)} queries flipped ({lost} lost at some k){listed}")
+    print(f"\n{c.summary}")
 
 
 def _evaluation_paths(args: argparse.Namespace) -> tuple[Path, Path]:
@@ -315,6 +368,8 @@ def _evaluation_paths(args: argparse.Namespace) -> tuple[Path, Path]:
     a mistake found after minutes of embedding is a mistake twice."""
     if args.corpus is not None and args.questions is None:
         raise UsageError("--questions FILE is required with --corpus DIR")
+    if args.max_drop is not None and args.baseline is None:
+        raise UsageError("--max-drop X needs --baseline FILE, the run it drops from")
     questions = args.questions or lab_questions()
     if args.corpus is not None and not args.corpus.is_dir():
         raise UsageError(f"{args.corpus}: not a folder (--corpus DIR)")

@@ -26,16 +26,18 @@ from typing import Any
 
 import pandas as pd
 
-from rag_lab import __version__, gate
+from rag_lab import __version__, gate, stats
 from rag_lab.documents import Document
-from rag_lab.evaluation import chapter, claims, figures, ledger, plots, spans
+from rag_lab.evaluation import chapter, claims, deploy, figures, ledger, plots, power, spans
 from rag_lab.evaluation import chunking as chunking_suite
 from rag_lab.evaluation import refusal as refusal_suite
 from rag_lab.evaluation import retrieval as retrieval_suite
 from rag_lab.evaluation import twins as twins_suite
 from rag_lab.evaluation.chunking import Chunking
+from rag_lab.evaluation.deploy import Deployment
 from rag_lab.evaluation.lab import Lab
 from rag_lab.evaluation.ledger import Entry, Ledger
+from rag_lab.evaluation.power import Power
 from rag_lab.evaluation.refusal import Refusal
 from rag_lab.evaluation.render import markdown_table
 from rag_lab.evaluation.retrieval import Strategies, Systems
@@ -342,6 +344,45 @@ def _(r: SpanEvaluation, benchmark: str) -> Section:
     )
 
 
+@section.register
+def _(r: Deployment, benchmark: str) -> Section:
+    row = {
+        "strategy": r.strategy,
+        "cutoff": f"{r.cutoff:.3f}",
+        "queries": len(r.queries),
+        "questions": len(r.questions),
+        "negatives": len(r.negatives),
+        "destroyed": len(r.destroyed),
+    }
+    note = (
+        "What `rag-lab evaluate --baseline OLD/report.json` pairs, question by question: "
+        "per query its question, first-hit rank, the chunk it gets first and that chunk's "
+        "distance (in report.json, with the run's stamps)."
+    )
+    frame = pd.DataFrame([row]).set_index("strategy")
+    return Section(
+        "deployment",
+        f"The deployed configuration: dense on {r.strategy}, the gate at {r.cutoff:.3f}",
+        (Table("deployed configuration", frame, note),),
+    )
+
+
+@section.register
+def _(r: Power, benchmark: str) -> Section:
+    note = (
+        f"The smallest difference in Recall@k a two-sided question-level test at α = "
+        f"{stats.ALPHA:g} detects with {power.POWER:.0%} power on these {r.questions} "
+        f"questions, δ(n) = (t(1 − α/2, n+1) + t(power, n+1)) · σ / √(n+2), and the questions "
+        f"needed for ±{r.target:.2f}; σ is the per-question spread of the paired differences "
+        "observed here between chunkings (median over the chapter's pairs)."
+    )
+    return Section(
+        "power",
+        "How many questions you need",
+        (Table("detectable difference", r.view(), note, headline=True),),
+    )
+
+
 # --- running the suites --------------------------------------------------------------------
 
 
@@ -353,10 +394,15 @@ def evaluate(
     title: str = "corpus",
     tokenizer: str = "ascii",
     progress: bool | None = None,
+    strategy: str = GATE_STRATEGY,
+    cutoff: float = gate.CUTOFF,
+    questions_file: str | os.PathLike | None = None,
 ) -> Evaluation:
     """Chunking, dense retrieval, dense / BM25 / hybrid on E, the gate if there are
-    negatives, and the twin-calibrated cutoff (:mod:`rag_lab.evaluation.twins`), which needs
-    none. ``tokenizer`` is BM25's (the chapter's ``"ascii"``, or ``"unicode"``)."""
+    negatives, the twin-calibrated cutoff (:mod:`rag_lab.evaluation.twins`), which needs
+    none, the deployed configuration (dense on ``strategy``, the gate at ``cutoff``) per
+    query, and the power of the question file. ``tokenizer`` is BM25's (the chapter's
+    ``"ascii"``, or ``"unicode"``); ``questions_file`` is hashed into the stamps."""
     lab = Lab.of(docs, qset, encoder, tokenizer=tokenizer)
     with bar(4, "evaluate", "stage", show=progress) as stages:
         stages.update(0, "chunking")
@@ -368,11 +414,13 @@ def evaluate(
         stages.update(1, "gate sweep and twins")
         gated = refusal_suite.refusal(lab, GATE_STRATEGY) if qset.negatives else NO_GATE
         calibrated = (
-            twins_suite.calibration(lab, GATE_STRATEGY)
+            twins_suite.calibration(lab, strategy)
             if len(qset.questions) >= 2
             else TOO_FEW_FOR_TWINS
         )
         stages.update(1)
+    deployed = deploy.measure(lab, strategy, cutoff)
+    powered = power.power(dense.ranks, dense.clusters, deployed.ks)
     kinds = {k: sum(n.kind == k for n in qset.negatives) for k in ("uncovered", "offtopic")}
     corpus = {
         "documents": len(docs),
@@ -382,10 +430,17 @@ def evaluate(
         "negatives": len(qset.negatives),
         **{f"{k} negatives": n for k, n in kinds.items()},
     }
-    extra = {"queries": [q.id for q in lab.queries], "bm25 tokenizer": tokenizer}
-    return Evaluation(
-        title, corpus, _encoder(encoder), (chunks, dense, systems, gated, calibrated), extra=extra
+    stamps = deploy.stamps(
+        docs,
+        deploy.questions_sha256(questions_file, qset),
+        strategy,
+        encoder,
+        cutoff,
+        **{"bm25 tokenizer": tokenizer},
     )
+    extra = {"queries": [q.id for q in lab.queries], "bm25 tokenizer": tokenizer, "stamps": stamps}
+    results = (chunks, dense, systems, gated, calibrated, deployed, powered)
+    return Evaluation(title, corpus, _encoder(encoder), results, extra=extra)
 
 
 def evaluate_spans(
@@ -394,17 +449,33 @@ def evaluate_spans(
     encoder: TextEncoder,
     *,
     title: str = "corpus",
+    strategy: str = GATE_STRATEGY,
+    cutoff: float = gate.CUTOFF,
+    questions_file: str | os.PathLike | None = None,
 ) -> Evaluation:
-    """The span suite on ``docs`` (its six chunkings; BM25 with the chapter's tokenizer)."""
-    measured = spans.measure(spans.bench_of(docs, questions, encoder, sweep=False))
+    """The span suite on ``docs`` (its six chunkings; BM25 with the chapter's tokenizer),
+    the deployed configuration per question and the power of the question file."""
+    bench = spans.bench_of(docs, questions, encoder, sweep=False)
+    measured = spans.measure(bench)
+    deployed = deploy.measure_spans(bench, strategy, cutoff)
+    powered = power.power(measured.strategies.ranks, measured.strategies.clusters, deployed.ks)
     corpus = {
         "documents": len(docs),
         "characters": sum(len(d.text) for d in docs),
         "questions": measured.questions,
         "excerpts": measured.excerpts,
     }
-    extra = {"questions": [q.id for q in questions]}
-    return Evaluation(title, corpus, _encoder(encoder), (measured,), kind="spans", extra=extra)
+    sha = deploy.questions_sha256(questions_file) if questions_file else _sha_of(questions)
+    stamps = deploy.stamps(docs, sha, strategy, encoder, cutoff)
+    extra = {"questions": [q.id for q in questions], "stamps": stamps}
+    results = (measured, deployed, powered)
+    return Evaluation(title, corpus, _encoder(encoder), results, kind="spans", extra=extra)
+
+
+def _sha_of(questions: Sequence[SpanQuestion]) -> str:
+    import hashlib
+
+    return hashlib.sha256(repr(list(questions)).encode("utf-8")).hexdigest()
 
 
 def _encoder(encoder: TextEncoder) -> dict[str, Any]:
@@ -490,8 +561,11 @@ def run(
     *,
     encoder: TextEncoder | None = None,
     progress: bool | None = None,
+    strategy: str = GATE_STRATEGY,
+    cutoff: float = gate.CUTOFF,
 ) -> tuple[Evaluation, Written]:
-    """Load, evaluate, write. ``corpus=None`` is the lab's own verified corpus.
+    """Load, evaluate, write. ``corpus=None`` is the lab's own verified corpus; ``strategy``
+    and ``cutoff`` are the deployed configuration the regression gate compares.
 
     A folder is read with :func:`rag_lab.sources.folder.load_folder` (every file must read); the
     question file is validated against it with any counts. A question file in Chroma's CSV
@@ -517,11 +591,29 @@ def run(
         docs = [dataclasses.replace(d, format="plain") for d in docs]
         span_questions = load_chroma_questions(questions, docs)
         name = Path(corpus).resolve().name
-        evaluation = evaluate_spans(docs, span_questions, encoder, title=name)
+        evaluation = evaluate_spans(
+            docs,
+            span_questions,
+            encoder,
+            title=name,
+            strategy=strategy,
+            cutoff=cutoff,
+            questions_file=questions,
+        )
         return evaluation, write(evaluation, out)
     qset = load_questions(questions, docs, expected=None)
     name = Path(corpus).resolve().name if corpus is not None else "the lab's corpus"
     # The chapter's ASCII tokenizer reproduces the chapter; any other corpus gets Unicode words.
     tokenizer = "ascii" if corpus is None else "unicode"
-    evaluation = evaluate(docs, qset, encoder, title=name, tokenizer=tokenizer, progress=progress)
+    evaluation = evaluate(
+        docs,
+        qset,
+        encoder,
+        title=name,
+        tokenizer=tokenizer,
+        progress=progress,
+        strategy=strategy,
+        cutoff=cutoff,
+        questions_file=questions,
+    )
     return evaluation, write(evaluation, out)

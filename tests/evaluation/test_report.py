@@ -8,6 +8,8 @@ from fakes import HashEncoder, write
 from rag_lab.chunking import TARGET
 from rag_lab.evaluation import report
 from rag_lab.evaluation.chunking import Chunking
+from rag_lab.evaluation.deploy import Deployment
+from rag_lab.evaluation.power import Power
 from rag_lab.evaluation.refusal import Refusal
 from rag_lab.evaluation.report import GateSkipped
 from rag_lab.evaluation.retrieval import Strategies, Systems
@@ -82,6 +84,8 @@ def test_a_tiny_corpus_end_to_end(tmp_path):
         Systems,
         Refusal,
         Calibration,
+        Deployment,
+        Power,
     ]
 
     # Blind cuts: alpha is 1 + 1 chunks (cut at 512), beta and gamma one each. Boundaries:
@@ -123,7 +127,12 @@ def test_a_tiny_corpus_end_to_end(tmp_path):
         "dense, BM25 and hybrid",
         "gate",
         "twin-calibrated cutoff",
+        "detectable difference",
     ]
+    # Every report carries the stamps, the deployed configuration per query, and its power.
+    assert set(data["stamps"]) >= {"corpus sha256", "questions sha256", "chunker", "encoder"}
+    assert [q["id"] for q in data["deployment"]["queries"]] == data["queries"]
+    assert data["power"]["questions"] == 2
     # The chapter's claims, judged on this corpus, close the report and the JSON.
     first = data["claims"][0]
     assert (first["claim"], first["benchmark"], first["verdict"]) == (

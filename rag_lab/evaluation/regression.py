@@ -1,0 +1,435 @@
+"""The regression gate: a new report against a stored one, question by question.
+
+Both reports hold a :class:`~rag_lab.evaluation.deploy.Deployment` (per query: its question,
+first-hit rank, the chunk it gets first, that chunk's distance) and the run's stamps. For
+each headline metric (Recall@k at the report's ks, MRR, destroyed answers, and, when both
+runs have negatives, bluffs and refusals at the cutoff) :func:`compare` gives the paired
+difference new − baseline by question with its 95 % interval
+(:func:`rag_lab.stats.paired_difference`) and the question-level sign test, Holm-adjusted
+over the metrics, judged by the ledger's rule (:func:`rag_lab.evaluation.ledger.judge`) on
+the claim "the new run is worse": a metric **regressed** when that claim reproduces (the
+adjusted test is significant in the worse direction), or when the estimate is worse by more
+than a ``max_drop`` the user sets; it **improved** when the test is significant the other
+way; otherwise no significant change (never "no change": the detectable difference is given).
+
+Only the units both runs hold are paired: a different question file is compared on its
+common questions, and the comparison says so. The questions whose first hit crossed a k
+(found → lost, lost → found) are listed with the chunk each now gets first. The result is
+rendered by :mod:`rag_lab.evaluation.gate_report` as Markdown, JSON and JUnit XML.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Hashable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from rag_lab.errors import BadInput
+from rag_lab.evaluation.deploy import STAMP_FIELDS
+from rag_lab.evaluation.ledger import Direction, judge
+from rag_lab.evaluation.verdicts import Verdict
+from rag_lab.stats import (
+    Difference,
+    Paired,
+    cluster_paired,
+    cluster_paired_values,
+    holm,
+    paired_difference,
+    paired_mean_difference,
+)
+
+REGRESSED, IMPROVED, UNCHANGED = "regressed", "improved", "no significant change"
+
+
+class BaselineError(BadInput, ValueError):
+    """A baseline report that cannot be compared with: missing, unreadable or foreign."""
+
+    def __init__(self, path: str | os.PathLike, reason: str) -> None:
+        self.path, self.reason = Path(path), reason
+        super().__init__(f"{path}: {reason}")
+
+
+def read_report(path: str | os.PathLike) -> dict[str, Any]:
+    """A ``report.json`` written by ``rag-lab evaluate`` with a deployment record, or a
+    :class:`BaselineError` saying why not."""
+    path = Path(path)
+    if not path.exists():
+        raise BaselineError(path, "no such file (give the report.json of an earlier run)")
+    if not path.is_file():
+        raise BaselineError(path, "not a file (give the report.json inside the report folder)")
+    try:
+        report = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as err:
+        raise BaselineError(path, f"cannot be read: {err.strerror or err}") from None
+    except UnicodeDecodeError:
+        raise BaselineError(path, "not UTF-8 text, so not a report.json") from None
+    except json.JSONDecodeError as err:
+        raise BaselineError(
+            path, f"not JSON (line {err.lineno}, column {err.colno}: {err.msg})"
+        ) from None
+    if not isinstance(report, dict) or "rag_lab" not in report:
+        raise BaselineError(path, "not a report of rag-lab evaluate (no rag_lab version in it)")
+    deployment = report.get("deployment")
+    if not isinstance(deployment, dict) or not isinstance(report.get("stamps"), dict):
+        raise BaselineError(
+            path,
+            f"a report of rag_lab {report['rag_lab']} without per-question ranks and stamps "
+            "(written before the regression gate)",
+        )
+    needed = ("queries", "questions", "destroyed", "ks", "cutoff")
+    missing = [k for k in needed if k not in deployment]
+    if missing:
+        raise BaselineError(path, f"its deployment record lacks {', '.join(missing)}")
+    return report
+
+
+# --- the comparison ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Metric:
+    """One headline metric, baseline against new on the units both runs hold."""
+
+    name: str
+    higher_is_better: bool
+    baseline: float
+    new: float
+    difference: Difference
+    """new − baseline, by question."""
+    test: Paired
+    """Wins: units where the new run's value is higher."""
+    p_adjusted: float
+    verdict: Verdict
+    """Of the claim "the new run is worse" (:func:`rag_lab.evaluation.ledger.judge`)."""
+    detectable: float | None
+    max_drop: float | None = None
+    units: str = "questions"
+
+    @property
+    def worsening(self) -> float:
+        """How much worse the new run is, on the metric's scale (negative: better)."""
+        d = self.difference.estimate
+        return -d if self.higher_is_better else d
+
+    @property
+    def beyond_max_drop(self) -> bool:
+        return self.max_drop is not None and self.worsening > self.max_drop
+
+    @property
+    def outcome(self) -> str:
+        if self.verdict is Verdict.REPRODUCES or self.beyond_max_drop:
+            return REGRESSED
+        if self.verdict is Verdict.CONTRADICTED:
+            return IMPROVED
+        return UNCHANGED
+
+    @property
+    def reason(self) -> str:
+        """Why the outcome, in one sentence."""
+        t = self.test
+        up, down = (t.wins, t.losses) if self.higher_is_better else (t.losses, t.wins)
+        counts = f"{up} {self.units} better, {down} worse, {t.ties} tied"
+        if self.verdict is Verdict.REPRODUCES:
+            why = f"significantly worse (sign test by question, Holm p = {self.p_adjusted:#.2g})"
+        elif self.verdict is Verdict.CONTRADICTED:
+            why = f"significantly better (Holm p = {self.p_adjusted:#.2g})"
+        else:
+            why = f"no significant difference (Holm p = {self.p_adjusted:#.2g}"
+            why += f"; detects ±{self.detectable:.3f})" if self.detectable is not None else ")"
+        if self.beyond_max_drop:
+            why += f"; worse by {self.worsening:.3f}, beyond --max-drop {self.max_drop:g}"
+        return f"{why}: {counts}"
+
+    def to_json(self) -> dict[str, Any]:
+        d = self.difference
+        return {
+            "metric": self.name,
+            "higher is better": self.higher_is_better,
+            "baseline": self.baseline,
+            "new": self.new,
+            "difference": d.estimate,
+            "ci": [d.lo, d.hi],
+            "wins": self.test.wins,
+            "losses": self.test.losses,
+            "ties": self.test.ties,
+            "units": self.units,
+            "p": self.test.p,
+            "p adjusted": self.p_adjusted,
+            "verdict of 'the new run is worse'": self.verdict.value,
+            "detectable": self.detectable,
+            "max drop": self.max_drop,
+            "outcome": self.outcome,
+        }
+
+
+@dataclass(frozen=True)
+class Flip:
+    """A query whose first hit crossed one of the ks between the runs."""
+
+    query: str
+    baseline_rank: int | None
+    new_rank: int | None
+    lost: tuple[int, ...]
+    """The ks at which it was found and is now lost."""
+    found: tuple[int, ...]
+    top_chunk: str
+    """The chunk it now gets first."""
+    was_top_chunk: str
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """A new run against a baseline: metrics, flips, what changed, what was paired."""
+
+    baseline_path: str
+    metrics: tuple[Metric, ...]
+    flips: tuple[Flip, ...]
+    changes: tuple[tuple[str, str, str], ...]
+    """(stamp, baseline, new) for every stamp that differs."""
+    questions: tuple[int, int, int]
+    """Questions in common, only in the baseline, only in the new run."""
+    same_questions_file: bool
+    max_drop: float | None = None
+    not_compared: tuple[str, ...] = ()
+    """Metrics one run measured and the other did not, each with why."""
+
+    @property
+    def regressed(self) -> list[Metric]:
+        return [m for m in self.metrics if m.outcome == REGRESSED]
+
+    @property
+    def coverage(self) -> str:
+        """Which questions were paired, said plainly."""
+        common, old_only, new_only = self.questions
+        if self.same_questions_file:
+            return f"The same question file: all {common} questions paired."
+        return (
+            f"The question files differ: compared on the {common} questions both hold only "
+            f"({old_only} only in the baseline, {new_only} only in the new run are left out)."
+        )
+
+    @property
+    def summary(self) -> str:
+        bad = self.regressed
+        if bad:
+            return f"REGRESSION: {', '.join(m.name for m in bad)} regressed against the baseline."
+        return (
+            "No metric regressed against the baseline (no significant worsening"
+            + (f", none beyond --max-drop {self.max_drop:g}" if self.max_drop is not None else "")
+            + "; not significant is not the same as no difference)."
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        common, old_only, new_only = self.questions
+        return {
+            "baseline": self.baseline_path,
+            "regressed": bool(self.regressed),
+            "summary": self.summary,
+            "coverage": self.coverage,
+            "questions": {"common": common, "baseline only": old_only, "new only": new_only},
+            "same question file": self.same_questions_file,
+            "max drop": self.max_drop,
+            "not compared": list(self.not_compared),
+            "changes": [{"stamp": s, "baseline": a, "new": b} for s, a, b in self.changes],
+            "metrics": [m.to_json() for m in self.metrics],
+            "flips": [
+                {
+                    "query": f.query,
+                    "baseline rank": f.baseline_rank,
+                    "new rank": f.new_rank,
+                    "lost at k": list(f.lost),
+                    "found at k": list(f.found),
+                    "top chunk now": f.top_chunk,
+                    "top chunk before": f.was_top_chunk,
+                }
+                for f in self.flips
+            ],
+        }
+
+
+def compare(
+    baseline: Mapping[str, Any],
+    new: Mapping[str, Any],
+    *,
+    max_drop: float | None = None,
+    baseline_path: str = "baseline",
+) -> Comparison:
+    """``new`` against ``baseline`` (two report dicts, :func:`read_report`'s checks passed)."""
+    if baseline.get("kind") != new.get("kind"):
+        raise BaselineError(
+            baseline_path,
+            f"a report of {baseline.get('kind')} questions, and this run has "
+            f"{new.get('kind')}: they cannot be paired",
+        )
+    old_d, new_d = baseline["deployment"], new["deployment"]
+    old_q = {q["id"]: q for q in old_d["queries"]}
+    common_q = [q for q in new_d["queries"] if q["id"] in old_q]
+    if not common_q:
+        raise BaselineError(baseline_path, "shares no query id with this run: nothing to pair")
+    pairs = [(old_q[q["id"]], q) for q in common_q]
+    ks = [k for k in new_d["ks"] if k in old_d["ks"]]
+    measured, not_compared = _measure(old_d, new_d, pairs, ks)
+    metrics = _judge_all(measured, max_drop)
+    old_questions, new_questions = set(old_d["questions"]), set(new_d["questions"])
+    same_file = baseline["stamps"].get("questions sha256") == new["stamps"].get("questions sha256")
+    return Comparison(
+        baseline_path,
+        tuple(metrics),
+        tuple(_flips(pairs, ks)),
+        tuple(_changes(baseline["stamps"], new["stamps"])),
+        (
+            len(old_questions & new_questions),
+            len(old_questions - new_questions),
+            len(new_questions - old_questions),
+        ),
+        same_file,
+        max_drop,
+        tuple(not_compared),
+    )
+
+
+Measured = tuple[str, bool, np.ndarray, np.ndarray, Sequence[Hashable], str]
+"""(metric, higher is better, baseline values, new values, their units' clusters, units)."""
+
+
+def _measure(
+    old_d: Mapping[str, Any],
+    new_d: Mapping[str, Any],
+    pairs: Sequence[tuple[Mapping, Mapping]],
+    ks: Sequence[int],
+) -> tuple[list[Measured], list[str]]:
+    """Each headline metric's values per unit in both runs, and the metrics not compared."""
+    clusters = [n["question"] for _, n in pairs]
+    measured: list[Measured] = []
+    for k in ks:
+        a = np.array([_hit(o["rank"], k) for o, _ in pairs], dtype=float)
+        b = np.array([_hit(n["rank"], k) for _, n in pairs], dtype=float)
+        measured.append((f"R@{k}", True, a, b, clusters, "questions"))
+    rr_old = np.array([_rr(o["rank"]) for o, _ in pairs])
+    rr_new = np.array([_rr(n["rank"]) for _, n in pairs])
+    measured.append(("MRR", True, rr_old, rr_new, clusters, "questions"))
+    questions = [q for q in new_d["questions"] if q in set(old_d["questions"])]
+    old_destroyed, new_destroyed = set(old_d["destroyed"]), set(new_d["destroyed"])
+    measured.append(
+        (
+            "destroyed answers",
+            False,
+            np.array([q in old_destroyed for q in questions], dtype=float),
+            np.array([q in new_destroyed for q in questions], dtype=float),
+            questions,
+            "questions",
+        )
+    )
+    cut_old, cut_new = float(old_d["cutoff"]), float(new_d["cutoff"])
+    at = f"{cut_new:.3f}" if cut_old == cut_new else f"{cut_old:.3f} → {cut_new:.3f}"
+    not_compared = [
+        f"R@{k}: measured only in the {'new run' if k in new_d['ks'] else 'baseline'}"
+        for k in dict.fromkeys([*old_d["ks"], *new_d["ks"]])
+        if k not in ks
+    ]
+    if bool(old_d.get("negatives")) != bool(new_d.get("negatives")):
+        lacking = "baseline" if not old_d.get("negatives") else "new run"
+        not_compared.append(f"bluffs and refusals: the {lacking} has no negatives")
+    if old_d.get("negatives") and new_d.get("negatives"):
+        old_n = {n["id"]: n["nearest"] for n in old_d["negatives"]}
+        negs = [n for n in new_d["negatives"] if n["id"] in old_n]
+        if negs:
+            measured.append(
+                (
+                    f"bluffs at {at}",
+                    False,
+                    np.array([old_n[n["id"]] < cut_old for n in negs], dtype=float),
+                    np.array([n["nearest"] < cut_new for n in negs], dtype=float),
+                    [n["id"] for n in negs],
+                    "negatives",
+                )
+            )
+        measured.append(
+            (
+                f"refusals at {at}",
+                False,
+                np.array([o["nearest"] >= cut_old for o, _ in pairs], dtype=float),
+                np.array([n["nearest"] >= cut_new for _, n in pairs], dtype=float),
+                clusters,
+                "questions",
+            )
+        )
+    return measured, not_compared
+
+
+def _judge_all(
+    measured: Sequence[Measured],
+    max_drop: float | None,
+) -> list[Metric]:
+    """Each metric's difference and test, Holm over the family, the ledger's rule."""
+    tested = []
+    for name, higher, old, new, clusters, units in measured:
+        binary = bool(np.isin(old, (0.0, 1.0)).all() and np.isin(new, (0.0, 1.0)).all())
+        if binary:
+            d = paired_difference(new.astype(bool), old.astype(bool), clusters)
+            t = cluster_paired(new.astype(bool), old.astype(bool), clusters)
+        else:
+            d = paired_mean_difference(new, old, clusters)
+            t = cluster_paired_values(new, old, clusters)
+        tested.append((name, higher, float(old.mean()), float(new.mean()), d, t, units))
+    adjusted = holm([t.p for *_, t, _ in tested])
+    out = []
+    for (name, higher, old, new, d, t, units), p_adj in zip(tested, adjusted, strict=True):
+        claim = Direction.WORSE if higher else Direction.BETTER  # "the new run is worse"
+        verdict, _, detectable = judge(claim, d, t, p_adj, None, len(tested))
+        out.append(
+            Metric(name, higher, old, new, d, t, p_adj, verdict, detectable, max_drop, units)
+        )
+    return out
+
+
+def _hit(rank: int | None, k: int) -> bool:
+    return rank is not None and rank <= k
+
+
+def _rr(rank: int | None) -> float:
+    return 0.0 if rank is None else 1.0 / rank
+
+
+def _flips(pairs: Sequence[tuple[Mapping, Mapping]], ks: Sequence[int]) -> list[Flip]:
+    flips = []
+    for old, new in pairs:
+        lost = tuple(k for k in ks if _hit(old["rank"], k) and not _hit(new["rank"], k))
+        found = tuple(k for k in ks if not _hit(old["rank"], k) and _hit(new["rank"], k))
+        if lost or found:
+            flips.append(
+                Flip(
+                    new["id"],
+                    old["rank"],
+                    new["rank"],
+                    lost,
+                    found,
+                    new.get("top chunk", "?"),
+                    old.get("top chunk", "?"),
+                )
+            )
+    return flips
+
+
+def _changes(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[tuple[str, str, str]]:
+    keys = [*STAMP_FIELDS, *(k for k in (*old, *new) if k not in STAMP_FIELDS)]
+    return [
+        (k, _stamp_text(old.get(k)), _stamp_text(new.get(k)))
+        for k in dict.fromkeys(keys)
+        if old.get(k) != new.get(k)
+    ]
+
+
+def _stamp_text(value: Any) -> str:
+    if value is None:
+        return "–"
+    if isinstance(value, dict):
+        return ", ".join(f"{k} {v}" for k, v in value.items())
+    if isinstance(value, str) and len(value) == 64:
+        return value[:12]  # a sha256: its first 12 hex digits tell two apart
+    return str(value)

@@ -1,0 +1,302 @@
+"""The regression gate: fires on a planted regression, stays quiet on a re-run, pairs only
+common questions, writes JUnit that parses, and refuses a bad baseline with file and reason.
+
+The end-to-end tests run the real ``rag-lab evaluate`` (the packaged encoder) on a corpus
+built here, in which every needle straddles the first blind cut at 512 characters: strategy
+A destroys every answer, strategy E (paragraph boundaries) keeps each one whole.
+"""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+
+import pytest
+from fakes import write
+
+from rag_lab.app import cli
+from rag_lab.chunking import TARGET
+from rag_lab.evaluation import gate_report, regression
+from rag_lab.evaluation.power import detectable, questions_needed
+from rag_lab.stats import (
+    cluster_paired,
+    cluster_paired_values,
+    paired_difference,
+    paired_mean_difference,
+)
+
+TOPICS = [
+    (
+        "tensors",
+        "Tensors",
+        "Tensors moved to a GPU multiply large matrices much faster.",
+        "What hardware speeds up big matrix products?",
+        "is my graphics card good for matmul",
+    ),
+    (
+        "gradients",
+        "Gradients",
+        "Gradients accumulate in the grad field until they are reset.",
+        "Why do derivatives keep growing across backward passes?",
+        "grad keeps getting bigger",
+    ),
+    (
+        "loaders",
+        "Data loaders",
+        "A data loader yields shuffled minibatches on every epoch.",
+        "What gives the training loop shuffled batches?",
+        "where do my batches come from",
+    ),
+    (
+        "decay",
+        "Weight decay",
+        "Weight decay adds the squared norm of the weights to the loss.",
+        "How does weight decay penalise large parameters?",
+        "what does weight decay add",
+    ),
+    (
+        "softmax",
+        "Softmax",
+        "Softmax turns a vector of logits into probabilities summing to one.",
+        "How are logits made into a probability distribution?",
+        "softmax output sums to 1?",
+    ),
+    (
+        "dropout",
+        "Dropout",
+        "Dropout zeroes each hidden unit with a fixed probability in training.",
+        "What does dropout do to hidden units during training?",
+        "dropout zeroing units why",
+    ),
+    (
+        "momentum",
+        "Momentum",
+        "Momentum averages past gradients to smooth the update direction.",
+        "How does momentum change the direction of updates?",
+        "momentum smoothing gradients",
+    ),
+    (
+        "init",
+        "Initialisation",
+        "Xavier initialisation scales weights by the fan-in and fan-out.",
+        "How should the initial weights be scaled?",
+        "xavier init fan in fan out",
+    ),
+    (
+        "batchnorm",
+        "Batch norm",
+        "Batch normalisation rescales activations by minibatch statistics.",
+        "How does batch normalisation rescale activations?",
+        "batchnorm uses batch stats?",
+    ),
+    (
+        "attention",
+        "Attention",
+        "Attention weights values by how similar queries and keys are.",
+        "How does attention combine the values?",
+        "attention query key similarity",
+    ),
+]
+PAD = "Background words about this topic that set the scene and are not the answer. "
+
+
+def corpus(folder):
+    files = {}
+    for slug, title, needle, _, _ in TOPICS:
+        intro = f"# {title}\n\n{PAD * 5}\n\n## Details\n\n"
+        filler = "Some context first. " * ((TARGET - 40 - len(intro)) // 20)
+        filler += "z" * (TARGET - 40 - len(intro) - len(filler))
+        text = f"{intro}{filler}{needle}\n"
+        start = text.index(needle)
+        assert start < TARGET < start + len(needle)  # the blind cut at 512 splits the needle
+        files[f"{slug}.md"] = text
+    return write(folder, files)
+
+
+def question_file(path, topics=TOPICS, extra=""):
+    lines = ["questions:"]
+    for slug, _, needle, course, ticket in topics:
+        lines += [
+            f"  - id: {slug}",
+            f"    doc: {slug}",
+            f'    needle: "{needle}"',
+            f'    course: "{course}"',
+            f'    ticket: "{ticket}"',
+        ]
+    lines += [
+        "negatives:",
+        "  - id: n1",
+        "    kind: offtopic",
+        '    query: "What is the best recipe for sourdough bread?"',
+        "  - id: n2",
+        "    kind: uncovered",
+        '    query: "How do convolutional layers share weights?"',
+    ]
+    path.write_text("\n".join(lines) + "\n" + extra, encoding="utf-8")
+    return path
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    """The corpus, its question file and a baseline report on strategy E."""
+    root = tmp_path_factory.mktemp("gate")
+    docs = corpus(root / "docs")
+    questions = question_file(root / "questions.yaml")
+    code = cli.main(
+        ["evaluate", "--corpus", str(docs), "--questions", str(questions), "--out", str(root / "E")]
+    )
+    assert code == cli.OK
+    return root, docs, questions, root / "E" / "report.json"
+
+
+def evaluate(root, docs, questions, out, *args):
+    argv = ["evaluate", "--corpus", str(docs), "--questions", str(questions), "--out", str(out)]
+    return cli.main([*argv, *map(str, args)])
+
+
+@pytest.mark.model
+def test_the_gate_fires_on_a_planted_regression(runs, capsys):
+    root, docs, questions, baseline = runs
+    code = evaluate(root, docs, questions, root / "A", "--strategy", "A", "--baseline", baseline)
+    assert code == cli.REGRESSED == 3
+    out = json.loads((root / "A" / "regression.json").read_text())
+    outcome = {m["metric"]: m["outcome"] for m in out["metrics"]}
+    assert out["regressed"]
+    # Every needle is cut by A: 10 questions destroyed, none found at any k.
+    assert outcome["destroyed answers"] == regression.REGRESSED
+    assert outcome["R@20"] == regression.REGRESSED
+    destroyed = next(m for m in out["metrics"] if m["metric"] == "destroyed answers")
+    assert (destroyed["baseline"], destroyed["new"], destroyed["losses"]) == (0.0, 1.0, 0)
+    assert [c["stamp"] for c in out["changes"]] == ["chunker"]
+    # The flips: each lost query with the chunk it now gets first.
+    lost = [f for f in out["flips"] if f["lost at k"]]
+    assert lost and all(f["new rank"] is None for f in lost)
+    assert all(f["top chunk now"].split("#")[0] in {t[0] for t in TOPICS} for f in lost)
+    assert "REGRESSION" in capsys.readouterr().out
+    # The JUnit file parses: one testcase a metric, a failure for each regression.
+    suite = ET.parse(root / "A" / "regression.xml").getroot().find("testsuite")
+    cases = suite.findall("testcase")
+    assert [c.get("name") for c in cases] == [m["metric"] for m in out["metrics"]]
+    failed = {c.get("name") for c in cases if c.find("failure") is not None}
+    assert failed == {m for m, o in outcome.items() if o == regression.REGRESSED}
+    assert suite.get("failures") == str(len(failed))
+
+
+@pytest.mark.model
+def test_the_gate_stays_quiet_on_a_rerun_of_the_same_configuration(runs):
+    root, docs, questions, baseline = runs
+    assert evaluate(root, docs, questions, root / "E2", "--baseline", baseline) == cli.OK
+    out = json.loads((root / "E2" / "regression.json").read_text())
+    assert not out["regressed"] and out["changes"] == [] and out["flips"] == []
+    assert out["same question file"] and out["questions"]["common"] == len(TOPICS)
+    assert {m["outcome"] for m in out["metrics"]} == {regression.UNCHANGED}
+    assert ET.parse(root / "E2" / "regression.xml").getroot().get("failures") == "0"
+
+
+@pytest.mark.model
+def test_a_different_question_file_is_compared_on_its_common_questions(runs):
+    root, docs, _, baseline = runs
+    other = question_file(root / "other.yaml", TOPICS[:6])
+    assert evaluate(root, docs, other, root / "other", "--baseline", baseline) == cli.OK
+    out = json.loads((root / "other" / "regression.json").read_text())
+    assert not out["same question file"]
+    assert out["questions"] == {"common": 6, "baseline only": 4, "new only": 0}
+    assert "compared on the 6 questions both hold only" in out["coverage"]
+    assert next(m for m in out["metrics"] if m["metric"] == "R@8")["ties"] == 6
+    assert "questions sha256" in [c["stamp"] for c in out["changes"]]
+
+
+@pytest.mark.model
+def test_max_drop_counts_a_small_worsening(runs, tmp_path):
+    """A drop beyond --max-drop regresses even where the test cannot tell."""
+    _, _, _, baseline = runs
+    report = json.loads(baseline.read_text())
+    worse = json.loads(baseline.read_text())
+    worse["deployment"]["queries"][0]["rank"] = None  # one query of ten questions lost
+    quiet = regression.compare(report, worse)
+    assert not quiet.regressed
+    strict = regression.compare(report, worse, max_drop=0.01)
+    assert strict.regressed
+    assert {m.name for m in strict.regressed} <= {"R@1", "R@4", "R@8", "R@20", "MRR"}
+    assert "beyond --max-drop" in strict.regressed[0].reason
+
+
+def bad_baselines(tmp_path, report_path):
+    folder = tmp_path / "a-folder"
+    folder.mkdir()
+    (tmp_path / "bytes.json").write_bytes(b"\xff\xfe\x00")
+    (tmp_path / "broken.json").write_text('{"rag_lab": "0.1.0",\n  "kind": ', "utf-8")
+    (tmp_path / "list.json").write_text("[]", "utf-8")
+    old = json.loads(report_path.read_text())
+    del old["deployment"]
+    (tmp_path / "old.json").write_text(json.dumps(old), "utf-8")
+    return {
+        tmp_path / "missing.json": "no such file",
+        folder: "not a file",
+        tmp_path / "bytes.json": "not UTF-8",
+        tmp_path / "broken.json": "not JSON (line 2",
+        tmp_path / "list.json": "not a report of rag-lab evaluate",
+        tmp_path / "old.json": "without per-question ranks and stamps",
+    }
+
+
+@pytest.mark.model
+def test_a_bad_baseline_is_refused_with_its_file_and_reason(runs, tmp_path, capsys):
+    root, docs, questions, baseline = runs
+    for path, reason in bad_baselines(tmp_path, baseline).items():
+        out = tmp_path / f"out-{path.name}"
+        assert evaluate(root, docs, questions, out, "--baseline", path) == cli.ERROR
+        err = capsys.readouterr().err
+        assert f"{path}: " in err and reason in err and "--baseline FILE" in err, err
+        assert len(err.strip().splitlines()) == 1
+        assert not out.exists()  # refused before anything was computed or written
+
+
+def test_max_drop_needs_a_baseline(capsys):
+    assert cli.main(["evaluate", "--max-drop", "0.05"]) == cli.ERROR
+    assert "--max-drop X needs --baseline FILE" in capsys.readouterr().err
+
+
+def test_a_metric_one_run_lacks_is_named_not_compared(runs):
+    _, _, _, baseline = runs
+    report = json.loads(baseline.read_text())
+    bare = json.loads(baseline.read_text())
+    bare["deployment"]["negatives"] = []
+    c = regression.compare(report, bare)
+    assert c.not_compared == ("bluffs and refusals: the new run has no negatives",)
+    assert not any(m.name.startswith(("bluffs", "refusals")) for m in c.metrics)
+    assert "Not compared: bluffs and refusals" in gate_report.markdown(c)
+
+
+def test_reports_of_different_kinds_are_not_paired():
+    a = {"kind": "needles", "deployment": {}, "stamps": {}}
+    b = {"kind": "spans", "deployment": {}, "stamps": {}}
+    with pytest.raises(regression.BaselineError, match="cannot be paired"):
+        regression.compare(a, b, baseline_path="old/report.json")
+
+
+# --- the statistics under the gate ---------------------------------------------------------
+
+
+def test_the_mean_difference_is_the_hit_difference_on_hits():
+    a, b = [1, 1, 1, 0] * 4, [0, 0, 1, 0] * 4
+    clusters = [f"q{i // 2}" for i in range(16)]
+    assert paired_mean_difference(a, b, clusters) == paired_difference(a, b, clusters)
+    assert cluster_paired_values(a, b, clusters) == cluster_paired(a, b, clusters)
+
+
+def test_reciprocal_ranks_are_compared_by_question():
+    # q1: 1 + 1/3 against 1/2 + 1/2 (a wins); q2: 1/4 against 1/4 (tie).
+    r = cluster_paired_values([1.0, 1 / 3, 0.25], [0.5, 0.5, 0.25], ["q1", "q1", "q2"])
+    assert (r.wins, r.losses, r.ties) == (1, 0, 1)
+
+
+def test_power_by_hand():
+    from scipy import stats
+
+    # δ(30) = (t(0.975, 31) + t(0.8, 31)) · 0.3 / √32
+    by_hand = (stats.t.ppf(0.975, 31) + stats.t.ppf(0.8, 31)) * 0.3 / 32**0.5
+    assert detectable(0.3, 30) == pytest.approx(by_hand)
+    n = questions_needed(0.3, 0.05)
+    assert detectable(0.3, n) <= 0.05 < detectable(0.3, n - 1)
+    assert questions_needed(0.6, 0.05) > n  # twice the spread, about four times the questions
