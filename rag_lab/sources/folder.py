@@ -217,7 +217,23 @@ def read(source: Source, options: PdfOptions | None = None) -> tuple[Document, s
 
 
 def read_source(source: Source, options: PdfOptions | None = None) -> Read:
-    """:func:`read`, with what the reader knows of a PDF (:class:`Read`); ``options`` for PDFs."""
+    """:func:`read`, with what the reader knows of a PDF (:class:`Read`); ``options`` for PDFs.
+
+    Any exception while reading one file is that file's :class:`Unreadable`: the file's
+    bytes are all that reading depends on, so a reader's unforeseen error (a PDF library's
+    own, a decoder's) fails this file with ``cannot be read: <the error>`` and never the
+    folder. Only Ctrl-C and the like (not :class:`Exception`) pass.
+    """
+    try:
+        return _read_source(source, options)
+    except Unreadable:
+        raise
+    except Exception as err:
+        words = " ".join(str(err).split())
+        raise Unreadable(f"cannot be read: {type(err).__name__}: {words}") from err
+
+
+def _read_source(source: Source, options: PdfOptions | None) -> Read:
     if source.clash:
         raise Unreadable(f"same document id as {source.clash}; rename one of them")
     is_pdf = source.file.suffix.lower() in PDF_SUFFIXES

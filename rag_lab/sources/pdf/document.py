@@ -57,6 +57,7 @@ from rag_lab.sources.pdf.extract import (
     OcrUnavailable,
     PdfError,
     extract,
+    load_page,
     ocr,
     remove_repeated_lines,
     tesseract_version,
@@ -267,8 +268,8 @@ def _with_paragraphs(path: str | os.PathLike, pages: tuple[str, ...]) -> list[st
     pdf = pypdfium2.PdfDocument(os.fspath(path))
     try:
         out = []
-        for page, text in zip(pdf, pages, strict=True):
-            textpage = page.get_textpage()
+        for n, text in enumerate(pages, start=1):
+            textpage = load_page(pdf, n).get_textpage()
             lines = text.split("\r\n")
             baselines: list[float | None] = []
             at = 0
@@ -313,6 +314,9 @@ def normalise(page: str) -> str:
 def pdf_title(path: str | os.PathLike) -> str | None:
     """The title in the PDF's metadata (its Info dictionary), stripped; None when it has none.
 
+    Characters that are not text (a lone UTF-16 surrogate) are U+FFFD; a title of only
+    those is none.
+
     ``untitled`` (any case) counts as none: it is what producers such as reportlab write
     when they were given no title, and the file's name says more.
     """
@@ -323,10 +327,29 @@ def pdf_title(path: str | os.PathLike) -> str | None:
     except pypdfium2.PdfiumError as err:
         raise PdfError(f"malformed: pdfium: {' '.join(str(err).split())}") from None
     try:
-        title = pdf.get_metadata_value("Title").strip()
+        title = _metadata_text(pdf, "Title").strip()
     finally:
         pdf.close()
+    if not title.strip("\ufffd \t"):  # nothing but what could not be decoded
+        return None
     return None if title.lower() in ("", "untitled") else title
+
+
+def _metadata_text(pdf, key: str) -> str:
+    """The Info dictionary's ``key`` of a pypdfium2 document, as text, whatever its bytes.
+
+    PDFium gives it as UTF-16; a unit that is not text (a lone surrogate) becomes U+FFFD,
+    where pypdfium2's ``get_metadata_value`` raises.
+    """
+    import ctypes
+
+    import pypdfium2.raw as pdfium_c
+
+    name = (key + "\0").encode("utf-8")
+    size = pdfium_c.FPDF_GetMetaText(pdf, name, None, 0)
+    buffer = ctypes.create_string_buffer(size)
+    pdfium_c.FPDF_GetMetaText(pdf, name, buffer, size)
+    return buffer.raw[: max(size - 2, 0)].decode("utf-16-le", errors="replace")
 
 
 def library_version(extractor: str) -> str:

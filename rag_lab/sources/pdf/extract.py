@@ -52,6 +52,11 @@ MODES = {
 }
 PAGE_BREAK = "\f"
 """Between pages in :attr:`PdfText.text` (as ``pdftotext`` writes them)."""
+MAX_OCR_PIXELS = 50_000_000
+"""The most pixels :func:`ocr` renders for one page; a larger page fails with its size.
+
+An A2 page at 300 dpi is 34.8 million (an A4 page 8.7 million); a 200 × 200-inch page
+(a PDF may declare one) would be 3.6 billion, a 3.6 GB bitmap that Tesseract refuses."""
 
 
 class PdfError(BadInput):
@@ -190,7 +195,9 @@ def ocr(
     2.9 s with one. Pages are rendered one batch of ``workers`` at a time (PDFium is not
     thread-safe, and a 300 dpi A4 page is 8.7 MB of pixels).
     Raises :class:`OcrUnavailable` when Tesseract is not installed (Debian:
-    ``apt-get install tesseract-ocr``), :class:`PdfError` when the PDF cannot be rendered.
+    ``apt-get install tesseract-ocr``), :class:`PdfError` when the PDF cannot be rendered,
+    when a page would be over :data:`MAX_OCR_PIXELS` (checked for every page before any is
+    rendered), or when Tesseract fails on a page.
     """
     pytesseract = _tesseract()
     import pypdfium2
@@ -208,11 +215,17 @@ def ocr(
         for n in numbers:
             if not 1 <= n <= len(pdf):
                 raise ValueError(f"page {n} is outside the PDF's {len(pdf)} pages")
+            _check_size(load_page(pdf, n), n, dpi)  # before minutes of OCR on the pages before it
         out: list[OcrPage] = []
         with ThreadPoolExecutor(workers) as pool:
             for i in range(0, len(numbers), workers):
-                images = [_render(pdf[n - 1], dpi) for n in numbers[i : i + workers]]
-                out += pool.map(lambda im: _read_image(pytesseract, im, lang), images)
+                batch = numbers[i : i + workers]
+                images = [_render(load_page(pdf, n), dpi) for n in batch]
+                read = pool.map(lambda im: _read_image(pytesseract, im, lang), images)
+                try:
+                    out += read
+                except pytesseract.TesseractError as err:
+                    raise PdfError(f"OCR failed: tesseract: {_words(err)}") from None
         return out
     finally:
         if limit is None:
@@ -286,8 +299,8 @@ def _pdfium(path: str, mode: str) -> list[str]:
         raise PdfError(_pdfium_reason(err)) from None
     try:
         pages = []
-        for page in pdf:
-            textpage = page.get_textpage()
+        for n in range(1, len(pdf) + 1):
+            textpage = load_page(pdf, n).get_textpage()
             if mode == "bounded":
                 pages.append(textpage.get_text_bounded())
             else:
@@ -295,6 +308,17 @@ def _pdfium(path: str, mode: str) -> list[str]:
         return pages
     finally:
         pdf.close()
+
+
+def load_page(pdf, n: int):
+    """Page ``n`` (1-based) of a pypdfium2 document; :class:`PdfError` when PDFium cannot
+    load it (a page tree that holds itself: ``Failed to load page``)."""
+    import pypdfium2
+
+    try:
+        return pdf[n - 1]
+    except pypdfium2.PdfiumError as err:
+        raise PdfError(f"malformed: pdfium: page {n}: {_words(err)}") from None
 
 
 def _pdfium_reason(err: Exception) -> str:
@@ -331,6 +355,17 @@ def _tesseract():
             "(Debian: apt-get install tesseract-ocr)"
         ) from None
     return pytesseract
+
+
+def _check_size(page, n: int, dpi: int) -> None:
+    """:class:`PdfError` when page ``n`` at ``dpi`` is over :data:`MAX_OCR_PIXELS`."""
+    width, height = page.get_size()  # in points, 72 an inch
+    pixels = round(width * dpi / 72) * round(height * dpi / 72)
+    if pixels > MAX_OCR_PIXELS:
+        raise PdfError(
+            f"page {n} is {width / 72:g} by {height / 72:g} inches: {pixels:,} pixels at "
+            f"{dpi} dpi, over the OCR limit of {MAX_OCR_PIXELS:,} pixels a page"
+        )
 
 
 def _render(page, dpi: int):
