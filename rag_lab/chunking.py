@@ -49,6 +49,9 @@ TARGET = 512
 """Characters per chunk: the budget for boundaries, the stride for blind cuts."""
 OVERLAP = 64
 """Characters of the previous chunk carried into the embedded body."""
+MAX_FACTOR = 2
+"""No chunk of :func:`chunk_bounded` (what ``rag-lab index`` stores) is over this many
+times its strategy's size: a chunk of E is at most 1,024 characters."""
 
 # A paragraph: from a non-newline character up to (not including) a blank line.
 _PARAGRAPH = re.compile(r"[^\n](?:[^\n]|\n(?!\n))*")
@@ -156,6 +159,74 @@ def chunk_document(doc: Document, strategy: str | Strategy) -> list[Chunk]:
     spans = list(
         _blind(doc.text, s.size) if s.cuts == "blind" else _packed(doc.text, parts, s.size)
     )
+    return _assembled(doc, parts, spans, s)
+
+
+@dataclass(frozen=True)
+class Bounded:
+    """What :func:`chunk_bounded` made of a document."""
+
+    chunks: list[Chunk]
+    cut: int = 0
+    """How many of the strategy's chunks were over the bound, and cut into pieces."""
+
+
+def chunk_bounded(
+    doc: Document, strategy: str | Strategy, factor: int = MAX_FACTOR
+) -> Bounded:
+    """:func:`chunk_document`, with no chunk over ``factor`` times the strategy's size.
+
+    The six strategies keep a paragraph, or a sentence, whole however long it is; a text
+    with no paragraph or sentence break (a log, a table flattened to one line, a minified
+    file) then is one chunk of 100,000 characters, of which the encoder reads the first
+    256 word-pieces. Here such a chunk is cut into pieces of at most the strategy's size,
+    each at the last whitespace before it when there is one in its second half (else
+    at the size), and :attr:`Bounded.cut` says how many were. A document with no chunk
+    over the bound gets :func:`chunk_document`'s chunks, the same objects: the chapter's
+    strategies and its numbers are the same on any text that has breaks.
+
+    >>> from rag_lab.documents import Document
+    >>> doc = Document("x", "X", "word " * 300, format="plain")
+    >>> got = chunk_bounded(doc, "C")
+    >>> len(chunk_document(doc, "C")), got.cut, [len(c.content) for c in got.chunks]
+    (1, 1, [509, 509, 479])
+    """
+    s = as_strategy(strategy)
+    chunks = chunk_document(doc, s)
+    limit = factor * s.size
+    if all(c.end - c.start <= limit for c in chunks):
+        return Bounded(chunks)
+    spans, cut = [], 0
+    for c in chunks:
+        if c.end - c.start <= limit:
+            spans.append((c.start, c.end))
+        else:
+            spans += _pieces(doc.text, c.start, c.end, s.size)
+            cut += 1
+    plain = doc.format == "plain"
+    parts = [Section(0, 0, len(doc.text), "")] if plain else sections(doc.text)
+    return Bounded(_assembled(doc, parts, spans, s), cut)
+
+
+def _pieces(text: str, start: int, end: int, size: int) -> list[tuple[int, int]]:
+    """``text[start:end]`` in stripped pieces of at most ``size``, cut at whitespace if it can."""
+    out: list[tuple[int, int]] = []
+    at = start
+    while at < end:
+        stop = min(at + size, end)
+        if stop < end:
+            space = max(text.rfind(" ", at, stop + 1), text.rfind("\n", at, stop + 1))
+            if space > at + size // 2:
+                stop = space
+        out += _stripped(text, at, stop)
+        at = stop
+    return out
+
+
+def _assembled(
+    doc: Document, parts: list[Section], spans: Sequence[tuple[int, int]], s: Strategy
+) -> list[Chunk]:
+    """The chunks of ``doc`` over ``spans``: section, header and overlap as ``s`` says."""
     chunks = []
     prev: tuple[int, int] | None = None
     for index, (start, end) in enumerate(spans):

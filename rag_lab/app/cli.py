@@ -28,7 +28,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from rag_lab import paths
+from rag_lab import chunking, paths
 from rag_lab.app import arguments, index, ingest, lifecycle
 from rag_lab.app.index import BackendMismatch, UnknownBackend
 from rag_lab.app.store import (
@@ -440,6 +440,14 @@ def _print_report(report: ingest.IngestReport, store: Store) -> None:
             f"running headers and footers removed: {lines} lines in {pdfs} "
             f"PDF{'s' * (pdfs != 1)} (lines repeated at the top or bottom of most pages; "
             "--keep-running-lines keeps them)"
+        )
+    for doc_id, n in report.cut.items():
+        record = store.document(doc_id)
+        print(
+            f"warning: {record.path if record else doc_id}: {n} passage{'s' * (n != 1)} over "
+            f"{chunking.MAX_FACTOR * chunking.TARGET:,} characters with no paragraph or "
+            f"sentence break, cut into pieces of at most {chunking.TARGET}",
+            file=sys.stderr,
         )
     for doc_id, pages in report.flagged.items():
         record = store.document(doc_id)

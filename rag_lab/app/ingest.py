@@ -2,7 +2,10 @@
 
 Files are found and read by :mod:`rag_lab.sources.folder`. A file that cannot become a
 document ends ``failed`` with its reason while the others are indexed: one broken file
-never breaks a folder. Unchanged files are skipped by the sha256 of their bytes, as long
+never breaks a folder (any exception while reading it is its failure:
+:func:`~rag_lab.sources.folder.read_source`). A document is chunked by
+:func:`~rag_lab.chunking.chunk_bounded`: the deployed strategy, with a passage that has no
+paragraph or sentence break cut into pieces (:attr:`IngestReport.cut`). Unchanged files are skipped by the sha256 of their bytes, as long
 as they are read the same way (a PDF read by another extractor, library version or
 option is a new text, so it is indexed again; :attr:`~rag_lab.sources.folder.Read.reading`).
 How PDFs are read (:class:`~rag_lab.sources.folder.PdfOptions`) is recorded in the index's
@@ -34,7 +37,7 @@ from pathlib import Path
 
 from rag_lab.app.index import PIPELINE_VERSION, STRATEGY, current_stamp
 from rag_lab.app.store import DocumentRecord, Pages, Stamp, Status, Store
-from rag_lab.chunking import chunk_document
+from rag_lab.chunking import chunk_bounded
 from rag_lab.progress import track
 from rag_lab.search import TextEncoder
 from rag_lab.sources.folder import (
@@ -74,6 +77,9 @@ class IngestReport:
     """PDF document id → running header and footer lines removed, for those indexed now."""
     flagged: dict[str, tuple[int, ...]] = field(default_factory=dict)
     """OCRed document id → its pages under the confidence threshold, for those indexed now."""
+    cut: dict[str, int] = field(default_factory=dict)
+    """Document id → its passages over the chunk bound, cut into pieces
+    (:func:`~rag_lab.chunking.chunk_bounded`), for those indexed now."""
 
     def summary(self) -> str:
         parts = [(len(self.indexed), "indexed"), (len(self.skipped), "unchanged")]
@@ -182,6 +188,7 @@ def _ingest(
     indexed, skipped, stale, failed = [], [], [], {}
     running: dict[str, int] = {}
     flagged: dict[str, tuple[int, ...]] = {}
+    cut: dict[str, int] = {}
     for source in track(sources, "indexing", "file", show=progress):
         prev = previous.get(source.id)
         kept = prev is not None and prev.status is not Status.FAILED
@@ -200,7 +207,8 @@ def _ingest(
                 if settled is not None:
                     (skipped if settled == "skipped" else stale).append(source.id)
                     continue
-            chunks = chunk_document(doc, STRATEGY)
+            bounded = chunk_bounded(doc, STRATEGY)
+            chunks = bounded.chunks
             if not chunks:
                 raise Unreadable("nothing to index: no text outside headings", digest)
         except Unreadable as err:
@@ -218,7 +226,11 @@ def _ingest(
             running[source.id] = pages.running_lines_removed
         if pages and pages.flagged:
             flagged[source.id] = pages.flagged
-    return IngestReport(indexed, skipped, failed, stale, running_lines=running, flagged=flagged)
+        if bounded.cut:
+            cut[source.id] = bounded.cut
+    return IngestReport(
+        indexed, skipped, failed, stale, running_lines=running, flagged=flagged, cut=cut
+    )
 
 
 def _settle(store: Store, prev: DocumentRecord, current: Stamp, rebuild: bool) -> str | None:
