@@ -181,8 +181,13 @@ def _parse(root, path: Path) -> tuple[QuestionSet, _Lines, list[Violation]]:
         out.append(Violation(1, None, None, "expected a mapping with 'questions' and 'negatives'"))
         return QuestionSet((), (), path), lines, out
     sections = {}
+    first: dict[str, int] = {}
     for key, value in root.value:
         name = key.value
+        if name in first:  # YAML would keep the last silently: a list dropped
+            out.append(_second(key, name, first[name], "key", "YAML keeps only the last"))
+            continue
+        first[name] = key.start_mark.line + 1
         if name not in ("questions", "negatives"):
             out.append(Violation(key.start_mark.line + 1, None, name, "unknown top-level key"))
             continue
@@ -206,7 +211,13 @@ def _parse(root, path: Path) -> tuple[QuestionSet, _Lines, list[Violation]]:
             values: dict[str, str] = {}
             value_lines: dict[str, int] = {}
             bad: set[str] = set()  # reported already: not "missing" as well
+            seen: dict[str, int] = {}
             for k, v in item.value:
+                if k.value in seen:
+                    out.append(_second(k, k.value, seen[k.value], "field in this item"))
+                    bad.add(k.value)
+                    continue
+                seen[k.value] = k.start_mark.line + 1
                 if k.value not in wanted:
                     out.append(Violation(k.start_mark.line + 1, None, k.value, "unknown field"))
                 elif not isinstance(v, yaml.ScalarNode) or not str(v.value).strip():
@@ -235,6 +246,12 @@ def _parse(root, path: Path) -> tuple[QuestionSet, _Lines, list[Violation]]:
         out.append(Violation(line, None, "questions", "no questions: the list is empty"))
     qset = QuestionSet(tuple(built["questions"]), tuple(built["negatives"]), path)
     return qset, lines, out
+
+
+def _second(key, name: str, first: int, what: str, more: str = "") -> Violation:
+    """A key given twice in one mapping: the second's line, naming the first's."""
+    message = f"a second '{name}:' {what} (the first is at line {first})"
+    return Violation(key.start_mark.line + 1, None, name, message + (f"; {more}" if more else ""))
 
 
 # --- the rules ------------------------------------------------------------------
