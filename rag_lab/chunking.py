@@ -171,9 +171,7 @@ class Bounded:
     """How many of the strategy's chunks were over the bound, and cut into pieces."""
 
 
-def chunk_bounded(
-    doc: Document, strategy: str | Strategy, factor: int = MAX_FACTOR
-) -> Bounded:
+def chunk_bounded(doc: Document, strategy: str | Strategy, factor: int = MAX_FACTOR) -> Bounded:
     """:func:`chunk_document`, with no chunk over ``factor`` times the strategy's size.
 
     The six strategies keep a paragraph, or a sentence, whole however long it is; a text

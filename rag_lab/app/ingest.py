@@ -5,9 +5,10 @@ document ends ``failed`` with its reason while the others are indexed: one broke
 never breaks a folder (any exception while reading it is its failure:
 :func:`~rag_lab.sources.folder.read_source`). A document is chunked by
 :func:`~rag_lab.chunking.chunk_bounded`: the deployed strategy, with a passage that has no
-paragraph or sentence break cut into pieces (:attr:`IngestReport.cut`). Unchanged files are skipped by the sha256 of their bytes, as long
-as they are read the same way (a PDF read by another extractor, library version or
-option is a new text, so it is indexed again; :attr:`~rag_lab.sources.folder.Read.reading`).
+paragraph or sentence break cut into pieces (:attr:`IngestReport.cut`). Unchanged files
+are skipped by the sha256 of their bytes, as long as they are read the same way (a PDF
+read by another extractor, library version or option is a new text, so it is indexed
+again; :attr:`~rag_lab.sources.folder.Read.reading`).
 How PDFs are read (:class:`~rag_lab.sources.folder.PdfOptions`) is recorded in the index's
 ``meta``, so that :func:`retry` reads them as the run that failed them did. A
 document whose vectors carry another stamp (a new model or pipeline version) is marked
