@@ -3,7 +3,10 @@
 Which files: every ``.md``, ``.markdown``, ``.txt`` and ``.pdf`` file under the folder, hidden
 folders skipped; when the folder holds a ``SHA256SUMS`` manifest, only the files it lists
 (as in the lab's corpus, whose folder also holds notes and licences). A document's id is
-its path relative to the folder without the suffix, e.g. ``guides/setup``.
+its path relative to the folder without the suffix, e.g. ``guides/setup``. A name that is
+not UTF-8 (legal on Linux) is read through its own bytes and named by :func:`name_text`:
+each byte that is not UTF-8 written ``\\xNN`` (``caf\\xe9``), so that the index, its
+listings and its citations hold text.
 
 Symbolic links are followed only when they stay inside the folder (or with
 ``follow_symlinks``); the others, and symlinked folders, are reported by :func:`scan`
@@ -116,6 +119,16 @@ class Scan:
     """Path (relative) → why it was not followed (symbolic links)."""
 
 
+def name_text(name: str) -> str:
+    """A file name as text: what :func:`os.fsdecode` kept as a surrogate (a byte that is not
+    UTF-8) written ``\\xNN``; a UTF-8 name is returned as it is.
+
+    >>> name_text(os.fsdecode(b"caf\\xe9.md"))
+    'caf\\\\xe9.md'
+    """
+    return name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
 def discover(folder: str | os.PathLike, *, follow_symlinks: bool = False) -> list[Source]:
     """The files to index under ``folder``, sorted by path (see the module docstring)."""
     return scan(folder, follow_symlinks=follow_symlinks).sources
@@ -144,7 +157,7 @@ def _walk(
     real_root = root.resolve()
 
     def rel(p: str | Path) -> str:
-        return Path(p).relative_to(root).as_posix()
+        return name_text(Path(p).relative_to(root).as_posix())
 
     def unlistable(err: OSError) -> None:
         unlisted[rel(err.filename)] = err.strerror or str(err)
@@ -195,7 +208,7 @@ def _sources(root: Path, files: Sequence[Path], sums: dict[str, str]) -> list[So
     sources: list[Source] = []
     first: dict[str, str] = {}
     for file in sorted(files, key=lambda p: p.relative_to(root).as_posix()):
-        path = file.relative_to(root).as_posix()
+        path = name_text(file.relative_to(root).as_posix())
         doc_id = path.rsplit(".", 1)[0]
         if doc_id in first:
             # The later file keeps its full path as id, so its failure has a row of its own.
