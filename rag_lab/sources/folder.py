@@ -143,11 +143,34 @@ def scan(folder: str | os.PathLike, *, follow_symlinks: bool = False) -> Scan:
     sums: dict[str, str] = {}
     if manifest.is_file():
         sums = _manifest(manifest)
-        names = [n for n in sums if Path(n).suffix.lower() in SUFFIXES]
-        files = [root / n for n in names if (root / n).is_file()]
+        files = []
+        for name in (n for n in sums if Path(n).suffix.lower() in SUFFIXES):
+            outside = _outside(root, name, follow_symlinks)
+            if outside:
+                skipped[name] = outside
+            elif (root / name).is_file():
+                files.append(root / name)
     else:
         files = _walk(root, follow_symlinks, unlisted, skipped)
     return Scan(_sources(root, files, sums), unlisted, skipped)
+
+
+def _outside(root: Path, name: str, follow: bool) -> str | None:
+    """Why the manifest's entry ``name`` is not read, if it leads outside ``root``.
+
+    An absolute name or one that climbs (``../``) is never read: a manifest describes its
+    own folder. A name that reaches outside through a symbolic link is held to the rule of
+    links (followed only with ``follow``).
+    """
+    if Path(name).is_absolute() or ".." in Path(name).parts:
+        return f"listed in {MANIFEST}, but outside the folder; not read"
+    target = (root / name).resolve()
+    if not follow and (root / name).exists() and not target.is_relative_to(root.resolve()):
+        return (
+            f"listed in {MANIFEST}, but a symbolic link to {target}, outside the folder, not "
+            "followed (--follow-symlinks follows it)"
+        )
+    return None
 
 
 def _walk(
@@ -315,7 +338,10 @@ def load_folder(folder: str | os.PathLike) -> list[Document]:
     if not root.is_dir():
         raise IngestError([f"{root}: not a folder"])
     docs, problems, sums = [], [], {}
-    for source in discover(root):
+    found = scan(root)
+    # All or nothing: a manifest entry that leads outside the folder is an error here.
+    problems += [f"{root / name}: {why}" for name, why in found.skipped.items() if MANIFEST in why]
+    for source in found.sources:
         try:
             doc, sums[source.path] = read(source)
             docs.append(doc)
@@ -323,7 +349,7 @@ def load_folder(folder: str | os.PathLike) -> list[Document]:
             problems.append(f"{source.file}: {err.reason}")
     if (root / MANIFEST).is_file():
         for name, expected in _manifest(root / MANIFEST).items():
-            if Path(name).suffix.lower() not in SUFFIXES:
+            if Path(name).suffix.lower() not in SUFFIXES or name in found.skipped:
                 continue
             if not (root / name).is_file():
                 problems.append(f"{root / name}: listed in {MANIFEST} but missing")

@@ -93,6 +93,11 @@ def manifest(entries: dict[str, bytes]):
     return setup
 
 
+def manifest_through_a_link(run, docs, tmp_path):
+    manifest({"link.md": SECRET})(run, docs, tmp_path)
+    (docs / "link.md").symlink_to(tmp_path / "outside" / "secret.md")
+
+
 SECRET = b"# Secret\n\nThe password is swordfish.\n"
 
 
@@ -139,6 +144,13 @@ CASES = [
     ("non-UTF-8 file name, retry", latin1_name_indexed, ["retry"], 0, "", "4 indexed, 0 failed: a b caf\\xe9 sub/c"),
     ("non-UTF-8 folder name", latin1_folder, ["index", "{tmp}/d\udcff"], 2, "d\\xff: the folder's name is not valid UTF-8", "absent"),
     ("non-UTF-8 question", latin1_name_indexed, ["ask", "caf\udce9 beans"], 2, "the question is not valid UTF-8 (byte 0xe9 at character 4)", "4 indexed, 0 failed: a b caf\\xe9 sub/c"),
+    ("manifest ../ entry", manifest({"../outside/secret.md": SECRET}), ["index", "{docs}"], 0, "not followed ../outside/secret.md: listed in SHA256SUMS, but outside the folder; not read", "3 indexed, 0 failed: a b sub/c"),
+    ("manifest absolute entry", manifest({"{outside}/secret.md": SECRET}), ["index", "{docs}"], 0, "secret.md: listed in SHA256SUMS, but outside the folder", "3 indexed, 0 failed: a b sub/c"),
+    ("manifest entry through a link outside", manifest_through_a_link, ["index", "{docs}"], 0, "not followed link.md: listed in SHA256SUMS, but a symbolic link to", "3 indexed, 0 failed: a b sub/c"),
+    ("manifest entry through a link, followed", manifest_through_a_link, ["index", "{docs}", "--follow-symlinks"], 0, "4 indexed", "4 indexed, 0 failed: a b link sub/c"),
+    ("manifest ../ entry, evaluate", manifest({"../outside/secret.md": SECRET}), ["evaluate", "--corpus", "{docs}", "--questions", "{docs}/a.md", "--out", "{tmp}/out"], 2, "../outside/secret.md: listed in SHA256SUMS, but outside the folder", "absent"),
+    ("dangling --index link", dangling_index_link, ["index", "{docs}", "--index", "{tmp}/link.sqlite"], 2, "is a broken symbolic link", "absent"),
+    ("dangling --index link, rebuild", dangling_index_link, ["index", "{docs}", "--rebuild", "--index", "{tmp}/link.sqlite"], 2, "is a broken symbolic link", "absent"),
     ("escape sequence in a name", escape_in_name, ["index", "{docs}"], 0, "4 indexed", "4 indexed, 0 failed: \x1b[2Jclear\x07 a b sub/c"),
     ("newline in a failed name", newline_in_name, ["index", "{docs}"], 1, "failed two\\nlines.md: empty file", "3 indexed, 1 failed: a b sub/c two\nlines"),
     ("escape sequence in the text, cited", escape_in_text, ASK, 0, "Espresso \\x1b[2J beans \\x9b31m roasted", "4 indexed, 0 failed: a b e sub/c"),
@@ -162,7 +174,8 @@ def test_each_hostile_case(env, tmp_path, setup, argv, code, fragment, after):
         assert err.count("\n") == 1, err
     assert state(path) == after
     assert not (tmp_path / "elsewhere" / "target.sqlite").exists()
-    assert not (tmp_path / "outside").exists() or "swordfish" not in out
+    if "--follow-symlinks" not in argv:
+        assert "swordfish" not in out + err
 
 
 def _raw_controls(text: str) -> list[str]:
