@@ -58,7 +58,11 @@ def read_manifest(path: Path) -> dict[str, str]:
     Raises :class:`ManifestError` naming the file and line of anything else.
     """
     manifest: dict[str, str] = {}
-    for lineno, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), 1):
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except UnicodeDecodeError as err:
+        raise ManifestError(f"{path}: not UTF-8 ({err.reason} at byte {err.start})") from None
+    for lineno, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             continue
         digest, _, name = line.partition(" ")

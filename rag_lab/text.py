@@ -53,3 +53,40 @@ def shorten(text: str, width: int) -> str:
     """
     flat = " ".join(text.split())
     return flat if len(flat) <= width else flat[: width - 1] + "…"
+
+
+_NAMED = {"\n": "\\n", "\t": "\\t", "\r": "\\r"}
+_BIDI = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+"""Invisible characters that reorder what a terminal shows (the "Trojan source" trick)."""
+
+
+def printable(text: str, *, newlines: bool = False) -> str:
+    """``text`` safe to print on a terminal: control characters written as escapes.
+
+    C0 and C1 controls and DEL become ``\\xNN`` (``\\n``, ``\\t``, ``\\r`` by name;
+    ``newlines`` keeps line breaks), so an escape sequence in a file name or a document
+    cannot clear the screen or forge a line; a byte that is not UTF-8, which
+    :func:`os.fsdecode` keeps as a lone surrogate, becomes the ``\\xNN`` of that byte;
+    bidirectional overrides become ``\\uNNNN``. Everything else is kept as it is.
+
+    >>> printable("\\x1b[2Jcaf\\udce9.md")
+    '\\\\x1b[2Jcaf\\\\xe9.md'
+    """
+    if text.isprintable() and not _BIDI.intersection(text):  # the common case, at C speed
+        return text
+    return "".join(_escaped(c, newlines) for c in text)
+
+
+def _escaped(c: str, newlines: bool) -> str:
+    o = ord(c)
+    if c == "\n" and newlines:
+        return c
+    if c in _NAMED:
+        return _NAMED[c]
+    if o < 0x20 or 0x7F <= o < 0xA0:
+        return f"\\x{o:02x}"
+    if 0xDC80 <= o <= 0xDCFF:  # os.fsdecode's surrogate escape of the byte o - 0xDC00
+        return f"\\x{o - 0xDC00:02x}"
+    if 0xD800 <= o <= 0xDFFF or c in _BIDI:
+        return f"\\u{o:04x}"
+    return c

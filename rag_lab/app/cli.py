@@ -49,7 +49,7 @@ from rag_lab.pipeline import Answer, Refusal, answer
 from rag_lab.questions import QuestionsError
 from rag_lab.sources import folder
 from rag_lab.sources.d2l import corpus_dir
-from rag_lab.text import shorten
+from rag_lab.text import printable, shorten
 
 if TYPE_CHECKING:
     from rag_lab.evaluation.regression import Comparison
@@ -82,7 +82,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if getattr(args, "debug", False) and not isinstance(err, KeyboardInterrupt):
             raise
         for line in _problems(err, args):
-            print(f"rag-lab {args.command}: {line}", file=sys.stderr)
+            print(f"rag-lab {args.command}: {printable(line)}", file=sys.stderr)
         return exit_status(err)
 
 
@@ -178,6 +178,7 @@ def _one_line(err: BaseException) -> str:
 def _index(args: argparse.Namespace) -> int:
     if not args.folder.is_dir():  # before any file is created
         raise UsageError(f"{args.folder}: not a folder")
+    ingest.folder_root(args.folder)  # a folder the index cannot record, before any file
     if args.rebuild:
         with lifecycle.writer(args.index):
             return _rebuild(args)
@@ -185,7 +186,10 @@ def _index(args: argparse.Namespace) -> int:
         backend = index.resolve_backend(args.backend, store)
         encoder = _encoder(backend)
         store.set_meta(index.BACKEND_KEY, backend)
-        print(f"indexing {args.folder.resolve()} into {args.index} (encoder: {backend})")
+        print(
+            f"indexing {printable(str(args.folder.resolve()))} into {printable(str(args.index))} "
+            f"(encoder: {backend})"
+        )
         report = ingest.index_folder(
             args.folder,
             store,
@@ -202,10 +206,14 @@ def _rebuild(args: argparse.Namespace) -> int:
     """A fresh index beside the old one, swapped in when complete (works on a damaged one)."""
     plan = lifecycle.plan_rebuild(args.index, args.folder, args.backend)
     if plan.damaged is not None:
-        print(f"note: {args.index} is damaged; building a fresh index", file=sys.stderr)
+        print(
+            f"note: {printable(str(args.index))} is damaged; building a fresh index",
+            file=sys.stderr,
+        )
     encoder = _encoder(plan.backend)
     print(
-        f"rebuilding {plan.folder} into {args.index} (encoder: {plan.backend}; a fresh file, "
+        f"rebuilding {printable(str(plan.folder))} into {printable(str(args.index))} (encoder: "
+        f"{plan.backend}; a fresh file, "
         "swapped in when complete)"
     )
     with lifecycle.rebuilding(args.index, plan.backend) as store:
@@ -237,8 +245,8 @@ def _status(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(_status_json(st), indent=1, allow_nan=False))
         return OK
-    print(f"index {args.index} of folder {st.folder}")
-    print(index.describe(st))
+    print(printable(f"index {args.index} of folder {st.folder}"))
+    print(printable(index.describe(st), newlines=True))
     return OK
 
 
@@ -247,14 +255,14 @@ def _check(args: argparse.Namespace, store: Store) -> int:
     if args.json:
         print(json.dumps({"index": str(args.index), "ok": not problems, "problems": problems}))
     elif problems:
-        print(f"index {args.index}: {len(problems)} problems")
-        print("\n".join(f"  {p}" for p in problems))
-        print(f"rebuild it: rag-lab index {store.meta('folder') or 'DIR'} --rebuild")
+        print(printable(f"index {args.index}: {len(problems)} problems"))
+        print("\n".join(f"  {printable(p)}" for p in problems))
+        print(printable(f"rebuild it: rag-lab index {store.meta('folder') or 'DIR'} --rebuild"))
     else:
         print(
-            f"index {args.index}: sound (SQLite integrity check ok; {len(store.documents())} "
-            "documents' chunk counts, vector counts and dimensions agree with their records "
-            "and stamps)"
+            f"index {printable(str(args.index))}: sound (SQLite integrity check ok; "
+            f"{len(store.documents())} documents' chunk counts, vector counts and dimensions "
+            "agree with their records and stamps)"
         )
     return OK if not problems else ERROR
 
@@ -262,6 +270,7 @@ def _check(args: argparse.Namespace, store: Store) -> int:
 def _ask(args: argparse.Namespace) -> int:
     if not args.question.strip():
         raise UsageError('the question is empty; ask something, quoted: rag-lab ask "..."')
+    _check_utf8(args.question)
     # The store stays open: the retriever reads the vectors once and the hits' texts last.
     with lifecycle.reading(args.index) as store:
         encoder = _encoder(index.resolve_backend(args.backend, store))
@@ -278,10 +287,22 @@ def _ask(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(_answer_json(result), indent=1, ensure_ascii=False, allow_nan=False))
     elif isinstance(result, Refusal):
-        print(result)
+        print(printable(str(result)))
     else:
         _print_answer(result, args.cutoff, args.prompt)
     return OK
+
+
+def _check_utf8(question: str) -> None:
+    """Refuse a question holding bytes that are not UTF-8 (kept by Python as surrogates):
+    they cannot be embedded, and mean the terminal sends another encoding."""
+    for at, c in enumerate(question):
+        if 0xD800 <= ord(c) <= 0xDFFF:
+            byte = f"byte {ord(c) - 0xDC00:#04x}" if ord(c) >= 0xDC80 else f"{c!r}"
+            raise UsageError(
+                f"the question is not valid UTF-8 ({byte} at character {at + 1}); is the "
+                "terminal's encoding UTF-8? Ask it again in UTF-8"
+            )
 
 
 def _warn_if_long(question: str, encoder: Encoder) -> None:
@@ -431,9 +452,9 @@ def _print_report(report: ingest.IngestReport, store: Store) -> None:
     print(report.summary())
     for doc_id, reason in report.failed.items():
         record = store.document(doc_id)
-        print(f"  failed {record.path if record else doc_id}: {reason}")
+        print(printable(f"  failed {record.path if record else doc_id}: {reason}"))
     for path, why in report.not_followed.items():
-        print(f"  not followed {path}: {why}")
+        print(printable(f"  not followed {path}: {why}"))
     if report.running_lines:
         lines, pdfs = sum(report.running_lines.values()), len(report.running_lines)
         print(
@@ -452,13 +473,14 @@ def _print_report(report: ingest.IngestReport, store: Store) -> None:
     for doc_id, pages in report.flagged.items():
         record = store.document(doc_id)
         print(
-            f"  low OCR confidence {record.path if record else doc_id}: "
+            f"  low OCR confidence {printable(record.path if record else doc_id)}: "
             f"{index.pages_label(pages)} (their text may be wrong; citations of them are marked)"
         )
     if report.stale:
         print(
             f"{len(report.stale)} documents were embedded with another stamp and are stale; "
-            f"queries are refused until you run: rag-lab index {store.meta('folder')} --rebuild"
+            "queries are refused until you run: rag-lab index "
+            f"{printable(store.meta('folder') or 'DIR')} --rebuild"
         )
 
 
@@ -469,13 +491,20 @@ def _print_answer(result: Answer, cutoff: float, show_prompt: bool) -> None:
         f"{len(result.prompt):,} characters (no generator is called; --prompt prints it)"
     )
     for c in result.citations:
-        print(f"[{c.index}] {c.distance:.3f}  {c.href}  {c.document_name} — {c.locator_label}")
+        where = printable(f"{c.href}  {c.document_name} — {c.locator_label}")
+        print(f"[{c.index}] {c.distance:.3f}  {where}")
         if c.warning:
-            print(f"    (!) low-confidence OCR text, {c.warning}")
-        quote = " ".join(c.quote.split())
+            print(f"    (!) low-confidence OCR text, {printable(c.warning)}")
+        quote = printable(" ".join(c.quote.split()))
         print(textwrap.indent(shorten(quote, 200), "    "))
-    if show_prompt:
-        print(f"\n{result.prompt}")
+    if show_prompt:  # as it is for a program reading it; escaped for a person
+        prompt = printable(result.prompt, newlines=True) if _on_terminal() else result.prompt
+        print(f"\n{prompt}")
+
+
+def _on_terminal() -> bool:
+    """Is stdout a terminal (where control characters in text would act, not show)?"""
+    return sys.stdout.isatty()
 
 
 def _answer_json(result: Answer | Refusal) -> dict:

@@ -47,6 +47,7 @@ from rag_lab.sources.folder import (
     Source,
     Unreadable,
     discover,
+    name_text,
     read_source,
     scan,
     unchanged_scan,
@@ -111,9 +112,7 @@ def index_folder(
     (or all of them) unless ``prune``. ``follow_symlinks``: follow links that leave the
     folder, and symlinked folders. ``pdf``: how PDFs are read (default :class:`PdfOptions`).
     """
-    root = Path(folder).resolve()
-    if not root.is_dir():
-        raise IngestError([f"{root}: not a folder"])
+    root = folder_root(folder)
     check_folder(store.meta("folder"), root)
     found = scan(root, follow_symlinks=follow_symlinks)
     ids = {s.id for s in found.sources}
@@ -139,6 +138,19 @@ def index_folder(
             report.failed[r.id] = why
     store.remove(gone)
     return dataclasses.replace(report, removed=gone, not_followed=found.skipped)
+
+
+def folder_root(folder: str | os.PathLike) -> Path:
+    """``folder`` resolved, or :class:`IngestError` if it is not a folder an index can hold:
+    the index records its folder as text, so a name that is not UTF-8 is refused."""
+    root = Path(folder).resolve()
+    if not root.is_dir():
+        raise IngestError([f"{root}: not a folder"])
+    if name_text(str(root)) != str(root):
+        raise IngestError(
+            [f"{name_text(str(root))}: the folder's name is not valid UTF-8; rename it"]
+        )
+    return root
 
 
 def check_folder(held: str | None, root: Path) -> None:

@@ -3,7 +3,10 @@
 Which files: every ``.md``, ``.markdown``, ``.txt`` and ``.pdf`` file under the folder, hidden
 folders skipped; when the folder holds a ``SHA256SUMS`` manifest, only the files it lists
 (as in the lab's corpus, whose folder also holds notes and licences). A document's id is
-its path relative to the folder without the suffix, e.g. ``guides/setup``.
+its path relative to the folder without the suffix, e.g. ``guides/setup``. A name that is
+not UTF-8 (legal on Linux) is read through its own bytes and named by :func:`name_text`:
+each byte that is not UTF-8 written ``\\xNN`` (``caf\\xe9``), so that the index, its
+listings and its citations hold text.
 
 Symbolic links are followed only when they stay inside the folder (or with
 ``follow_symlinks``); the others, and symlinked folders, are reported by :func:`scan`
@@ -116,6 +119,16 @@ class Scan:
     """Path (relative) → why it was not followed (symbolic links)."""
 
 
+def name_text(name: str) -> str:
+    """A file name as text: what :func:`os.fsdecode` kept as a surrogate (a byte that is not
+    UTF-8) written ``\\xNN``; a UTF-8 name is returned as it is.
+
+    >>> name_text(os.fsdecode(b"caf\\xe9.md"))
+    'caf\\\\xe9.md'
+    """
+    return name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
 def discover(folder: str | os.PathLike, *, follow_symlinks: bool = False) -> list[Source]:
     """The files to index under ``folder``, sorted by path (see the module docstring)."""
     return scan(folder, follow_symlinks=follow_symlinks).sources
@@ -130,11 +143,34 @@ def scan(folder: str | os.PathLike, *, follow_symlinks: bool = False) -> Scan:
     sums: dict[str, str] = {}
     if manifest.is_file():
         sums = _manifest(manifest)
-        names = [n for n in sums if Path(n).suffix.lower() in SUFFIXES]
-        files = [root / n for n in names if (root / n).is_file()]
+        files = []
+        for name in (n for n in sums if Path(n).suffix.lower() in SUFFIXES):
+            outside = _outside(root, name, follow_symlinks)
+            if outside:
+                skipped[name] = outside
+            elif (root / name).is_file():
+                files.append(root / name)
     else:
         files = _walk(root, follow_symlinks, unlisted, skipped)
     return Scan(_sources(root, files, sums), unlisted, skipped)
+
+
+def _outside(root: Path, name: str, follow: bool) -> str | None:
+    """Why the manifest's entry ``name`` is not read, if it leads outside ``root``.
+
+    An absolute name or one that climbs (``../``) is never read: a manifest describes its
+    own folder. A name that reaches outside through a symbolic link is held to the rule of
+    links (followed only with ``follow``).
+    """
+    if Path(name).is_absolute() or ".." in Path(name).parts:
+        return f"listed in {MANIFEST}, but outside the folder; not read"
+    target = (root / name).resolve()
+    if not follow and (root / name).exists() and not target.is_relative_to(root.resolve()):
+        return (
+            f"listed in {MANIFEST}, but a symbolic link to {target}, outside the folder, not "
+            "followed (--follow-symlinks follows it)"
+        )
+    return None
 
 
 def _walk(
@@ -144,7 +180,7 @@ def _walk(
     real_root = root.resolve()
 
     def rel(p: str | Path) -> str:
-        return Path(p).relative_to(root).as_posix()
+        return name_text(Path(p).relative_to(root).as_posix())
 
     def unlistable(err: OSError) -> None:
         unlisted[rel(err.filename)] = err.strerror or str(err)
@@ -195,7 +231,7 @@ def _sources(root: Path, files: Sequence[Path], sums: dict[str, str]) -> list[So
     sources: list[Source] = []
     first: dict[str, str] = {}
     for file in sorted(files, key=lambda p: p.relative_to(root).as_posix()):
-        path = file.relative_to(root).as_posix()
+        path = name_text(file.relative_to(root).as_posix())
         doc_id = path.rsplit(".", 1)[0]
         if doc_id in first:
             # The later file keeps its full path as id, so its failure has a row of its own.
@@ -318,7 +354,10 @@ def load_folder(folder: str | os.PathLike) -> list[Document]:
     if not root.is_dir():
         raise IngestError([f"{root}: not a folder"])
     docs, problems, sums = [], [], {}
-    for source in discover(root):
+    found = scan(root)
+    # All or nothing: a manifest entry that leads outside the folder is an error here.
+    problems += [f"{root / name}: {why}" for name, why in found.skipped.items() if MANIFEST in why]
+    for source in found.sources:
         try:
             doc, sums[source.path] = read(source)
             docs.append(doc)
@@ -326,7 +365,7 @@ def load_folder(folder: str | os.PathLike) -> list[Document]:
             problems.append(f"{source.file}: {err.reason}")
     if (root / MANIFEST).is_file():
         for name, expected in _manifest(root / MANIFEST).items():
-            if Path(name).suffix.lower() not in SUFFIXES:
+            if Path(name).suffix.lower() not in SUFFIXES or name in found.skipped:
                 continue
             if not (root / name).is_file():
                 problems.append(f"{root / name}: listed in {MANIFEST} but missing")

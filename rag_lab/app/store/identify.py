@@ -9,6 +9,7 @@ what it is, and never touched.
 
 from __future__ import annotations
 
+import os
 from enum import StrEnum
 from pathlib import Path
 
@@ -43,6 +44,8 @@ def inspect_file(path: Path) -> FileKind:
     """
     if path.is_dir():
         raise NotAFile(path)
+    if path.is_symlink() and not path.exists():  # creating the index would write elsewhere
+        raise NotOurFile(path, f"is a broken symbolic link (to {os.readlink(path)})")
     if not path.exists():
         return FileKind.MISSING
     try:
