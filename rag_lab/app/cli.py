@@ -181,9 +181,13 @@ def _index(args: argparse.Namespace) -> int:
     if args.rebuild:
         with lifecycle.writer(args.index):
             return _rebuild(args)
+    early = None
+    if not args.index.exists():  # the encoder first: one that cannot load leaves no new file
+        lifecycle.check_writable(args.index)
+        early = _encoder(index.resolve_backend(args.backend, None))
     with lifecycle.writing(args.index) as store:
         backend = index.resolve_backend(args.backend, store)
-        encoder = _encoder(backend)
+        encoder = early if early is not None and early.backend == backend else _encoder(backend)
         store.set_meta(index.BACKEND_KEY, backend)
         print(f"indexing {args.folder.resolve()} into {args.index} (encoder: {backend})")
         report = ingest.index_folder(
