@@ -37,6 +37,7 @@ from rag_lab.app.store import (
     IndexInaccessible,
     IndexLocked,
     IndexMissing,
+    IndexNeedsRecovery,
     IndexReadOnly,
     NotAFile,
     NotOurFile,
@@ -109,6 +110,10 @@ _ADVICE: dict[type[RagLabError], str] = {
     ),
     IndexLocked: "; run again when it is done",
     IndexBusy: ". Let it finish, or stop that process, and run again",
+    IndexNeedsRecovery: (
+        ". Make the file and its folder writable, then run rag-lab status --index {path}: "
+        "opening it rolls the journal back"
+    ),
     IndexReadOnly: "; make it writable, or choose another file with --index PATH",
     IndexInaccessible: "; check the disk and its permissions",
     UnknownBackend: "; rebuild it: rag-lab index {folder} --rebuild",

@@ -278,3 +278,76 @@ def test_an_onnx_graph_with_nowhere_to_go_is_refused_before_the_index(env, monke
     assert len(lines) == 1, err
     assert "cannot be kept in the cache" in lines[0] and f"${paths.CACHE_ENV}" in lines[0]
     assert not path.exists() and not list(path.parent.glob("index.sqlite*"))
+
+
+# --- a writer that died mid-transaction ------------------------------------------------------
+
+
+def hot_journal(path: Path) -> None:
+    """A writer that changed pages of the index, then died before its commit: the journal
+    beside it is hot (SQLite spilled the changes into the file, cache_size 1)."""
+    script = (
+        "import os, sqlite3, sys\n"
+        "db = sqlite3.connect(sys.argv[1], isolation_level=None)\n"
+        "db.execute('PRAGMA cache_size = 1')\n"
+        "db.execute('BEGIN IMMEDIATE')\n"
+        "db.execute(\"UPDATE chunks SET text = text || printf('%.2000c', 'x')\")\n"
+        "db.execute(\"UPDATE documents SET status = 'failed', reason = 'half-written'\")\n"
+        "os._exit(9)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script, str(path)], timeout=60)
+    assert done.returncode == 9
+    journal = Path(f"{path}-journal")
+    assert journal.is_file() and journal.stat().st_size > 0
+
+
+def journal_left(run, docs, path, tmp_path):
+    assert run("index", docs)[0] == cli.OK
+    hot_journal(path)
+
+
+def journal_left_read_only(run, docs, path, tmp_path):
+    """The same, on a place this process cannot write (a tmpfs remounted read-only)."""
+    place = tmpfs(tmp_path / "ro", "4m")
+    moved = place / path.name
+    assert run("index", docs, "--index", moved)[0] == cli.OK
+    hot_journal(moved)
+    read_only(place)
+
+
+JOURNAL_CASES = [
+    # (id, setup, argv, exit status, stderr fragment, index state after)
+    ("status, hot journal", journal_left, ["status"], 0, "", "3 indexed, 0 failed"),
+    ("status --check, hot journal", journal_left, ["status", "--check"], 0, "", "3 indexed, 0 failed"),
+    ("ask, hot journal", journal_left, ["ask", "tensors"], 0, "", "3 indexed, 0 failed"),
+    ("retry, hot journal", journal_left, ["retry"], 0, "", "3 indexed, 0 failed"),
+    ("index, hot journal", journal_left, ["index", "{docs}"], 0, "", "3 indexed, 0 failed"),
+    ("status, hot journal, read-only", journal_left_read_only, ["status"], 2, "left mid-transaction by a writer that stopped", "hot"),
+    ("status --check, hot journal, read-only", journal_left_read_only, ["status", "--check"], 2, "then run rag-lab status --index", "hot"),
+    ("ask, hot journal, read-only", journal_left_read_only, ["ask", "tensors"], 2, "opening it rolls the journal back", "hot"),
+    ("retry, hot journal, read-only", journal_left_read_only, ["retry"], 2, "left mid-transaction by a writer that stopped", "hot"),
+    ("index, hot journal, read-only", journal_left_read_only, ["index", "{docs}"], 2, "opening it rolls the journal back", "hot"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("setup", "argv", "code", "fragment", "after"),
+    [pytest.param(*row[1:], id=row[0]) for row in JOURNAL_CASES],
+)
+def test_a_hot_journal_is_rolled_back_or_said(env, tmp_path, setup, argv, code, fragment, after):
+    run, docs, path, _cache = env
+    setup(run, docs, path, tmp_path)
+    index = tmp_path / "ro" / path.name if after == "hot" else path
+    status, out, err = run(*[a.format(docs=docs) for a in argv], "--index", index)
+    assert status == code, (out, err)
+    assert "Traceback" not in err and "internal error" not in err
+    assert "make it writable" not in err and "cannot write the index" not in err
+    assert fragment in err
+    if code == cli.ERROR:
+        assert err.count("\n") == 1, err
+        assert f"rag-lab status --index {index}" in err
+    if after == "hot":  # untouched: the journal still there, to be rolled back
+        assert Path(f"{index}-journal").stat().st_size > 0
+    else:
+        assert not Path(f"{index}-journal").exists()
+        assert state(index) == after  # the half-written transaction is gone
