@@ -16,6 +16,7 @@ Only the export imports torch; encoding needs ``onnxruntime``, ``tokenizers`` an
 from __future__ import annotations
 
 import atexit
+import contextlib
 import dataclasses
 import os
 import shutil
@@ -139,9 +140,12 @@ class OnnxMiniLM:
         if threads:
             options.intra_op_num_threads = threads
             options.inter_op_num_threads = 1
-        self.session = ort.InferenceSession(
-            str(self.path), options, providers=["CPUExecutionProvider"]
-        )
+        self.session, again = _session(backend, root, self.path, options)
+        if again is not None:  # the cached graph was damaged, and is exported again
+            self.path = again
+            self.fingerprint = dataclasses.replace(
+                self.fingerprint, graph_sha256=sha256_file(again)
+            )
         # The tokenizer.json shipped truncates at 128 and pads to 128; sentence-transformers
         # truncates at max_seq_length (256) and pads to the longest text of the batch.
         self.tokenizer = Tokenizer.from_file(str(minilm_path() / "tokenizer.json"))
@@ -157,6 +161,31 @@ class OnnxMiniLM:
             "token_type_ids": np.array([e.type_ids for e in encodings], dtype=np.int64),
         }
         return self.session.run(None, feed)[0].astype(np.float32, copy=False)
+
+
+def _session(backend: str, root: Path | None, path: Path, options) -> tuple[object, Path | None]:
+    """An ONNX Runtime session on the graph at ``path``; and, when that graph does not load,
+    where it was exported again (else None). A graph in the cache that does not load (cut
+    short, overwritten) is a damaged entry, computed again like any other with one warning,
+    not a reason to stop."""
+    import onnxruntime as ort
+
+    def load(graph: Path):
+        return ort.InferenceSession(str(graph), options, providers=["CPUExecutionProvider"])
+
+    try:
+        return load(path), None
+    except Exception as err:  # ONNX Runtime's errors derive from Exception alone
+        why = " ".join(str(err).split())
+        paths.warn_cache(
+            path,
+            f"the ONNX graph {path} in the cache does not load ({why}); exporting it again "
+            f"(set ${paths.CACHE_ENV} to another folder if this repeats)",
+        )
+    with contextlib.suppress(OSError):  # else graph_path exports it to this run's folder
+        path.unlink()
+    again = graph_path(backend, root)
+    return load(again), again
 
 
 def _export(dest: Path) -> None:

@@ -31,6 +31,7 @@ from rag_lab import paths
 from rag_lab.app import cli
 from rag_lab.models import onnx_minilm
 from rag_lab.models.encoder import Encoder
+from rag_lab.models.minilm import minilm_fingerprint
 from rag_lab.models.vector_cache import open_cache, through_cache
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -278,6 +279,24 @@ def test_an_onnx_graph_with_nowhere_to_go_is_refused_before_the_index(env, monke
     assert len(lines) == 1, err
     assert "cannot be kept in the cache" in lines[0] and f"${paths.CACHE_ENV}" in lines[0]
     assert not path.exists() and not list(path.parent.glob("index.sqlite*"))
+
+
+@pytest.mark.model
+def test_a_damaged_onnx_graph_in_the_cache_is_exported_again(env, monkeypatch):
+    """A graph cut short in the cache is a damaged entry: one warning, exported again, and
+    the run goes on (it was an internal error: "No graph was found in the protobuf")."""
+    run, docs, path, cache = env
+    monkeypatch.setattr(cli, "Encoder", Encoder)
+    graph = cache / "onnx" / minilm_fingerprint().key / onnx_minilm.GRAPH_FILES["onnx"]
+    graph.parent.mkdir(parents=True)
+    graph.write_bytes(b"\x08\x07" + b"\0" * 1000)  # a protobuf of no graph
+    status, out, err = run("index", docs)
+    assert status == cli.OK, (out, err)
+    warnings = [line for line in err.splitlines() if line.startswith("warning:")]
+    assert len(warnings) == 1 and "does not load" in warnings[0], err
+    assert f"${paths.CACHE_ENV}" in warnings[0]
+    assert graph.stat().st_size > 10**6  # the real graph, in the cache again
+    assert "3 indexed, 0 unchanged, 0 failed" in out
 
 
 # --- a writer that died mid-transaction ------------------------------------------------------
