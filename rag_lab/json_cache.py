@@ -18,11 +18,11 @@ content:
 from __future__ import annotations
 
 import json
-import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from rag_lab import paths
 from rag_lab.atomic import write_atomically
 from rag_lab.checksums import sha256_text
 
@@ -64,11 +64,17 @@ class JsonCache:
 
     def save(self, key: Mapping[str, Any], value: Any) -> Path | None:
         """:meth:`put`, but a cache that cannot be written (read-only, full, its folder gone)
-        is a warning on stderr and None: the caller has its value, only the next run pays."""
+        is a warning on stderr (once a run, :func:`rag_lab.paths.warn_cache`) and None: the
+        caller has its value, only the next run pays."""
         try:
             return self.put(key, value)
         except OSError as err:
-            print(f"warning: cannot write the cache {self.root} ({err}); not kept", file=sys.stderr)
+            why = " ".join((err.strerror or str(err)).split())
+            paths.warn_cache(
+                self.root,
+                f"cannot write the cache {self.root} ({why}); running without it, nothing is "
+                f"kept (set ${paths.CACHE_ENV} to a writable folder)",
+            )
             return None
 
     def _valid(self, value: Any) -> bool:

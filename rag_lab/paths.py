@@ -15,6 +15,7 @@ Two kinds of places:
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -70,6 +71,28 @@ def cache_dir() -> Path:
     except ImportError:  # the XDG rule, which is what platformdirs says on Linux
         return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "rag-lab"
     return Path(platformdirs.user_cache_dir("rag-lab", appauthor=False))
+
+
+_WARNED: set[Path] = set()
+"""The caches already said unusable in this run."""
+
+
+def warn_cache(where: Path, message: str) -> None:
+    """``warning: message`` on stderr, once per run for the cache that holds ``where``.
+
+    The cache is a courtesy: its trouble is said, never raised, and said once: when the
+    cache is read-only, full or gone, every later entry would fail the same way, and each
+    part of it (the ONNX graph, the vectors) would repeat the same news.
+    """
+    root = cache_dir()
+    try:
+        key = root if Path(where).is_relative_to(root) else Path(where)
+    except (OSError, ValueError):
+        key = Path(where)
+    if key in _WARNED:
+        return
+    _WARNED.add(key)
+    print(f"warning: {message}", file=sys.stderr)
 
 
 def cache_sizes(root: Path | None = None) -> dict[str, int]:

@@ -37,6 +37,7 @@ from rag_lab.app.store import (
     IndexInaccessible,
     IndexLocked,
     IndexMissing,
+    IndexNeedsRecovery,
     IndexReadOnly,
     NotAFile,
     NotOurFile,
@@ -109,6 +110,10 @@ _ADVICE: dict[type[RagLabError], str] = {
     ),
     IndexLocked: "; run again when it is done",
     IndexBusy: ". Let it finish, or stop that process, and run again",
+    IndexNeedsRecovery: (
+        ". Make the file and its folder writable, then run rag-lab status --index {path}: "
+        "opening it rolls the journal back"
+    ),
     IndexReadOnly: "; make it writable, or choose another file with --index PATH",
     IndexInaccessible: "; check the disk and its permissions",
     UnknownBackend: "; rebuild it: rag-lab index {folder} --rebuild",
@@ -182,9 +187,13 @@ def _index(args: argparse.Namespace) -> int:
     if args.rebuild:
         with lifecycle.writer(args.index):
             return _rebuild(args)
+    early = None
+    if not args.index.exists():  # the encoder first: one that cannot load leaves no new file
+        lifecycle.check_writable(args.index)
+        early = _encoder(index.resolve_backend(args.backend, None))
     with lifecycle.writing(args.index) as store:
         backend = index.resolve_backend(args.backend, store)
-        encoder = _encoder(backend)
+        encoder = early if early is not None and early.backend == backend else _encoder(backend)
         store.set_meta(index.BACKEND_KEY, backend)
         print(
             f"indexing {printable(str(args.folder.resolve()))} into {printable(str(args.index))} "

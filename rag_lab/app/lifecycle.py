@@ -29,6 +29,7 @@ from rag_lab.app.store import (
     FileKind,
     IndexDamaged,
     IndexMissing,
+    IndexNeedsRecovery,
     IndexReadOnly,
     Store,
     inspect_file,
@@ -44,8 +45,13 @@ def check_writable(path: Path) -> None:
 
     Raises :class:`~rag_lab.app.store.errors.IndexReadOnly`; the folder of an existing
     index must be writable too, since SQLite writes a journal beside the file.
+    :class:`~rag_lab.app.store.errors.IndexNeedsRecovery` when a writer that stopped left
+    a journal there too, which this process cannot roll back.
     """
     place = path if path.exists() else next(p for p in path.parents if p.exists())
+    writable = os.access(place, os.W_OK) and (not path.exists() or os.access(path.parent, os.W_OK))
+    if not writable and _hot_journal(path):
+        raise IndexNeedsRecovery(path)
     if not os.access(place, os.W_OK):
         what = "file" if place == path else "folder"
         raise IndexReadOnly(path, f"cannot write the index: the {what} {place} is read-only")
@@ -150,6 +156,14 @@ def rebuilding(path: Path, backend: str) -> Iterator[Store]:
     finally:
         for leftover in (fresh, journals[0]):
             leftover.unlink(missing_ok=True)
+
+
+def _hot_journal(path: Path) -> bool:
+    """Whether a writer that stopped mid-transaction left its journal beside ``path``."""
+    try:
+        return Path(f"{path}-journal").stat().st_size > 0
+    except OSError:
+        return False
 
 
 def _check_sound(store: Store, path: Path) -> None:

@@ -15,8 +15,12 @@ Only the export imports torch; encoding needs ``onnxruntime``, ``tokenizers`` an
 
 from __future__ import annotations
 
+import atexit
+import contextlib
 import dataclasses
 import os
+import shutil
+import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -25,6 +29,7 @@ import numpy as np
 from rag_lab import paths
 from rag_lab.atomic import write_atomically
 from rag_lab.checksums import sha256_file
+from rag_lab.errors import BadEnvironment
 from rag_lab.models.minilm import Fingerprint, minilm_fingerprint, minilm_path
 
 ONNX_BACKENDS = ("onnx", "onnx-int8")
@@ -33,18 +38,66 @@ INPUTS = ("input_ids", "attention_mask", "token_type_ids")
 OPSET = 17
 
 
+class GraphUnavailable(BadEnvironment):
+    """The ONNX graph can be neither kept in the cache nor exported for this run alone."""
+
+
 def graph_path(backend: str, root: Path | None = None) -> Path:
-    """The exported graph for ``backend``, exporting (and quantising) it first if missing."""
+    """The exported graph for ``backend``, exporting (and quantising) it first if missing.
+
+    The cache is a courtesy here too: when the graph cannot be written there (read-only,
+    full, a file where a folder should be), it is exported into a temporary folder for this
+    run (removed at exit), with one warning naming the cache and ``$RAG_LAB_CACHE``. The
+    export is deterministic, so the graph, and the fingerprint, are the same bytes.
+    Raises :class:`GraphUnavailable` when the temporary folder refuses it too.
+    """
     if backend not in ONNX_BACKENDS:
         raise ValueError(f"backend must be one of {ONNX_BACKENDS}, not {backend!r}")
     folder = (root or paths.cache_dir() / "onnx") / minilm_fingerprint().key
+    run = _run_folder(create=False)
+    if run is not None and (run / GRAPH_FILES[backend]).is_file():
+        return run / GRAPH_FILES[backend]  # the cache already refused it in this run
+    try:
+        return _exported(folder, backend)
+    except (OSError, RuntimeError) as err:
+        why = " ".join((getattr(err, "strerror", None) or str(err)).split())
+        where = getattr(err, "filename", None) or folder
+        paths.warn_cache(
+            folder,
+            f"the cache cannot be used ({where}: {why}); running without it: the ONNX graph "
+            "is exported to a temporary folder for this run (a few seconds each run) and "
+            f"nothing is kept (set ${paths.CACHE_ENV} to a writable folder)",
+        )
+    try:
+        return _exported(_run_folder(create=True), backend)
+    except OSError as err:
+        raise GraphUnavailable(
+            f"the ONNX graph cannot be kept in the cache {folder} nor exported to a temporary "
+            f"folder ({err.strerror or err}); set ${paths.CACHE_ENV} to a writable folder"
+        ) from None
+
+
+def _exported(folder: Path, backend: str) -> Path:
+    """The graph of ``backend`` in ``folder``, exported (and quantised) there if missing."""
     fp32 = folder / GRAPH_FILES["onnx"]
-    if not fp32.exists():
+    if not fp32.is_file():
         write_atomically(fp32, _export)
     target = folder / GRAPH_FILES[backend]
-    if backend == "onnx-int8" and not target.exists():
+    if backend == "onnx-int8" and not target.is_file():
         write_atomically(target, lambda tmp: _quantize(fp32, tmp))
     return target
+
+
+_RUN_FOLDER: list[Path] = []
+"""The temporary folder of this run's graphs, once the cache has refused them."""
+
+
+def _run_folder(*, create: bool) -> Path | None:
+    if not _RUN_FOLDER and create:
+        made = Path(tempfile.mkdtemp(prefix="rag-lab-onnx-"))
+        atexit.register(shutil.rmtree, made, ignore_errors=True)
+        _RUN_FOLDER.append(made)
+    return _RUN_FOLDER[0] if _RUN_FOLDER else None
 
 
 def exported_fingerprint(backend: str, root: Path | None = None) -> Fingerprint | None:
@@ -57,6 +110,9 @@ def exported_fingerprint(backend: str, root: Path | None = None) -> Fingerprint 
         raise ValueError(f"backend must be one of {ONNX_BACKENDS}, not {backend!r}")
     base = minilm_fingerprint()
     path = (root or paths.cache_dir() / "onnx") / base.key / GRAPH_FILES[backend]
+    run = _run_folder(create=False)
+    if not path.is_file() and run is not None:
+        path = run / GRAPH_FILES[backend]  # exported for this run, the cache refusing it
     if not path.is_file():
         return None
     return dataclasses.replace(base, backend=backend, graph_sha256=sha256_file(path))
@@ -84,9 +140,12 @@ class OnnxMiniLM:
         if threads:
             options.intra_op_num_threads = threads
             options.inter_op_num_threads = 1
-        self.session = ort.InferenceSession(
-            str(self.path), options, providers=["CPUExecutionProvider"]
-        )
+        self.session, again = _session(backend, root, self.path, options)
+        if again is not None:  # the cached graph was damaged, and is exported again
+            self.path = again
+            self.fingerprint = dataclasses.replace(
+                self.fingerprint, graph_sha256=sha256_file(again)
+            )
         # The tokenizer.json shipped truncates at 128 and pads to 128; sentence-transformers
         # truncates at max_seq_length (256) and pads to the longest text of the batch.
         self.tokenizer = Tokenizer.from_file(str(minilm_path() / "tokenizer.json"))
@@ -102,6 +161,31 @@ class OnnxMiniLM:
             "token_type_ids": np.array([e.type_ids for e in encodings], dtype=np.int64),
         }
         return self.session.run(None, feed)[0].astype(np.float32, copy=False)
+
+
+def _session(backend: str, root: Path | None, path: Path, options) -> tuple[object, Path | None]:
+    """An ONNX Runtime session on the graph at ``path``; and, when that graph does not load,
+    where it was exported again (else None). A graph in the cache that does not load (cut
+    short, overwritten) is a damaged entry, computed again like any other with one warning,
+    not a reason to stop."""
+    import onnxruntime as ort
+
+    def load(graph: Path):
+        return ort.InferenceSession(str(graph), options, providers=["CPUExecutionProvider"])
+
+    try:
+        return load(path), None
+    except Exception as err:  # ONNX Runtime's errors derive from Exception alone
+        why = " ".join(str(err).split())
+        paths.warn_cache(
+            path,
+            f"the ONNX graph {path} in the cache does not load ({why}); exporting it again "
+            f"(set ${paths.CACHE_ENV} to another folder if this repeats)",
+        )
+    with contextlib.suppress(OSError):  # else graph_path exports it to this run's folder
+        path.unlink()
+    again = graph_path(backend, root)
+    return load(again), again
 
 
 def _export(dest: Path) -> None:

@@ -8,6 +8,7 @@ sentence vectors of :mod:`rag_lab.models.encoder` and the token matrices of
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sqlite3
@@ -29,7 +30,9 @@ class EmbeddingCache:
     serialises their writes, and a writer waits up to :data:`BUSY_S` for another. A file that
     is not a readable SQLite database is moved aside (``<key>.sqlite.damaged``) and started
     anew; an entry whose bytes are not whole rows of finite float32 reads as missing, so it is
-    computed again and replaced.
+    computed again and replaced. A cache that fails once (read-only, full, its folder deleted
+    or replaced by a file) is given up for the rest of the run with one warning
+    (:meth:`give_up`): every document after it would fail the same way.
     """
 
     def __init__(self, fingerprint: Fingerprint, root: Path | None = None) -> None:
@@ -37,6 +40,7 @@ class EmbeddingCache:
         root.mkdir(parents=True, exist_ok=True)
         self.fingerprint = fingerprint
         self.path = root / f"{fingerprint.key}.sqlite"
+        self.usable = True
         try:
             self._db = self._open()
         except sqlite3.DatabaseError as err:
@@ -94,6 +98,19 @@ class EmbeddingCache:
     def __len__(self) -> int:
         return self._db.execute("SELECT COUNT(*) FROM vectors").fetchone()[0]
 
+    def give_up(self, err: BaseException) -> None:
+        """Stop using this cache for the rest of the run, saying why once on stderr."""
+        if not self.usable:
+            return
+        self.usable = False
+        with contextlib.suppress(sqlite3.Error):
+            self._db.close()
+        if not self.path.parent.is_dir():  # SQLite says "readonly database" for this
+            why = f"its folder {self.path.parent} is gone"
+        else:
+            why = " ".join(str(err).split())
+        _unusable(self.path, why)
+
 
 BUSY_S = 60.0
 """How long a writer waits for another process writing the same cache file."""
@@ -104,17 +121,26 @@ def warn(message: str) -> None:
     print(f"warning: {message}", file=sys.stderr)
 
 
+def _unusable(where: Path, why: str) -> None:
+    """The one warning of a run for a cache that cannot be used (:func:`paths.warn_cache`)."""
+    paths.warn_cache(
+        where,
+        f"the embedding cache in {where} cannot be used ({why}); running without it, which "
+        f"is slower, never wrong (set ${paths.CACHE_ENV} to a writable folder)",
+    )
+
+
 def open_cache(fingerprint: Fingerprint, root: Path | None = None) -> EmbeddingCache | None:
     """The cache, or None with a warning on stderr when it cannot be used (read-only, full,
     locked): a run without a cache is slower, never wrong, so it is no reason to stop."""
     try:
         return EmbeddingCache(fingerprint, root)
     except (OSError, sqlite3.Error) as err:
-        where = root or paths.cache_dir()
-        warn(
-            f"the embedding cache in {where} cannot be used ({err}); running without it "
-            f"(set ${paths.CACHE_ENV} to a writable folder)"
-        )
+        where = root or paths.cache_dir() / "embeddings"
+        why = err.strerror if isinstance(err, OSError) and err.strerror else str(err)
+        if isinstance(err, (FileExistsError, NotADirectoryError)):
+            why = f"{err.filename}: a file where a folder should be"
+        _unusable(where, " ".join(why.split()))
         return None
 
 
@@ -128,16 +154,19 @@ def through_cache(
     Texts go to ``compute`` in length order, so batches pad little; the sha breaks ties,
     so the batches are the same on every run. Returns the arrays in ``texts`` order (as
     stored: flat float32) and how many texts went through ``compute``. A cache that fails
-    to read or write mid-run (its folder deleted, the disk full) is warned about and
-    bypassed: the arrays are computed all the same.
+    to read or write mid-run (its folder deleted, the disk full) is given up with one
+    warning (:meth:`EmbeddingCache.give_up`): the arrays are computed all the same.
     """
     shas = [sha256_text(t) for t in texts]
     known: dict[str, np.ndarray] = {}
+    if cache is not None and not cache.usable:
+        cache = None
     if cache is not None:
         try:
             known = cache.get(shas)
         except (OSError, sqlite3.Error) as err:
-            warn(f"cannot read the embedding cache {cache.path} ({err}); computing instead")
+            cache.give_up(err)
+            cache = None
     pending = {sha: t for sha, t in zip(shas, texts, strict=True) if sha not in known}
     todo = sorted(pending.items(), key=lambda item: (len(item[1]), item[0]))
     if todo:
@@ -146,6 +175,6 @@ def through_cache(
             try:
                 cache.put(fresh)
             except (OSError, sqlite3.Error) as err:
-                warn(f"cannot write the embedding cache {cache.path} ({err}); not kept")
+                cache.give_up(err)
         known = {**known, **fresh}
     return [known[sha] for sha in shas], len(todo)

@@ -18,6 +18,7 @@ from rag_lab.app.store.errors import (
     IndexDamaged,
     IndexInaccessible,
     IndexLocked,
+    IndexNeedsRecovery,
     IndexReadOnly,
     StoreError,
 )
@@ -38,7 +39,10 @@ _INACCESSIBLE = {
 def fact(err: sqlite3.DatabaseError, path: Path, waited: float = BUSY_SECONDS) -> StoreError:
     """What SQLite's ``err`` on the index at ``path`` means, by its primary result code."""
     message = " ".join(str(err).split())
-    code = (getattr(err, "sqlite_errorcode", None) or 0) & 0xFF  # extended → primary
+    extended = getattr(err, "sqlite_errorcode", None) or 0
+    code = extended & 0xFF  # extended → primary
+    if extended == sqlite3.SQLITE_READONLY_ROLLBACK:  # a hot journal a reader cannot play
+        return IndexNeedsRecovery(path)
     if code in _LOCKED:
         return IndexLocked(path, waited)
     if code == sqlite3.SQLITE_READONLY:

@@ -87,6 +87,21 @@ class IndexBusy(StoreError):
         self.waited = waited
 
 
+class IndexNeedsRecovery(StoreError):
+    """A writer stopped mid-transaction and left a hot journal (``<index>-journal``) that
+    this process cannot roll back, since it cannot write the index or its folder. Until a
+    process that can write them opens the index (which rolls the journal back), the file
+    holds a half-written transaction and is not read."""
+
+    def __init__(self, path: str | os.PathLike) -> None:
+        super().__init__(
+            path,
+            f"the index {path} was left mid-transaction by a writer that stopped (its journal "
+            f"{path}-journal is to be rolled back), and this process cannot write the file or "
+            "its folder to roll it back",
+        )
+
+
 class IndexReadOnly(StoreError):
     """The index, or the folder it is written in, cannot be written by this process."""
 

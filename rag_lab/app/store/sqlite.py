@@ -61,6 +61,8 @@ class SQLiteStore:
                 raise IndexMissing(self.path)
             self._db = self._create(timeout)
             return
+        if readonly:
+            _roll_back_hot_journal(self.path, timeout)
         self._db = Connection(self.path, readonly=readonly, timeout=timeout)
         try:
             found = self.meta("schema")
@@ -320,6 +322,29 @@ class _SQLiteWriter:
         )
         self._store._put(self.record)
         return self.record
+
+
+def _roll_back_hot_journal(path: Path, timeout: float) -> None:
+    """Let SQLite roll back what a writer that stopped mid-transaction left (a hot journal),
+    when this process may write the index and its folder: a read-only connection cannot,
+    and would refuse every read (:class:`~.errors.IndexNeedsRecovery`).
+
+    Only the file's own journal is played, by SQLite, under its exclusive lock: a journal
+    whose writer is still alive is not hot (the writer holds its lock) and is left alone.
+    """
+    journal = Path(f"{path}-journal")
+    try:
+        if journal.stat().st_size == 0:
+            return
+    except OSError:
+        return  # no journal: nothing to roll back
+    if not (os.access(path, os.W_OK) and os.access(path.parent, os.W_OK)):
+        return  # the read-only connection then says what is wrong
+    db = Connection(path, readonly=False, timeout=timeout)
+    try:
+        db.execute("SELECT count(*) FROM sqlite_master").fetchone()  # reading rolls it back
+    finally:
+        db.close()
 
 
 def _mark(db: Connection) -> None:
