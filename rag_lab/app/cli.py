@@ -11,8 +11,12 @@ options to type are named here, and only here); :data:`EXIT_STATUS` maps them to
 statuses. 2 is every fault of the input or the environment (a bad option, a missing or
 foreign file, a damaged or busy index, an unwritable place); 1 means only "some documents
 failed to index"; 3 (:data:`REGRESSED`) only "``evaluate --baseline``: a metric regressed";
-130 is Ctrl-C, after which the index is consistent (documents are
-written whole). No traceback reaches the user unless ``--debug``.
+130 is Ctrl-C and 143 SIGTERM (what ``kill``, ``timeout``, systemd and containers send),
+after which the index is consistent (documents are written whole); 141 a reader of stdout
+that went away (``| head``): what was done is kept (reports are printed after the work,
+a rebuild's after its swap), and the rest of the output is dropped without a word. No
+traceback reaches the user unless ``--debug``. Output is written in whatever encoding
+stdout has, characters it cannot encode as ``\\uXXXX``.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ import argparse
 import contextlib
 import json
 import os
+import signal
 import sys
 import textwrap
 from collections.abc import Iterator, Sequence
@@ -28,7 +33,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from rag_lab import paths
+from rag_lab import environ, paths
 from rag_lab.app import arguments, index, ingest, lifecycle
 from rag_lab.app.index import BackendMismatch, UnknownBackend
 from rag_lab.app.store import (
@@ -55,9 +60,12 @@ if TYPE_CHECKING:
     from rag_lab.evaluation.regression import Comparison
 
 OK, PARTIAL, ERROR, REGRESSED, INTERRUPTED = 0, 1, 2, 3, 130
+CLOSED, TERMINATED = 128 + signal.SIGPIPE, 128 + signal.SIGTERM
+"""141, what a shell reports of a program a closed pipe ended; 143, of one SIGTERM ended."""
 
 EXIT_STATUS: dict[type[BaseException], int] = {
     KeyboardInterrupt: INTERRUPTED,  # Ctrl-C; the index is consistent, the same command resumes
+    BrokenPipeError: CLOSED,  # stdout's reader went away (| head); said to no one
     BadInput: ERROR,  # an option, a folder or file given, a question file
     BadEnvironment: ERROR,  # a package, a model, the lab's corpus
     UnusableIndex: ERROR,  # missing, not ours, damaged, busy, read-only, stale, empty
@@ -66,7 +74,8 @@ EXIT_STATUS: dict[type[BaseException], int] = {
 }
 """The exit status of an error: the entry of the nearest class in its MRO. Besides these,
 a command returns :data:`OK`, :data:`PARTIAL` (some documents failed to index) or
-:data:`REGRESSED` (``evaluate --baseline``: a metric regressed against the baseline)."""
+:data:`REGRESSED` (``evaluate --baseline``: a metric regressed against the baseline), and
+SIGTERM ends it with :data:`TERMINATED` (a Ctrl-C by another name)."""
 
 
 class UsageError(BadInput, ValueError):
@@ -75,15 +84,31 @@ class UsageError(BadInput, ValueError):
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``rag-lab`` with ``argv`` (default: the command line); return the exit status."""
+    _encode_what_streams_accept()
     args = _parser().parse_args(argv)
+    with _sigterm_as_interrupt() as signalled:
+        try:
+            environ.check()
+            status = args.run(args)
+            sys.stdout.flush()  # here, not at exit: a reader gone is a quiet CLOSED
+            return status
+        except BrokenPipeError:
+            _silence(sys.stdout)
+            return CLOSED
+        except (KeyboardInterrupt, Exception) as err:
+            if getattr(args, "debug", False) and not isinstance(err, KeyboardInterrupt):
+                raise
+            _say(err, args, signalled)
+            return TERMINATED if signalled else exit_status(err)
+
+
+def _say(err: BaseException, args: argparse.Namespace, signalled: list[int]) -> None:
+    lines = [_TERMINATED] if signalled and isinstance(err, KeyboardInterrupt) else None
     try:
-        return args.run(args)
-    except (KeyboardInterrupt, Exception) as err:
-        if getattr(args, "debug", False) and not isinstance(err, KeyboardInterrupt):
-            raise
-        for line in _problems(err, args):
+        for line in lines or _problems(err, args):
             print(f"rag-lab {args.command}: {line}", file=sys.stderr)
-        return exit_status(err)
+    except BrokenPipeError:  # 2>&1 | head: nobody reads the words either
+        _silence(sys.stderr)
 
 
 def exit_status(err: BaseException) -> int:
@@ -93,10 +118,12 @@ def exit_status(err: BaseException) -> int:
 
 # --- what went wrong, and what to do ------------------------------------------------
 
-_INTERRUPTED = (
-    "interrupted; the index is consistent (each document is written whole or not at all): "
+_CONSISTENT = (
+    "the index is consistent (each document is written whole or not at all): "
     "run the same command again to resume"
 )
+_INTERRUPTED = f"interrupted; {_CONSISTENT}"
+_TERMINATED = f"terminated (SIGTERM); {_CONSISTENT}"
 
 _ADVICE: dict[type[RagLabError], str] = {
     IndexMissing: ": run rag-lab index DIR first",
@@ -172,6 +199,50 @@ def _one_line(err: BaseException) -> str:
     return " ".join(str(err).split())
 
 
+# --- streams and signals ------------------------------------------------------------
+
+
+def _encode_what_streams_accept() -> None:
+    """Write what stdout and stderr cannot encode (``PYTHONIOENCODING=ascii``, a C locale)
+    as ``\\uXXXX`` rather than fail mid-output on a "—" or a file's name."""
+    for stream in (sys.stdout, sys.stderr):
+        if getattr(stream, "errors", None) == "strict" and hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="backslashreplace")
+
+
+@contextlib.contextmanager
+def _sigterm_as_interrupt() -> Iterator[list[int]]:
+    """Inside, SIGTERM raises KeyboardInterrupt, so it unwinds as Ctrl-C does (the index
+    stays consistent, temporary files are removed); yields the signals received."""
+    received: list[int] = []
+
+    def interrupt(signum: int, frame: object) -> None:
+        received.append(signum)
+        raise KeyboardInterrupt
+
+    try:
+        before = signal.signal(signal.SIGTERM, interrupt)
+    except ValueError:  # not the main thread: signals are not ours to take
+        yield received
+        return
+    try:
+        yield received
+    finally:
+        signal.signal(signal.SIGTERM, before)
+
+
+def _silence(stream: object) -> None:
+    """Point a stream whose reader went away at /dev/null, so that what is still buffered,
+    and anything written later (the interpreter flushes at exit), goes nowhere quietly."""
+    try:
+        fd = stream.fileno()  # type: ignore[attr-defined]
+        devnull = os.open(os.devnull, os.O_WRONLY)
+    except (OSError, ValueError, AttributeError):
+        return
+    os.dup2(devnull, fd)
+    os.close(devnull)
+
+
 # --- commands -----------------------------------------------------------------------
 
 
@@ -194,7 +265,8 @@ def _index(args: argparse.Namespace) -> int:
             follow_symlinks=args.follow_symlinks,
             pdf=_pdf_options(args),
         )
-        _print_report(report, store)
+        lines = _report_lines(report, store)
+    print("\n".join(lines))  # after the run: a reader gone (| head) loses words, not work
     return PARTIAL if report.failed else OK
 
 
@@ -217,14 +289,16 @@ def _rebuild(args: argparse.Namespace) -> int:
             follow_symlinks=args.follow_symlinks,
             pdf=_pdf_options(args),
         )
-        _print_report(report, store)
+        lines = _report_lines(report, store)
+    print("\n".join(lines))  # after the swap: a reader gone (| head) loses words, not work
     return PARTIAL if report.failed else OK
 
 
 def _retry(args: argparse.Namespace) -> int:
     with lifecycle.writing(args.index, create=False) as store:
         report = ingest.retry(store, _encoder(index.resolve_backend(None, store)))
-        _print_report(report, store)
+        lines = _report_lines(report, store)
+    print("\n".join(lines))
     return PARTIAL if report.failed else OK
 
 
@@ -427,31 +501,33 @@ def lab_questions() -> Path:
 # --- output ---------------------------------------------------------------------------
 
 
-def _print_report(report: ingest.IngestReport, store: Store) -> None:
-    print(report.summary())
+def _report_lines(report: ingest.IngestReport, store: Store) -> list[str]:
+    """What a run of ``index`` or ``retry`` did, one line each (read from the open index)."""
+    lines = [report.summary()]
     for doc_id, reason in report.failed.items():
         record = store.document(doc_id)
-        print(f"  failed {record.path if record else doc_id}: {reason}")
+        lines.append(f"  failed {record.path if record else doc_id}: {reason}")
     for path, why in report.not_followed.items():
-        print(f"  not followed {path}: {why}")
+        lines.append(f"  not followed {path}: {why}")
     if report.running_lines:
-        lines, pdfs = sum(report.running_lines.values()), len(report.running_lines)
-        print(
-            f"running headers and footers removed: {lines} lines in {pdfs} "
+        removed, pdfs = sum(report.running_lines.values()), len(report.running_lines)
+        lines.append(
+            f"running headers and footers removed: {removed} lines in {pdfs} "
             f"PDF{'s' * (pdfs != 1)} (lines repeated at the top or bottom of most pages; "
             "--keep-running-lines keeps them)"
         )
     for doc_id, pages in report.flagged.items():
         record = store.document(doc_id)
-        print(
+        lines.append(
             f"  low OCR confidence {record.path if record else doc_id}: "
             f"{index.pages_label(pages)} (their text may be wrong; citations of them are marked)"
         )
     if report.stale:
-        print(
+        lines.append(
             f"{len(report.stale)} documents were embedded with another stamp and are stale; "
             f"queries are refused until you run: rag-lab index {store.meta('folder')} --rebuild"
         )
+    return lines
 
 
 def _print_answer(result: Answer, cutoff: float, show_prompt: bool) -> None:

@@ -16,13 +16,12 @@ Only the export imports torch; encoding needs ``onnxruntime``, ``tokenizers`` an
 from __future__ import annotations
 
 import dataclasses
-import os
 from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 
-from rag_lab import paths
+from rag_lab import environ, paths
 from rag_lab.atomic import write_atomically
 from rag_lab.checksums import sha256_file
 from rag_lab.models.minilm import Fingerprint, minilm_fingerprint, minilm_path
@@ -80,7 +79,7 @@ class OnnxMiniLM:
             base, backend=backend, graph_sha256=sha256_file(self.path)
         )
         options = ort.SessionOptions()
-        threads = threads or int(os.environ.get("OMP_NUM_THREADS", "0"))
+        threads = threads or environ.threads()
         if threads:
             options.intra_op_num_threads = threads
             options.inter_op_num_threads = 1

@@ -14,9 +14,9 @@ from pathlib import Path
 from rag_lab.app.store.connection import BUSY_SECONDS
 from rag_lab.app.store.errors import IndexBusy, IndexInaccessible
 from rag_lab.app.store.records import now
+from rag_lab.environ import LOCK_ENV, lock_seconds
 
-LOCK_ENV = "RAG_LAB_LOCK_TIMEOUT"
-"""Seconds a second writer waits for the first (default :data:`BUSY_SECONDS`)."""
+__all__ = ["LOCK_ENV", "writer_lock"]
 
 
 @contextmanager
@@ -31,7 +31,7 @@ def writer_lock(path: str | os.PathLike, timeout: float | None = None) -> Iterat
     import fcntl  # POSIX; imported here so the store itself imports everywhere
 
     if timeout is None:
-        timeout = float(os.environ.get(LOCK_ENV) or BUSY_SECONDS)
+        timeout = lock_seconds(BUSY_SECONDS)
     lock = Path(f"{path}.lock")
     try:
         lock.parent.mkdir(parents=True, exist_ok=True)
