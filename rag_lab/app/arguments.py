@@ -322,7 +322,7 @@ def cutoff(text: str) -> float:
         raise argparse.ArgumentTypeError(
             f"{text} is not a cosine distance: give a number from 0 to {MAX_CUTOFF:g}"
         )
-    return value
+    return value + 0.0  # -0 is 0, and is printed so
 
 
 def confidence(text: str) -> float:

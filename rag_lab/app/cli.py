@@ -23,11 +23,15 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import errno
 import json
 import os
 import signal
+import stat
 import sys
+import tempfile
 import textwrap
+import traceback
 from collections.abc import Iterator, Sequence
 from dataclasses import asdict
 from pathlib import Path
@@ -97,7 +101,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return CLOSED
         except (KeyboardInterrupt, Exception) as err:
             if getattr(args, "debug", False) and not isinstance(err, KeyboardInterrupt):
-                raise
+                traceback.print_exc()  # and the exit status of the table, as without --debug
             _say(err, args, signalled)
             return TERMINATED if signalled else exit_status(err)
 
@@ -124,6 +128,10 @@ _CONSISTENT = (
 )
 _INTERRUPTED = f"interrupted; {_CONSISTENT}"
 _TERMINATED = f"terminated (SIGTERM); {_CONSISTENT}"
+_EVALUATION_INTERRUPTED = (
+    "interrupted before the report was complete (files already in its folder may be from "
+    "an earlier run): run the same command again"
+)
 
 _ADVICE: dict[type[RagLabError], str] = {
     IndexMissing: ": run rag-lab index DIR first",
@@ -148,7 +156,7 @@ def _problems(err: BaseException, args: argparse.Namespace) -> list[str]:
     """One line per problem, each naming its file (and line) where the error knows it,
     and saying what to do."""
     if isinstance(err, KeyboardInterrupt):
-        return [_INTERRUPTED]
+        return [_EVALUATION_INTERRUPTED if args.command == "evaluate" else _INTERRUPTED]
     if isinstance(err, QuestionsError):
         return [v.render(err.path) for v in err.violations]
     if isinstance(err, folder.IngestError):
@@ -160,10 +168,8 @@ def _problems(err: BaseException, args: argparse.Namespace) -> list[str]:
     if isinstance(err, OSError):
         where = f"{err.filename}: " if err.filename else ""
         return [f"{where}{err.strerror or err}"]
-    return [
-        f"internal error: {type(err).__name__}: {_one_line(err)} "
-        "(run again with --debug for the traceback, and please report it)"
-    ]
+    how = "the traceback is above" if args.debug else "run again with --debug for the traceback"
+    return [f"internal error: {type(err).__name__}: {_one_line(err)} ({how}, and please report it)"]
 
 
 def _advice(err: RagLabError) -> str:
@@ -311,7 +317,7 @@ def _status(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(_status_json(st), indent=1, allow_nan=False))
         return OK
-    print(f"index {args.index} of folder {st.folder}")
+    print(f"index {args.index} of folder {st.folder}" if st.folder else f"index {args.index}")
     print(index.describe(st))
     return OK
 
@@ -383,9 +389,10 @@ def _evaluate(args: argparse.Namespace) -> int:
     if args.baseline is not None:
         with _baseline_words(regression.BaselineError):
             baseline = regression.read_report(args.baseline)
-    evaluation, written = report.run(
-        args.corpus, questions, out, strategy=args.strategy, cutoff=args.cutoff
-    )
+    with _read_once(questions) as readable, _writing_into(out):
+        evaluation, written = report.run(
+            args.corpus, readable, out, strategy=args.strategy, cutoff=args.cutoff
+        )
     print(evaluation.intro)
     for title, table in evaluation.headline():
         print(f"\n{title}:\n{table.to_string()}")
@@ -417,6 +424,41 @@ def _baseline_words(kind: type[Exception]) -> Iterator[None]:
         raise UsageError(
             f"{err}; --baseline FILE takes the report.json of an earlier rag-lab evaluate"
         ) from None
+
+
+@contextlib.contextmanager
+def _writing_into(out: Path) -> Iterator[None]:
+    """A full disk or quota met while writing the report names its folder (the system's
+    error names no file when it comes at a close or a flush)."""
+    try:
+        yield
+    except OSError as err:
+        if err.filename is not None or err.errno not in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG):
+            raise
+        raise OSError(err.errno, f"cannot write the report: {err.strerror}", str(out)) from None
+
+
+@contextlib.contextmanager
+def _read_once(path: Path) -> Iterator[Path]:
+    """A question file that can be read only once (``--questions <(...)``, /dev/stdin) as a
+    regular file for the run: the evaluation reads it to tell its kind, to load it and to
+    hash it. Problems found in it still name ``path``."""
+    try:
+        regular = stat.S_ISREG(path.stat().st_mode)
+    except OSError:
+        regular = True  # missing or unreadable: the loader says which
+    if regular:
+        yield path
+        return
+    with tempfile.TemporaryDirectory(prefix="rag-lab-questions-") as tmp:
+        copy = Path(tmp) / (path.name or "questions")
+        copy.write_bytes(path.read_bytes())
+        try:
+            yield copy
+        except QuestionsError as err:
+            if Path(err.path) != copy:
+                raise
+            raise QuestionsError(path, err.violations) from None
 
 
 def _print_comparison(c: Comparison) -> None:
@@ -525,7 +567,8 @@ def _report_lines(report: ingest.IngestReport, store: Store) -> list[str]:
     if report.stale:
         lines.append(
             f"{len(report.stale)} documents were embedded with another stamp and are stale; "
-            f"queries are refused until you run: rag-lab index {store.meta('folder')} --rebuild"
+            "queries are refused until you run: "
+            f"rag-lab index {store.meta('folder') or 'DIR'} --rebuild"
         )
     return lines
 

@@ -19,8 +19,12 @@ import time
 from pathlib import Path
 
 import pytest
-from fakes import GOOD, write
-from test_hostile import state
+from fakes import GOOD, HashEncoder, write
+from test_hostile import NEGATIVE, QUESTION, a_bug, question_file, state
+from test_hostile import indexed as indexed_here
+
+from rag_lab.app import cli
+from rag_lab.app.store import SQLiteStore
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -189,3 +193,152 @@ def test_sigterm_during_ocr_leaves_no_temporary_file(tmp_path):
     ]
     assert list(temp.iterdir()) == []
     assert re.fullmatch(r"[01] indexed, 0 failed", state(tmp_path / "index.sqlite"))
+
+
+# --- messages: in this process, with the stand-in encoder ------------------------------
+
+
+@pytest.fixture
+def here(tmp_path, monkeypatch, capsys):
+    """(run, docs, index path): ``run(*argv)`` gives (status, stdout, stderr) of
+    ``cli.main`` in this process, with the stand-in encoder (test_hostile's ``env``)."""
+    monkeypatch.setattr(cli, "Encoder", HashEncoder)
+    monkeypatch.setenv("RAG_LAB_LOCK_TIMEOUT", "0.2")
+    path = tmp_path / "index.sqlite"
+    monkeypatch.setenv("RAG_LAB_INDEX", str(path))
+    docs = write(tmp_path / "docs", dict(GOOD))
+
+    def run(*argv: str) -> tuple[int, str, str]:
+        try:
+            status = cli.main([str(a) for a in argv])
+        except SystemExit as done:  # argparse's own refusals
+            status = done.code
+        out, err = capsys.readouterr()
+        return status, out, err
+
+    return run, docs, path
+
+
+def stand_in_for_evaluate(run, docs, path, tmp_path, monkeypatch):
+    """``evaluate`` embeds with the stand-in as well (it builds its own encoder)."""
+    import rag_lab.models.encoder
+
+    monkeypatch.setattr(rag_lab.models.encoder, "Encoder", HashEncoder)
+
+
+def good_questions(run, docs, path, tmp_path, monkeypatch):
+    stand_in_for_evaluate(run, docs, path, tmp_path, monkeypatch)
+    question_file("questions:\n" + QUESTION + "negatives:\n" + NEGATIVE)(
+        run, docs, path, tmp_path, monkeypatch
+    )
+
+
+BROKEN_YAML = 'questions:\n  - id: q1\n    doc: a\n   needle: "x\n'
+broken_yaml = question_file(BROKEN_YAML)
+
+
+def an_index_without_a_folder(run, docs, path, tmp_path, monkeypatch):
+    """An index created, and nothing indexed into it yet (its first run stopped early)."""
+    SQLiteStore(path).close()
+
+
+def ctrl_c_mid_evaluation(run, docs, path, tmp_path, monkeypatch):
+    good_questions(run, docs, path, tmp_path, monkeypatch)
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr("rag_lab.evaluation.report.evaluate", interrupted)
+
+
+@pytest.fixture
+def full_disk(tmp_path):
+    """A 64 KiB tmpfs at ``tmp_path/full`` (root only), unmounted after the test."""
+    place = tmp_path / "full"
+    place.mkdir()
+    if os.geteuid() != 0:
+        pytest.skip("a full disk is a tmpfs mounted for the test, which needs root")
+    done = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(place)], capture_output=True
+    )
+    if done.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {done.stderr.decode().strip()}")
+    yield place
+    subprocess.run(["umount", str(place)], check=True)
+
+
+def pipe_of(text: str) -> str:
+    """``<(printf TEXT)``: a path that can be read once, as bash's process substitution."""
+    r, w = os.pipe()
+    os.write(w, text.encode())
+    os.close(w)
+    return f"/dev/fd/{r}"
+
+
+EVALUATE = ["evaluate", "--corpus", "{docs}", "--questions", "{tmp}/q.yaml", "--out", "{tmp}/r"]
+
+MESSAGES = [
+    # (id, setup, argv, exit status, stderr fragment, stdout fragment, index state after)
+    ("--cutoff -0", indexed_here, ["ask", "tensors", "--cutoff", "-0"], 0, "", "under cosine distance 0.0 for", "3 indexed, 0 failed"),
+    ("--cutoff -0 --json", indexed_here, ["ask", "tensors", "--cutoff", "-0", "--json"], 0, "", '"cutoff": 0.0', "3 indexed, 0 failed"),
+    ("status, an index of no folder yet", an_index_without_a_folder, ["status"], 0, "", "0 documents", "0 indexed, 0 failed"),
+    ("Ctrl-C mid-evaluation", ctrl_c_mid_evaluation, EVALUATE, 130, "rag-lab evaluate: interrupted before the report was complete", "", "absent"),
+    ("YAML syntax error", broken_yaml, EVALUATE, 2, "q.yaml:4: not valid YAML: expected <block end>, but found '<block mapping start>' at column 4 (while parsing a block collection from line 2)", "", "absent"),
+    ("--questions <(...)", good_questions, [*EVALUATE[:4], "{pipe}", *EVALUATE[5:]], 0, "", "wrote ", "absent"),
+    ("--questions <(...), broken", stand_in_for_evaluate, [*EVALUATE[:4], "{broken pipe}", *EVALUATE[5:]], 2, ":4: not valid YAML: expected <block end>", "", "absent"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("setup", "argv", "code", "fragment", "printed", "after"),
+    [pytest.param(*row[1:], id=row[0]) for row in MESSAGES],
+)
+def test_each_message(here, tmp_path, monkeypatch, setup, argv, code, fragment, printed, after):
+    run, docs, path = here
+    setup(run, docs, path, tmp_path, monkeypatch)
+    where = {"docs": docs, "tmp": tmp_path}
+    if "{pipe}" in argv:
+        where["pipe"] = pipe_of("questions:\n" + QUESTION + "negatives:\n" + NEGATIVE)
+    if "{broken pipe}" in argv:
+        where["broken pipe"] = pipe_of(BROKEN_YAML)
+    argv = [a.format(**where) if "{" in a else a for a in argv]
+    argv = [where.get(a[1:-1], a) if a in ("{pipe}", "{broken pipe}") else a for a in argv]
+    status, out, err = run(*argv)
+    assert status == code, (out, err)
+    assert "Traceback" not in err and "None" not in out + err
+    assert fragment in err, err
+    assert printed in out, out
+    if code in (2, 130):
+        assert err.count("\n") == 1, err
+    assert state(path) == after
+    if code == 130:
+        assert "index" not in err  # evaluate reads no index
+
+
+def test_the_report_on_a_full_disk_names_its_folder(here, tmp_path, monkeypatch, full_disk):
+    run, docs, path = here
+    good_questions(run, docs, path, tmp_path, monkeypatch)
+    argv = [*EVALUATE[:-1], f"{full_disk}/r"]
+    status, out, err = run(*[a.format(docs=docs, tmp=tmp_path) for a in argv])
+    assert status == cli.ERROR, (out, err)
+    assert (
+        err
+        == f"rag-lab evaluate: {full_disk}/r: cannot write the report: No space left on device\n"
+    )
+
+
+def test_a_crash_under_debug_shows_the_traceback_and_keeps_the_exit_status(
+    here, tmp_path, monkeypatch
+):
+    run, docs, path = here
+    a_bug(run, docs, path, tmp_path, monkeypatch)
+    for argv in (["--debug", "index", docs], ["index", docs, "--debug"]):
+        status, _, err = run(*argv)
+        assert status == cli.ERROR
+        assert (
+            "Traceback (most recent call last)" in err
+            and "ZeroDivisionError: division by zero" in err
+        )
+        assert err.endswith(
+            "rag-lab index: internal error: ZeroDivisionError: division by zero (the traceback is above, and please report it)\n"
+        )
