@@ -219,10 +219,13 @@ def _encode_what_streams_accept() -> None:
 @contextlib.contextmanager
 def _sigterm_as_interrupt() -> Iterator[list[int]]:
     """Inside, SIGTERM raises KeyboardInterrupt, so it unwinds as Ctrl-C does (the index
-    stays consistent, temporary files are removed); yields the signals received."""
+    stays consistent, temporary files are removed); yields the signals received. A second
+    SIGTERM while the first unwinds is ignored, so the clean-up runs to its end."""
     received: list[int] = []
 
     def interrupt(signum: int, frame: object) -> None:
+        if received:
+            return
         received.append(signum)
         raise KeyboardInterrupt
 
