@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rag_lab import environ, paths
-from rag_lab.app import arguments, index, ingest, lifecycle
+from rag_lab.app import arguments, index, ingest, lifecycle, terminal
 from rag_lab.app.index import BackendMismatch, UnknownBackend
 from rag_lab.app.store import (
     IndexBusy,
@@ -88,16 +88,16 @@ class UsageError(BadInput, ValueError):
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``rag-lab`` with ``argv`` (default: the command line); return the exit status."""
-    _encode_what_streams_accept()
+    terminal.encode_what_streams_accept()
     args = _parser().parse_args(argv)
-    with _sigterm_as_interrupt() as signalled:
+    with terminal.sigterm_as_interrupt() as signalled:
         try:
             environ.check()
             status = args.run(args)
             sys.stdout.flush()  # here, not at exit: a reader gone is a quiet CLOSED
             return status
         except BrokenPipeError:
-            _silence(sys.stdout)
+            terminal.silence(sys.stdout)
             return CLOSED
         except (KeyboardInterrupt, Exception) as err:
             if getattr(args, "debug", False) and not isinstance(err, KeyboardInterrupt):
@@ -112,7 +112,7 @@ def _say(err: BaseException, args: argparse.Namespace, signalled: list[int]) -> 
         for line in lines or _problems(err, args):
             print(f"rag-lab {args.command}: {line}", file=sys.stderr)
     except BrokenPipeError:  # 2>&1 | head: nobody reads the words either
-        _silence(sys.stderr)
+        terminal.silence(sys.stderr)
 
 
 def exit_status(err: BaseException) -> int:
@@ -203,53 +203,6 @@ def _nearest(err: BaseException, table: dict) -> type | None:
 
 def _one_line(err: BaseException) -> str:
     return " ".join(str(err).split())
-
-
-# --- streams and signals ------------------------------------------------------------
-
-
-def _encode_what_streams_accept() -> None:
-    """Write what stdout and stderr cannot encode (``PYTHONIOENCODING=ascii``, a C locale)
-    as ``\\uXXXX`` rather than fail mid-output on a "—" or a file's name."""
-    for stream in (sys.stdout, sys.stderr):
-        if getattr(stream, "errors", None) == "strict" and hasattr(stream, "reconfigure"):
-            stream.reconfigure(errors="backslashreplace")
-
-
-@contextlib.contextmanager
-def _sigterm_as_interrupt() -> Iterator[list[int]]:
-    """Inside, SIGTERM raises KeyboardInterrupt, so it unwinds as Ctrl-C does (the index
-    stays consistent, temporary files are removed); yields the signals received. A second
-    SIGTERM while the first unwinds is ignored, so the clean-up runs to its end."""
-    received: list[int] = []
-
-    def interrupt(signum: int, frame: object) -> None:
-        if received:
-            return
-        received.append(signum)
-        raise KeyboardInterrupt
-
-    try:
-        before = signal.signal(signal.SIGTERM, interrupt)
-    except ValueError:  # not the main thread: signals are not ours to take
-        yield received
-        return
-    try:
-        yield received
-    finally:
-        signal.signal(signal.SIGTERM, before)
-
-
-def _silence(stream: object) -> None:
-    """Point a stream whose reader went away at /dev/null, so that what is still buffered,
-    and anything written later (the interpreter flushes at exit), goes nowhere quietly."""
-    try:
-        fd = stream.fileno()  # type: ignore[attr-defined]
-        devnull = os.open(os.devnull, os.O_WRONLY)
-    except (OSError, ValueError, AttributeError):
-        return
-    os.dup2(devnull, fd)
-    os.close(devnull)
 
 
 # --- commands -----------------------------------------------------------------------
