@@ -154,14 +154,30 @@ def load_questions(
     except yaml.YAMLError as err:
         mark = getattr(err, "problem_mark", None)
         line = mark.line + 1 if mark else None
-        raise QuestionsError(
-            path, [Violation(line, None, None, f"not valid YAML: {err}")]
-        ) from None
+        raise QuestionsError(path, [Violation(line, None, None, yaml_problem(err))]) from None
     qset, lines, violations = _parse(root, path)
     violations += _check(qset, docs, expected, lines)
     if violations:
         raise QuestionsError(path, sorted(violations, key=lambda v: (v.line or 0, v.message)))
     return qset
+
+
+def yaml_problem(err: yaml.YAMLError) -> str:
+    """The parser's complaint in one line: what it found, at which column, inside what.
+
+    >>> try:
+    ...     yaml.compose("a: [1, 2\\nb: 3\\n")
+    ... except yaml.YAMLError as err:
+    ...     print(yaml_problem(err).replace(" (while", "\\n(while"))
+    not valid YAML: expected ',' or ']', but got ':' at column 2
+    (while parsing a flow sequence from line 1)
+    """
+    problem = getattr(err, "problem", None) or str(err)
+    mark, context = getattr(err, "problem_mark", None), getattr(err, "context", None)
+    opened = getattr(err, "context_mark", None)
+    where = f" at column {mark.column + 1}" if mark else ""
+    inside = f" ({context}{f' from line {opened.line + 1}' if opened else ''})" if context else ""
+    return " ".join(f"not valid YAML: {problem}{where}{inside}".split())
 
 
 # --- parsing with line numbers --------------------------------------------------

@@ -41,7 +41,8 @@ The index is --index PATH (default ${index.INDEX_ENV}, else {index.DEFAULT_PATH}
 Exit status: 0 done; 1 some documents failed to index (the others are searchable);
 2 bad input or environment (one line says what, where and what to do), or an index that
 cannot be searched; 3 evaluate --baseline: a metric regressed against the baseline;
-130 interrupted (the index stays consistent: run again to resume).
+130 interrupted, 143 SIGTERM (the index stays consistent: run again to resume);
+141 stdout's reader went away (| head: the work is kept, the rest of the output dropped).
 """
 
 _DEBUG = "show the Python traceback of an error (for reporting a bug)"
@@ -321,7 +322,7 @@ def cutoff(text: str) -> float:
         raise argparse.ArgumentTypeError(
             f"{text} is not a cosine distance: give a number from 0 to {MAX_CUTOFF:g}"
         )
-    return value
+    return value + 0.0  # -0 is 0, and is printed so
 
 
 def confidence(text: str) -> float:

@@ -11,25 +11,34 @@ options to type are named here, and only here); :data:`EXIT_STATUS` maps them to
 statuses. 2 is every fault of the input or the environment (a bad option, a missing or
 foreign file, a damaged or busy index, an unwritable place); 1 means only "some documents
 failed to index"; 3 (:data:`REGRESSED`) only "``evaluate --baseline``: a metric regressed";
-130 is Ctrl-C, after which the index is consistent (documents are
-written whole). No traceback reaches the user unless ``--debug``.
+130 is Ctrl-C and 143 SIGTERM (what ``kill``, ``timeout``, systemd and containers send),
+after which the index is consistent (documents are written whole); 141 a reader of stdout
+that went away (``| head``): what was done is kept (reports are printed after the work,
+a rebuild's after its swap), and the rest of the output is dropped without a word. No
+traceback reaches the user unless ``--debug``. Output is written in whatever encoding
+stdout has, characters it cannot encode as ``\\uXXXX``.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import errno
 import json
 import os
+import signal
+import stat
 import sys
+import tempfile
 import textwrap
+import traceback
 from collections.abc import Iterator, Sequence
 from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from rag_lab import chunking, paths
-from rag_lab.app import arguments, index, ingest, lifecycle
+from rag_lab import chunking, environ, paths
+from rag_lab.app import arguments, index, ingest, lifecycle, terminal
 from rag_lab.app.index import BackendMismatch, UnknownBackend
 from rag_lab.app.store import (
     IndexBusy,
@@ -56,9 +65,12 @@ if TYPE_CHECKING:
     from rag_lab.evaluation.regression import Comparison
 
 OK, PARTIAL, ERROR, REGRESSED, INTERRUPTED = 0, 1, 2, 3, 130
+CLOSED, TERMINATED = 128 + signal.SIGPIPE, 128 + signal.SIGTERM
+"""141, what a shell reports of a program a closed pipe ended; 143, of one SIGTERM ended."""
 
 EXIT_STATUS: dict[type[BaseException], int] = {
     KeyboardInterrupt: INTERRUPTED,  # Ctrl-C; the index is consistent, the same command resumes
+    BrokenPipeError: CLOSED,  # stdout's reader went away (| head); said to no one
     BadInput: ERROR,  # an option, a folder or file given, a question file
     BadEnvironment: ERROR,  # a package, a model, the lab's corpus
     UnusableIndex: ERROR,  # missing, not ours, damaged, busy, read-only, stale, empty
@@ -67,7 +79,8 @@ EXIT_STATUS: dict[type[BaseException], int] = {
 }
 """The exit status of an error: the entry of the nearest class in its MRO. Besides these,
 a command returns :data:`OK`, :data:`PARTIAL` (some documents failed to index) or
-:data:`REGRESSED` (``evaluate --baseline``: a metric regressed against the baseline)."""
+:data:`REGRESSED` (``evaluate --baseline``: a metric regressed against the baseline), and
+SIGTERM ends it with :data:`TERMINATED` (a Ctrl-C by another name)."""
 
 
 class UsageError(BadInput, ValueError):
@@ -76,15 +89,31 @@ class UsageError(BadInput, ValueError):
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``rag-lab`` with ``argv`` (default: the command line); return the exit status."""
+    terminal.encode_what_streams_accept()
     args = _parser().parse_args(argv)
+    with terminal.sigterm_as_interrupt() as signalled:
+        try:
+            environ.check()
+            status = args.run(args)
+            sys.stdout.flush()  # here, not at exit: a reader gone is a quiet CLOSED
+            return status
+        except BrokenPipeError:
+            terminal.silence(sys.stdout)
+            return CLOSED
+        except (KeyboardInterrupt, Exception) as err:
+            if getattr(args, "debug", False) and not isinstance(err, KeyboardInterrupt):
+                traceback.print_exc()  # and the exit status of the table, as without --debug
+            _say(err, args, signalled)
+            return TERMINATED if signalled else exit_status(err)
+
+
+def _say(err: BaseException, args: argparse.Namespace, signalled: list[int]) -> None:
+    lines = [_TERMINATED] if signalled and isinstance(err, KeyboardInterrupt) else None
     try:
-        return args.run(args)
-    except (KeyboardInterrupt, Exception) as err:
-        if getattr(args, "debug", False) and not isinstance(err, KeyboardInterrupt):
-            raise
-        for line in _problems(err, args):
+        for line in lines or _problems(err, args):
             print(f"rag-lab {args.command}: {printable(line)}", file=sys.stderr)
-        return exit_status(err)
+    except BrokenPipeError:  # 2>&1 | head: nobody reads the words either
+        terminal.silence(sys.stderr)
 
 
 def exit_status(err: BaseException) -> int:
@@ -94,9 +123,15 @@ def exit_status(err: BaseException) -> int:
 
 # --- what went wrong, and what to do ------------------------------------------------
 
-_INTERRUPTED = (
-    "interrupted; the index is consistent (each document is written whole or not at all): "
+_CONSISTENT = (
+    "the index is consistent (each document is written whole or not at all): "
     "run the same command again to resume"
+)
+_INTERRUPTED = f"interrupted; {_CONSISTENT}"
+_TERMINATED = f"terminated (SIGTERM); {_CONSISTENT}"
+_EVALUATION_INTERRUPTED = (
+    "interrupted before the report was complete (files already in its folder may be from "
+    "an earlier run): run the same command again"
 )
 
 _ADVICE: dict[type[RagLabError], str] = {
@@ -126,7 +161,7 @@ def _problems(err: BaseException, args: argparse.Namespace) -> list[str]:
     """One line per problem, each naming its file (and line) where the error knows it,
     and saying what to do."""
     if isinstance(err, KeyboardInterrupt):
-        return [_INTERRUPTED]
+        return [_EVALUATION_INTERRUPTED if args.command == "evaluate" else _INTERRUPTED]
     if isinstance(err, QuestionsError):
         return [v.render(err.path) for v in err.violations]
     if isinstance(err, folder.IngestError):
@@ -138,10 +173,8 @@ def _problems(err: BaseException, args: argparse.Namespace) -> list[str]:
     if isinstance(err, OSError):
         where = f"{err.filename}: " if err.filename else ""
         return [f"{where}{err.strerror or err}"]
-    return [
-        f"internal error: {type(err).__name__}: {_one_line(err)} "
-        "(run again with --debug for the traceback, and please report it)"
-    ]
+    how = "the traceback is above" if args.debug else "run again with --debug for the traceback"
+    return [f"internal error: {type(err).__name__}: {_one_line(err)} ({how}, and please report it)"]
 
 
 def _advice(err: RagLabError) -> str:
@@ -207,7 +240,8 @@ def _index(args: argparse.Namespace) -> int:
             follow_symlinks=args.follow_symlinks,
             pdf=_pdf_options(args),
         )
-        _print_report(report, store)
+        lines = _report_lines(report, store)
+    print("\n".join(lines))  # after the run: a reader gone (| head) loses words, not work
     return PARTIAL if report.failed else OK
 
 
@@ -234,14 +268,16 @@ def _rebuild(args: argparse.Namespace) -> int:
             follow_symlinks=args.follow_symlinks,
             pdf=_pdf_options(args),
         )
-        _print_report(report, store)
+        lines = _report_lines(report, store)
+    print("\n".join(lines))  # after the swap: a reader gone (| head) loses words, not work
     return PARTIAL if report.failed else OK
 
 
 def _retry(args: argparse.Namespace) -> int:
     with lifecycle.writing(args.index, create=False) as store:
         report = ingest.retry(store, _encoder(index.resolve_backend(None, store)))
-        _print_report(report, store)
+        lines = _report_lines(report, store)
+    print("\n".join(lines))
     return PARTIAL if report.failed else OK
 
 
@@ -254,7 +290,8 @@ def _status(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(_status_json(st), indent=1, allow_nan=False))
         return OK
-    print(printable(f"index {args.index} of folder {st.folder}"))
+    where = f"index {args.index} of folder {st.folder}" if st.folder else f"index {args.index}"
+    print(printable(where))
     print(printable(index.describe(st), newlines=True))
     return OK
 
@@ -339,9 +376,10 @@ def _evaluate(args: argparse.Namespace) -> int:
     if args.baseline is not None:
         with _baseline_words(regression.BaselineError):
             baseline = regression.read_report(args.baseline)
-    evaluation, written = report.run(
-        args.corpus, questions, out, strategy=args.strategy, cutoff=args.cutoff
-    )
+    with _read_once(questions) as readable, _writing_into(out):
+        evaluation, written = report.run(
+            args.corpus, readable, out, strategy=args.strategy, cutoff=args.cutoff
+        )
     print(evaluation.intro)
     for title, table in evaluation.headline():
         print(f"\n{title}:\n{table.to_string()}")
@@ -373,6 +411,41 @@ def _baseline_words(kind: type[Exception]) -> Iterator[None]:
         raise UsageError(
             f"{err}; --baseline FILE takes the report.json of an earlier rag-lab evaluate"
         ) from None
+
+
+@contextlib.contextmanager
+def _writing_into(out: Path) -> Iterator[None]:
+    """A full disk or quota met while writing the report names its folder (the system's
+    error names no file when it comes at a close or a flush)."""
+    try:
+        yield
+    except OSError as err:
+        if err.filename is not None or err.errno not in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG):
+            raise
+        raise OSError(err.errno, f"cannot write the report: {err.strerror}", str(out)) from None
+
+
+@contextlib.contextmanager
+def _read_once(path: Path) -> Iterator[Path]:
+    """A question file that can be read only once (``--questions <(...)``, /dev/stdin) as a
+    regular file for the run: the evaluation reads it to tell its kind, to load it and to
+    hash it. Problems found in it still name ``path``."""
+    try:
+        regular = stat.S_ISREG(path.stat().st_mode)
+    except OSError:
+        regular = True  # missing or unreadable: the loader says which
+    if regular:
+        yield path
+        return
+    with tempfile.TemporaryDirectory(prefix="rag-lab-questions-") as tmp:
+        copy = Path(tmp) / (path.name or "questions")
+        copy.write_bytes(path.read_bytes())
+        try:
+            yield copy
+        except QuestionsError as err:
+            if Path(err.path) != copy:
+                raise
+            raise QuestionsError(path, err.violations) from None
 
 
 def _print_comparison(c: Comparison) -> None:
@@ -457,17 +530,18 @@ def lab_questions() -> Path:
 # --- output ---------------------------------------------------------------------------
 
 
-def _print_report(report: ingest.IngestReport, store: Store) -> None:
-    print(report.summary())
+def _report_lines(report: ingest.IngestReport, store: Store) -> list[str]:
+    """What a run of ``index`` or ``retry`` did, one line each (read from the open index)."""
+    lines = [report.summary()]
     for doc_id, reason in report.failed.items():
         record = store.document(doc_id)
-        print(printable(f"  failed {record.path if record else doc_id}: {reason}"))
+        lines.append(printable(f"  failed {record.path if record else doc_id}: {reason}"))
     for path, why in report.not_followed.items():
-        print(printable(f"  not followed {path}: {why}"))
+        lines.append(printable(f"  not followed {path}: {why}"))
     if report.running_lines:
-        lines, pdfs = sum(report.running_lines.values()), len(report.running_lines)
-        print(
-            f"running headers and footers removed: {lines} lines in {pdfs} "
+        removed, pdfs = sum(report.running_lines.values()), len(report.running_lines)
+        lines.append(
+            f"running headers and footers removed: {removed} lines in {pdfs} "
             f"PDF{'s' * (pdfs != 1)} (lines repeated at the top or bottom of most pages; "
             "--keep-running-lines keeps them)"
         )
@@ -481,16 +555,17 @@ def _print_report(report: ingest.IngestReport, store: Store) -> None:
         )
     for doc_id, pages in report.flagged.items():
         record = store.document(doc_id)
-        print(
+        lines.append(
             f"  low OCR confidence {printable(record.path if record else doc_id)}: "
             f"{index.pages_label(pages)} (their text may be wrong; citations of them are marked)"
         )
     if report.stale:
-        print(
+        lines.append(
             f"{len(report.stale)} documents were embedded with another stamp and are stale; "
-            "queries are refused until you run: rag-lab index "
-            f"{printable(store.meta('folder') or 'DIR')} --rebuild"
+            "queries are refused until you run: "
+            f"rag-lab index {printable(store.meta('folder') or 'DIR')} --rebuild"
         )
+    return lines
 
 
 def _print_answer(result: Answer, cutoff: float, show_prompt: bool) -> None:

@@ -26,6 +26,7 @@ from pathlib import Path
 from rag_lab.app.index import BACKEND_KEY, open_index, resolve_backend
 from rag_lab.app.ingest import check_folder
 from rag_lab.app.store import (
+    BUSY_SECONDS,
     FileKind,
     IndexDamaged,
     IndexMissing,
@@ -35,6 +36,7 @@ from rag_lab.app.store import (
     inspect_file,
     writer_lock,
 )
+from rag_lab.environ import lock_seconds
 
 REBUILD_SUFFIX = ".rebuild"
 """The fresh index of a rebuild is ``<index><suffix>`` until it is swapped in."""
@@ -82,12 +84,13 @@ def writer(path: Path, *, create: bool = True) -> Iterator[None]:
 
     Refused first, in this order and before a lock file is written beside it: a file that
     is not an index; no index at all unless ``create``; a file or folder this process
-    cannot write. A second writer waits, then is refused naming the first.
+    cannot write. A second writer waits ``$RAG_LAB_LOCK_TIMEOUT`` seconds (default
+    :data:`~rag_lab.app.store.BUSY_SECONDS`), then is refused naming the first.
     """
     if inspect_file(path) is FileKind.MISSING and not create:
         raise IndexMissing(path)
     check_writable(path)
-    with writer_lock(path):
+    with writer_lock(path, lock_seconds(BUSY_SECONDS)):
         yield
 
 

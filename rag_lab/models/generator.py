@@ -38,7 +38,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from rag_lab import paths
+from rag_lab import environ, paths
 from rag_lab.atomic import write_atomically
 from rag_lab.checksums import sha256_file
 from rag_lab.models.answer_cache import AnswerCache
@@ -320,7 +320,7 @@ def _spec(model: str) -> _Weights:
 
 
 def _threads() -> int:
-    return int(os.environ.get("OMP_NUM_THREADS") or os.cpu_count() or 1)
+    return environ.threads() or os.cpu_count() or 1
 
 
 def _runtime() -> str:

@@ -18,7 +18,6 @@ from __future__ import annotations
 import atexit
 import contextlib
 import dataclasses
-import os
 import shutil
 import tempfile
 from collections.abc import Sequence
@@ -26,7 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
-from rag_lab import paths
+from rag_lab import environ, paths
 from rag_lab.atomic import write_atomically
 from rag_lab.checksums import sha256_file
 from rag_lab.errors import BadEnvironment
@@ -136,7 +135,7 @@ class OnnxMiniLM:
             base, backend=backend, graph_sha256=sha256_file(self.path)
         )
         options = ort.SessionOptions()
-        threads = threads or int(os.environ.get("OMP_NUM_THREADS", "0"))
+        threads = threads or environ.threads()
         if threads:
             options.intra_op_num_threads = threads
             options.inter_op_num_threads = 1

@@ -30,13 +30,14 @@ def test_every_kind_of_error_has_its_exit_status():
     from rag_lab.errors import RagLabError
 
     assert set(RagLabError.__subclasses__()) <= cli.EXIT_STATUS.keys()
-    assert set(cli.EXIT_STATUS.values()) == {cli.ERROR, cli.INTERRUPTED}
+    assert set(cli.EXIT_STATUS.values()) == {cli.ERROR, cli.INTERRUPTED, cli.CLOSED}
 
 
 @pytest.mark.parametrize(
     ("err", "status"),
     [
         (KeyboardInterrupt(), cli.INTERRUPTED),
+        (BrokenPipeError(32, "Broken pipe"), cli.CLOSED),
         (QuestionsError("q.yaml", []), cli.ERROR),
         (cli.UsageError("x"), cli.ERROR),
         (ModelError("no weights"), cli.ERROR),

@@ -31,7 +31,7 @@ from rag_lab.app.store.errors import (
     StoreError,
 )
 from rag_lab.app.store.identify import FileKind, inspect_file
-from rag_lab.app.store.lock import LOCK_ENV, writer_lock
+from rag_lab.app.store.lock import writer_lock
 from rag_lab.app.store.protocol import DocumentWriter, Store
 from rag_lab.app.store.records import DocumentRecord, Pages, Stamp, Status
 from rag_lab.app.store.schema import APPLICATION_ID, SCHEMA_VERSION, UPGRADABLE
@@ -40,7 +40,6 @@ from rag_lab.app.store.sqlite import SQLiteStore
 __all__ = [
     "APPLICATION_ID",
     "BUSY_SECONDS",
-    "LOCK_ENV",
     "SCHEMA_VERSION",
     "UPGRADABLE",
     "DocumentRecord",

@@ -15,23 +15,18 @@ from rag_lab.app.store.connection import BUSY_SECONDS
 from rag_lab.app.store.errors import IndexBusy, IndexInaccessible
 from rag_lab.app.store.records import now
 
-LOCK_ENV = "RAG_LAB_LOCK_TIMEOUT"
-"""Seconds a second writer waits for the first (default :data:`BUSY_SECONDS`)."""
-
 
 @contextmanager
-def writer_lock(path: str | os.PathLike, timeout: float | None = None) -> Iterator[None]:
+def writer_lock(path: str | os.PathLike, timeout: float = BUSY_SECONDS) -> Iterator[None]:
     """Hold ``<index>.lock`` for a whole run, so two writers never interleave.
 
-    A second writer waits up to ``timeout`` seconds (default ``$RAG_LAB_LOCK_TIMEOUT``,
-    else :data:`BUSY_SECONDS`), then raises :class:`~.errors.IndexBusy` naming the running
+    A second writer waits up to ``timeout`` seconds (a finite number, 0 or more: the
+    caller checks it), then raises :class:`~.errors.IndexBusy` naming the running
     one (its pid, from the lock file). The operating system drops the lock when its holder
     dies, even by ``kill -9``.
     """
     import fcntl  # POSIX; imported here so the store itself imports everywhere
 
-    if timeout is None:
-        timeout = float(os.environ.get(LOCK_ENV) or BUSY_SECONDS)
     lock = Path(f"{path}.lock")
     try:
         lock.parent.mkdir(parents=True, exist_ok=True)

@@ -97,7 +97,8 @@ def questions_kind(path: str | os.PathLike) -> str:
 
     Decided by content, not by the file's name: a first line that is a CSV header holding
     :data:`CHROMA_COLUMNS` is Chroma's format; a YAML mapping with ``questions`` or
-    ``negatives`` is the lab's. Raises :class:`QuestionsError` for anything else.
+    ``negatives`` is the lab's, and so is text YAML cannot parse (its loader says where).
+    Raises :class:`QuestionsError` for anything else.
     """
     path = Path(path)
     source = read_text(path)
@@ -111,7 +112,7 @@ def questions_kind(path: str | os.PathLike) -> str:
     try:
         root = yaml.compose(source)
     except yaml.YAMLError:
-        root = None
+        return "yaml"  # not CSV, and broken YAML: its loader names the parser's line
     if isinstance(root, yaml.MappingNode) and any(
         k.value in ("questions", "negatives") for k, _ in root.value
     ):
