@@ -11,9 +11,9 @@ Each pair costs a forward pass of a 0.5B model (about 150–400 prompt tokens), 
 only, each question one query (so the per-query tests are the by-question ones). The hybrid's
 top :data:`TOP_N` chunks are reordered by the score (ties keep the hybrid's order); chunks
 below stay where they were. Compared with the hybrid on the same queries: R@1 (the ledger's
-paired rule) and MRR (a percentile bootstrap of the per-question difference; the claim
-reproduces when the interval lies above zero), with the model time per query beside the
-chapter's 569 ms.
+paired rule) and MRR (the same rule on each question's reciprocal rank: the sign test over
+questions, the interval by question), with the model time per query beside the chapter's
+569 ms.
 """
 
 from __future__ import annotations
@@ -30,13 +30,13 @@ from rag_lab.evaluation.ledger import (
     Direction,
     Entry,
     PairedClaim,
+    judge,
     paired_entries,
 )
-from rag_lab.evaluation.verdicts import Verdict
 from rag_lab.metrics import first_hit_ranks, hits_at, relevant_chunks
 from rag_lab.questions import Query
 from rag_lab.search import ChunkIndex
-from rag_lab.stats import bootstrap_mean
+from rag_lab.stats import cluster_paired_values, paired_mean_difference
 
 SAMPLE = 8
 """Questions scored: 8 × 25 pairs, about 200 forward passes (5–15 minutes cold on 2 cores)."""
@@ -131,7 +131,7 @@ def table(j: Joint) -> pd.DataFrame:
 
 
 def entries(j: Joint, notebook: str = "05", benchmark: str = "d2l") -> list[Entry]:
-    """R@1 by the ledger's paired rule; MRR by its bootstrap interval."""
+    """R@1 and MRR, each by the ledger's paired rule over questions."""
     (r1,) = paired_entries(
         notebook,
         benchmark,
@@ -150,11 +150,10 @@ def entries(j: Joint, notebook: str = "05", benchmark: str = "d2l") -> list[Entr
         j.ranks,
         j.clusters,
     )
-    diff = _rr(j.ranks[LLM]) - _rr(j.ranks[HYBRID])
-    lo, hi = bootstrap_mean(diff)
-    verdict = (
-        Verdict.REPRODUCES if lo > 0 else Verdict.CONTRADICTED if hi < 0 else Verdict.INCONCLUSIVE
-    )
+    a, b = _rr(j.ranks[LLM]), _rr(j.ranks[HYBRID])
+    d = paired_mean_difference(a, b, j.clusters)
+    t = cluster_paired_values(a, b, j.clusters)
+    verdict, margin, detectable = judge(Direction.BETTER, d, t, t.p, None)
     mrr = Entry(
         notebook,
         "llm>hybrid@MRR",
@@ -163,10 +162,13 @@ def entries(j: Joint, notebook: str = "05", benchmark: str = "d2l") -> list[Entr
         Direction.BETTER,
         "MRR",
         verdict,
-        here=f"{_rr(j.ranks[LLM]).mean():.3f} vs {_rr(j.ranks[HYBRID]).mean():.3f}",
-        estimate=float(diff.mean()),
-        ci=(lo, hi),
+        here=f"{a.mean():.3f} vs {b.mean():.3f}, +{t.wins}/\N{MINUS SIGN}{t.losses} of "
+        f"{t.wins + t.losses + t.ties} questions",
+        estimate=d.estimate,
+        ci=(d.lo, d.hi),
+        p=t.p,
         family=EXPLORATORY,
-        reason="reproduces when the bootstrap 95 % interval lies above 0",
+        margin=margin,
+        detectable=detectable,
     )
     return [r1, mrr]

@@ -12,8 +12,10 @@ and the :class:`~rag_lab.evaluation.verdicts.Verdict`. The rule (:func:`judge`):
   significant but the interval excludes the chapter's effect; otherwise it is
   *inconclusive*, and :attr:`Entry.detectable` gives the smallest difference this design
   detects with 80 % power at the family's level;
-- a **no-difference** claim (``same``) *reproduces* only when the whole interval lies within
-  ±:data:`MARGIN`; it is *contradicted* when the test is significant; otherwise inconclusive;
+- a **no-difference** claim (``same``) *reproduces* when the whole interval lies within
+  ±:data:`MARGIN` (equivalence, decided first: a difference the test sees but the interval
+  keeps inside the margin is none that matters); otherwise it is *contradicted* when the test
+  is significant, else inconclusive;
 - a **count** claim (a property of the corpus or the run, counted exactly: "blind cuts
   destroy answers") reproduces when the stated condition holds, else it is contradicted;
 - a **value** claim (a rate the chapter reports) is judged against the chapter's value as a
@@ -152,10 +154,14 @@ def judge(
     significant = p_adjusted < ALPHA and test.wins != test.losses
     sign = 1 if test.wins > test.losses else -1
     if direction is Direction.SAME:
-        if significant:
-            return Verdict.CONTRADICTED, MARGIN, None
+        # Equivalence first (two one-sided tests at the interval's level): a difference the
+        # test can see but the whole interval keeps inside the margin is no difference that
+        # matters, which is what the claim says; a large design makes every difference
+        # significant, so significance first would never let the margin decide.
         if difference.within(MARGIN):
             return Verdict.REPRODUCES, MARGIN, None
+        if significant:
+            return Verdict.CONTRADICTED, MARGIN, None
         return Verdict.INCONCLUSIVE, MARGIN, None
     if direction not in (Direction.BETTER, Direction.WORSE):
         raise ValueError(f"a paired claim is better, worse or no difference, not {direction}")
@@ -167,14 +173,16 @@ def judge(
     return Verdict.INCONCLUSIVE, None, difference.detectable(ALPHA / family_size, POWER)
 
 
-def judge_value(chapter_value: float, interval: tuple[float, float]) -> tuple[Verdict, float]:
+def judge_value(
+    chapter_value: float, interval: tuple[float, float], margin: float = MARGIN
+) -> tuple[Verdict, float]:
     """(verdict, margin) for a value claim: our interval against the chapter's value."""
     lo, hi = interval
-    if chapter_value - MARGIN <= lo and hi <= chapter_value + MARGIN:
-        return Verdict.REPRODUCES, MARGIN
+    if chapter_value - margin <= lo and hi <= chapter_value + margin:
+        return Verdict.REPRODUCES, margin
     if not lo <= chapter_value <= hi:
-        return Verdict.EXCLUDES_CHAPTER_EFFECT, MARGIN
-    return Verdict.INCONCLUSIVE, MARGIN
+        return Verdict.EXCLUDES_CHAPTER_EFFECT, margin
+    return Verdict.INCONCLUSIVE, margin
 
 
 # --- building entries -----------------------------------------------------------------------
@@ -287,9 +295,10 @@ def value_entry(
     interval: tuple[float, float],
     chapter: str,
     here: str,
+    margin: float = MARGIN,
 ) -> Entry:
     """A rate the chapter reports, against ours with its interval (:func:`judge_value`)."""
-    verdict, margin = judge_value(chapter_value, interval)
+    verdict, margin = judge_value(chapter_value, interval, margin)
     return Entry(
         notebook,
         claim,

@@ -27,6 +27,7 @@ import pandas as pd
 from rag_lab.answers import parse_markers
 from rag_lab.citations import Hit, build_context
 from rag_lab.evaluation.ledger import EXPLORATORY, Direction, Entry, judge
+from rag_lab.evaluation.verdicts import Verdict
 from rag_lab.metrics import relevant_chunks
 from rag_lab.questions import Query
 from rag_lab.search import ChunkIndex
@@ -153,6 +154,9 @@ def entries(trials: Sequence[Trial], notebook: str = "09", benchmark: str = "d2l
     ):
         d, t = _paired(a, b)
         verdict, margin, detectable = judge(Direction.BETTER, d, t, t.p, None)
+        floor = not any(x.cited for x in (*a, *b))
+        if floor:  # nothing cited on either side: no variation for any test to read
+            verdict, margin, detectable = Verdict.NOT_TESTABLE, None, None
         out.append(
             Entry(
                 notebook,
@@ -170,6 +174,10 @@ def entries(trials: Sequence[Trial], notebook: str = "09", benchmark: str = "d2l
                 family=EXPLORATORY,
                 margin=margin,
                 detectable=detectable,
+                reason="no answer on either side cited the needle's source: a floor, not a "
+                "comparison"
+                if floor
+                else "",
             )
         )
     return out

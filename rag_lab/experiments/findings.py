@@ -130,8 +130,10 @@ def rule() -> str:
             "interval of the difference by question excludes the effect the chapter reports; "
             f"otherwise it is **inconclusive**, with the smallest difference the design detects "
             f"with {power:.0%} power;",
-            f"- a \"no difference\" claim reproduces only when the whole interval lies within "
-            f"the equivalence margin (±{m:.2f} of Recall@k), and a rate the chapter reports only "
+            f"- a \"no difference\" claim reproduces when the whole interval lies within the "
+            f"equivalence margin (±{m:.2f} of Recall@k), even if the test sees a difference; "
+            "outside it, it is contradicted when the test is significant; a rate the chapter "
+            "reports reproduces only "
             f"when our interval lies within ±{m:.2f} of it; a count reproduces when its stated "
             "condition holds;",
             "- **by construction**, **not testable here** and **not measured** are verdicts of "

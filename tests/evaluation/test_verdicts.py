@@ -182,3 +182,24 @@ def test_the_view_shows_the_estimate_the_test_and_the_verdict():
     assert row["chapter"] == "+10/−3, p = 0.09" and row["here"] == "+8/−0 of 12 questions"
     assert row["estimate [95 % CI]"].startswith("+0.667 [")
     assert row["verdict"] == "reproduces"
+
+
+def test_equivalence_is_decided_before_significance():
+    from rag_lab.evaluation.ledger import Direction, judge
+    from rag_lab.evaluation.verdicts import Verdict
+    from rag_lab.stats import cluster_paired, paired_difference
+
+    # 472 questions, 20 won by a and none lost: significant, but a difference of 0.042
+    # whose interval stays inside ±0.10 is none that matters.
+    clusters = [f"q{i}" for i in range(472)]
+    a = [True] * 20 + [False] * 452
+    b = [False] * 472
+    d, t = paired_difference(a, b, clusters), cluster_paired(a, b, clusters)
+    assert t.p < 0.05 and d.within(0.10)
+    assert judge(Direction.SAME, d, t, t.p, None)[0] is Verdict.REPRODUCES
+    # The same difference on 32 questions: significant, interval beyond the margin.
+    few = [f"q{i}" for i in range(32)]
+    d2 = paired_difference([True] * 8 + [False] * 24, [False] * 32, few)
+    t2 = cluster_paired([True] * 8 + [False] * 24, [False] * 32, few)
+    assert not d2.within(0.10) and t2.p < 0.05
+    assert judge(Direction.SAME, d2, t2, t2.p, None)[0] is Verdict.CONTRADICTED
