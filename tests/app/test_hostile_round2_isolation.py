@@ -13,7 +13,7 @@ import shutil
 import sqlite3
 
 import pytest
-from fakes import GOOD, HashEncoder, write
+from fakes import write
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_hostile import EVALUATE, NEGATIVE, QUESTION, state
@@ -78,26 +78,6 @@ HUGE = pdf_bytes(
 # No paragraph and no sentence break: words and spaces only.
 UNBROKEN = "tensor " * 14_287  # 100,009 characters
 BUDGET = MAX_FACTOR * TARGET
-
-
-@pytest.fixture
-def env(tmp_path, monkeypatch, capsys):
-    """(run, docs, index path): ``run(*argv)`` gives (status, stdout, stderr), never raises."""
-    monkeypatch.setattr(cli, "Encoder", HashEncoder)
-    monkeypatch.setenv("RAG_LAB_LOCK_TIMEOUT", "0.2")
-    path = tmp_path / "index.sqlite"
-    monkeypatch.setenv("RAG_LAB_INDEX", str(path))
-    docs = write(tmp_path / "docs", dict(GOOD))
-
-    def run(*argv: str) -> tuple[int, str, str]:
-        try:
-            status = cli.main([str(a) for a in argv])
-        except SystemExit as done:
-            status = done.code
-        out, err = capsys.readouterr()
-        return status, out, err
-
-    return run, docs, path
 
 
 def add(name: str, content: bytes | str):
