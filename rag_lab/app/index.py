@@ -27,13 +27,25 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from rag_lab import dense
-from rag_lab.app.store import DocumentRecord, Pages, SQLiteStore, Stamp, Status, Store
+from rag_lab.app.store import (
+    BUSY_SECONDS,
+    DocumentRecord,
+    MilvusLocation,
+    MilvusStore,
+    Pages,
+    SQLiteStore,
+    Stamp,
+    Status,
+    Store,
+)
 from rag_lab.chunking import OVERLAP, TARGET
 from rag_lab.citations import Hit, Paged
+from rag_lab.environ import lock_seconds
 from rag_lab.errors import BadInput, UnusableIndex
 from rag_lab.models.encoder import BACKENDS
 from rag_lab.models.encoder import DEFAULT_BACKEND as ENCODER_DEFAULT
@@ -119,12 +131,19 @@ def default_path() -> Path:
     return Path(os.environ.get(INDEX_ENV) or DEFAULT_PATH)
 
 
-def open_index(path: str | os.PathLike | None = None, *, readonly: bool = False) -> SQLiteStore:
-    """The SQLite index at ``path`` (default :func:`default_path`), created if missing.
+Location = Path | MilvusLocation
+"""Where an index lives: a SQLite file, or an index name on Milvus (Lite or a server)."""
+
+
+def open_index(where: Location | str | None = None, *, readonly: bool = False) -> Store:
+    """The index at ``where`` (default :func:`default_path`), created if missing: a SQLite
+    file, or a :class:`~rag_lab.app.store.MilvusLocation` (Milvus Lite or a server).
 
     ``readonly``: opened read-only and never created (for status and queries).
     """
-    return SQLiteStore(Path(path) if path is not None else default_path(), readonly=readonly)
+    if isinstance(where, MilvusLocation):
+        return MilvusStore(where, readonly=readonly, wait=lock_seconds(BUSY_SECONDS))
+    return SQLiteStore(Path(where) if where is not None else default_path(), readonly=readonly)
 
 
 def current_stamp(fingerprint: Fingerprint, pipeline_version: str = PIPELINE_VERSION) -> Stamp:
@@ -165,10 +184,28 @@ def retriever(
     ids = [r.id for r in records if r.status is Status.INDEXED]
     if not ids:
         raise EmptyIndexError("nothing is indexed yet: run rag-lab index DIR first")
-    keys, vectors = store.vectors(ids)
+    search = store.engine_search(ids)
+    if search is None:  # the store has no vector search of its own: scan every vector
+        search = ExactScan(*store.vectors(ids))
     titles = {r.id: r.title for r in records}
     paged = {r.id: paged_of(r.path, r.pages) for r in records if r.pages is not None}
-    return StoredRetriever(store, keys, vectors, encoder, titles, paged)
+    return StoredRetriever(store, search, encoder, titles, paged)
+
+
+@dataclass(frozen=True)
+class ExactScan:
+    """Every vector in memory, scanned exactly (:func:`rag_lab.dense.nearest`): how a SQLite
+    index is searched, and what the chapter measured."""
+
+    keys: list[tuple[str, int]]
+    """``(document id, position)`` of each row of :attr:`vectors`."""
+    vectors: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.keys)
+
+    def nearest(self, vector: np.ndarray, k: int) -> list[tuple[tuple[str, int], float]]:
+        return [(self.keys[i], d) for i, d in dense.nearest(vector, self.vectors, k)]
 
 
 def paged_of(path: str, pages: Pages) -> Paged:
@@ -190,22 +227,27 @@ class StoredRetriever:
     """Cosine search over an index's vectors; the texts of the hits are read from the store.
 
     Ranks as :class:`~rag_lab.search.DenseRetriever` does (ties in document id, then
-    position order), without holding every chunk's text in memory.
+    position order), without holding every chunk's text in memory. ``search`` is an
+    :class:`ExactScan` for SQLite, the engine's own (approximate) search for Milvus.
     """
 
     store: Store
-    keys: list[tuple[str, int]]
-    """``(document id, position)`` of each row of :attr:`vectors`."""
-    vectors: np.ndarray
+    search: ExactScan | Any
+    """Has ``nearest(vector, k)`` → ``[((document id, position), distance)]`` and ``len()``."""
     encoder: TextEncoder
     titles: dict[str, str]
     """Document id → document name, for citations."""
     paged: dict[str, Paged] = field(default_factory=dict)
     """Document id → its pages, for PDFs (their citations name the file and the page)."""
 
+    @property
+    def size(self) -> int:
+        """The chunks searched."""
+        return len(self.search)
+
     def nearest(self, question: str, k: int) -> list[Hit]:
-        top = dense.nearest(self.encoder.encode([question])[0], self.vectors, k)
-        chunks = self.store.chunks_at([self.keys[i] for i, _ in top])
+        top = self.search.nearest(self.encoder.encode([question])[0], k)
+        chunks = self.store.chunks_at([key for key, _ in top])
         return [
             Hit(c, self.titles[c.doc_id], d, self.paged.get(c.doc_id))
             for c, (_, d) in zip(chunks, top, strict=True)
@@ -392,7 +434,7 @@ def check(store: Store) -> list[str]:
     stored, their vectors' dimensions against its stamp, a PDF's page starts, and chunks
     of no document.
     """
-    problems = [f"SQLite integrity check: {line}" for line in store.integrity()]
+    problems = [f"{store.engine} integrity check: {line}" for line in store.integrity()]
     if problems:
         return problems
     stats = store.chunk_stats()

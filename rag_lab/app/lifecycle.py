@@ -23,7 +23,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from rag_lab.app.index import BACKEND_KEY, open_index, resolve_backend
+from rag_lab.app.index import BACKEND_KEY, Location, open_index, resolve_backend
 from rag_lab.app.ingest import check_folder
 from rag_lab.app.store import (
     BUSY_SECONDS,
@@ -32,6 +32,8 @@ from rag_lab.app.store import (
     IndexMissing,
     IndexNeedsRecovery,
     IndexReadOnly,
+    MilvusLocation,
+    MilvusStore,
     Store,
     inspect_file,
     writer_lock,
@@ -42,14 +44,30 @@ REBUILD_SUFFIX = ".rebuild"
 """The fresh index of a rebuild is ``<index><suffix>`` until it is swapped in."""
 
 
-def check_writable(path: Path) -> None:
+def exists(where: Location) -> bool:
+    """Is there something at ``where`` already (a file, a Milvus Lite folder; a server: yes)?"""
+    if isinstance(where, MilvusLocation):
+        return not where.local or Path(where.uri).exists()
+    return where.exists()
+
+
+def check_writable(path: Location) -> None:
     """Refuse an index file, or the folder to create it in, that this process cannot write.
 
     Raises :class:`~rag_lab.app.store.errors.IndexReadOnly`; the folder of an existing
     index must be writable too, since SQLite writes a journal beside the file.
     :class:`~rag_lab.app.store.errors.IndexNeedsRecovery` when a writer that stopped left
-    a journal there too, which this process cannot roll back.
+    a journal there too, which this process cannot roll back. A Milvus Lite folder is
+    checked as a file is; a server's permissions are the server's to refuse.
     """
+    if isinstance(path, MilvusLocation):
+        if not path.local:
+            return
+        path = Path(path.uri)
+        place = path if path.exists() else next(p for p in path.parents if p.exists())
+        if not os.access(place, os.W_OK):
+            raise IndexReadOnly(path, f"cannot write the index: {place} is read-only")
+        return
     place = path if path.exists() else next(p for p in path.parents if p.exists())
     writable = os.access(place, os.W_OK) and (not path.exists() or os.access(path.parent, os.W_OK))
     if not writable and _hot_journal(path):
@@ -66,7 +84,7 @@ def check_writable(path: Path) -> None:
 
 
 @contextmanager
-def reading(path: Path, *, check: bool = False) -> Iterator[Store]:
+def reading(path: Location, *, check: bool = False) -> Iterator[Store]:
     """The index at ``path``, read-only, closed on leaving; a missing file is
     :class:`~rag_lab.app.store.errors.IndexMissing`, not a new index.
 
@@ -79,7 +97,7 @@ def reading(path: Path, *, check: bool = False) -> Iterator[Store]:
 
 
 @contextmanager
-def writer(path: Path, *, create: bool = True) -> Iterator[None]:
+def writer(path: Location, *, create: bool = True) -> Iterator[None]:
     """Hold the one writer's lock on ``path`` inside, after refusing what cannot be written.
 
     Refused first, in this order and before a lock file is written beside it: a file that
@@ -87,6 +105,16 @@ def writer(path: Path, *, create: bool = True) -> Iterator[None]:
     cannot write. A second writer waits ``$RAG_LAB_LOCK_TIMEOUT`` seconds (default
     :data:`~rag_lab.app.store.BUSY_SECONDS`), then is refused naming the first.
     """
+    if isinstance(path, MilvusLocation):
+        if not create and not exists(path):
+            raise IndexMissing(path)
+        check_writable(path)
+        if not path.local:  # a server: rag-lab does not lock across machines
+            yield
+            return
+        with writer_lock(Path(path.uri), lock_seconds(BUSY_SECONDS)):
+            yield
+        return
     if inspect_file(path) is FileKind.MISSING and not create:
         raise IndexMissing(path)
     check_writable(path)
@@ -95,7 +123,7 @@ def writer(path: Path, *, create: bool = True) -> Iterator[None]:
 
 
 @contextmanager
-def writing(path: Path, *, create: bool = True) -> Iterator[Store]:
+def writing(path: Location, *, create: bool = True) -> Iterator[Store]:
     """:func:`writer`, then the index opened for writing (created if missing) and checked."""
     with writer(path, create=create), open_index(path) as store:
         _check_sound(store, path)
@@ -114,7 +142,7 @@ class RebuildPlan:
     """Why the old index could not be read, when it could not (it is replaced all the same)."""
 
 
-def plan_rebuild(path: Path, folder: Path, requested: str | None) -> RebuildPlan:
+def plan_rebuild(path: Location, folder: Path, requested: str | None) -> RebuildPlan:
     """The folder and backend of a rebuild of the index at ``path`` from ``folder``.
 
     The backend is :func:`~rag_lab.app.index.resolve_backend`'s with ``rebuild``: the one
@@ -138,13 +166,20 @@ def plan_rebuild(path: Path, folder: Path, requested: str | None) -> RebuildPlan
 
 
 @contextmanager
-def rebuilding(path: Path, backend: str) -> Iterator[Store]:
+def rebuilding(path: Location, backend: str) -> Iterator[Store]:
     """A fresh index beside ``path``, recording ``backend``, swapped in when the block ends.
 
     Until then the old index is untouched (readers keep reading it); if the block raises
     (or the process dies), the fresh file is removed, or by the next rebuild, and the old
-    index stays as it was. Hold the writer lock (:func:`writer`).
+    index stays as it was. Hold the writer lock (:func:`writer`). On Milvus the fresh index
+    is a new generation of collections, swapped in by one upsert of the index's pointer
+    (:meth:`~rag_lab.app.store.MilvusStore.promote`); a killed rebuild's are dropped by the
+    next writer.
     """
+    if isinstance(path, MilvusLocation):
+        with _milvus_rebuilding(path, backend) as store:
+            yield store
+        return
     fresh = path.with_name(path.name + REBUILD_SUFFIX)
     journals = [Path(f"{p}-journal") for p in (fresh, path)]
     for stale in (fresh, journals[0]):  # what a killed rebuild left
@@ -161,6 +196,20 @@ def rebuilding(path: Path, backend: str) -> Iterator[Store]:
             leftover.unlink(missing_ok=True)
 
 
+@contextmanager
+def _milvus_rebuilding(where: MilvusLocation, backend: str) -> Iterator[Store]:
+    store = MilvusStore.fresh_generation(where)
+    try:
+        store.set_meta(BACKEND_KEY, backend)
+        yield store
+        store.promote()
+    except BaseException:
+        store.drop()
+        raise
+    finally:
+        store.close()
+
+
 def _hot_journal(path: Path) -> bool:
     """Whether a writer that stopped mid-transaction left its journal beside ``path``."""
     try:
@@ -169,7 +218,7 @@ def _hot_journal(path: Path) -> bool:
         return False
 
 
-def _check_sound(store: Store, path: Path) -> None:
+def _check_sound(store: Store, path: Location) -> None:
     """A quick check before using an index: a damaged file is refused, not half-read."""
     problems = store.integrity(quick=True)
     if problems:

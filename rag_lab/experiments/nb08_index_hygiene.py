@@ -185,7 +185,7 @@ def run(
 
 
 def _search(retriever: index.StoredRetriever, question: str, cutoff: float) -> Searched:
-    return Searched(len(retriever.keys), answer(question, retriever, cutoff))
+    return Searched(retriever.size, answer(question, retriever, cutoff))
 
 
 # --- tables -----------------------------------------------------------------------------------

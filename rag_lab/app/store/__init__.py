@@ -7,6 +7,8 @@
   promise beyond reading and writing: a document is replaced whole or not at all.
 - ``sqlite``: :class:`SQLiteStore`, the store in one SQLite file; ``schema`` its tables,
   marks and upgrades; ``connection`` the connections whose SQLite errors become facts.
+- ``milvus``: :class:`MilvusStore`, the store on Milvus (Milvus Lite in a local folder, or a
+  server) at a :class:`MilvusLocation`, with the engine's own (approximate) search.
 - ``identify``: :func:`inspect_file`, is a file a rag-lab index, read before anything is
   written (a file that is not ours is never touched).
 - ``lock``: :func:`writer_lock`, one writer at a time (readers open read-only).
@@ -32,6 +34,7 @@ from rag_lab.app.store.errors import (
 )
 from rag_lab.app.store.identify import FileKind, inspect_file
 from rag_lab.app.store.lock import writer_lock
+from rag_lab.app.store.milvus import MilvusLocation, MilvusStore
 from rag_lab.app.store.protocol import DocumentWriter, Store
 from rag_lab.app.store.records import DocumentRecord, Pages, Stamp, Status
 from rag_lab.app.store.schema import APPLICATION_ID, SCHEMA_VERSION, UPGRADABLE
@@ -52,6 +55,8 @@ __all__ = [
     "IndexMissing",
     "IndexNeedsRecovery",
     "IndexReadOnly",
+    "MilvusLocation",
+    "MilvusStore",
     "NotAFile",
     "NotOurFile",
     "OtherSchema",

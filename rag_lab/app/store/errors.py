@@ -20,7 +20,8 @@ class StoreError(UnusableIndex, RuntimeError):
 
     def __init__(self, path: str | os.PathLike, message: str) -> None:
         super().__init__(message)
-        self.path = Path(path)
+        # A file's path; another store's location (a Milvus URI) is kept as it is.
+        self.path = Path(path) if isinstance(path, str | os.PathLike) else path
 
 
 class IndexMissing(StoreError):

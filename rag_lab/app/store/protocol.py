@@ -35,6 +35,17 @@ class DocumentWriter(Protocol):
     ) -> DocumentRecord: ...
 
 
+class Search(Protocol):
+    """A vector search of a store's own (a vector engine's index)."""
+
+    def __len__(self) -> int: ...
+
+    def nearest(self, vector: np.ndarray, k: int) -> list[tuple[tuple[str, int], float]]:
+        """The ``k`` chunks nearest ``vector`` as ``((document id, position), cosine
+        distance)``, nearest first, ties in key order."""
+        ...
+
+
 class Store(Protocol):
     """The storage a persistent index needs.
 
@@ -66,6 +77,14 @@ class Store(Protocol):
     def vectors(self, doc_ids: Sequence[str]) -> tuple[list[tuple[str, int]], np.ndarray]: ...
 
     def chunks_at(self, keys: Sequence[tuple[str, int]]) -> list[Chunk]: ...
+
+    engine: str
+    """The storage's name in messages (``SQLite``, ``Milvus Lite``, ``Milvus``)."""
+
+    def engine_search(self, doc_ids: Sequence[str]) -> Search | None:
+        """The store's own vector search over ``doc_ids``, or None: then the caller reads
+        :meth:`vectors` and scans them exactly."""
+        ...
 
     def integrity(self, *, quick: bool = False) -> list[str]:
         """The storage's own consistency check, one line per problem; empty when sound.

@@ -42,6 +42,8 @@ from rag_lab.chunking import Chunk
 class SQLiteStore:
     """A :class:`~rag_lab.app.store.protocol.Store` in one SQLite file."""
 
+    engine = "SQLite"
+
     def __init__(
         self, path: str | os.PathLike, *, readonly: bool = False, timeout: float = BUSY_SECONDS
     ) -> None:
@@ -226,6 +228,10 @@ class SQLiteStore:
             text, content, section, start, end = row
             found[doc_id, idx] = Chunk(doc_id, idx, text, content, section, start, end)
         return [found[key] for key in keys]
+
+    def engine_search(self, doc_ids: Sequence[str]) -> None:
+        """None: SQLite has no vector search; the index scans every vector exactly."""
+        return None
 
     def integrity(self, *, quick: bool = False) -> list[str]:
         """SQLite's ``PRAGMA integrity_check`` (``quick_check``): empty when sound."""
