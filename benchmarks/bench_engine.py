@@ -18,9 +18,9 @@ noise of :data:`NOISE` per dimension, renormalised (cosine to its source about 0
 that neighbourhoods keep the real vectors' shape. The table says how many are real. The
 queries: the lab's 64 question wordings (``data/questions.yaml``), embedded live.
 
-Indexing real text is measured separately, at :data:`TEXT_CHUNKS` chunks of generated
-Markdown through ``rag-lab index --store`` (embedding included), and extrapolated to a
-million chunks on this CPU. Threads: ``$OMP_NUM_THREADS`` (default 2).
+Indexing real text (embedding included) is ``bench_cli.py``'s: ``rag-lab index`` into both
+stores from 1,000 to 10,000 chunks of new text, its memory against the size, and the hours a
+million chunks would take on this CPU. Threads: ``$OMP_NUM_THREADS`` (default 2).
 """
 
 from __future__ import annotations
@@ -41,7 +41,6 @@ from pathlib import Path
 
 import numpy as np
 import yaml
-from bench_cli import write_folder
 
 from rag_lab import paths
 from rag_lab.app import index
@@ -56,7 +55,6 @@ PER_DOC = 100
 ASKS = 5
 NOISE = 0.015
 """Per-dimension standard deviation of a perturbed copy's noise (384 dimensions)."""
-TEXT_CHUNKS = 10_000
 SEED = 0
 QUESTION = "how does broadcasting expand tensors of different shapes?"
 
@@ -145,35 +143,10 @@ def disk_mb(path: Path) -> float:
     return sum(p.stat().st_size for p in path.rglob("*") if p.is_file()) / 2**20
 
 
-def text_throughput(tmp: Path, env: dict[str, str]) -> tuple[int, float]:
-    """``rag-lab index DIR --store`` over :data:`TEXT_CHUNKS` chunks of new text: (chunks, s)."""
-    folder = tmp / "text"
-    _, chunks = write_folder(folder, TEXT_CHUNKS)
-    start = time.perf_counter()
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "rag_lab.app.cli",
-            "index",
-            str(folder),
-            "--store",
-            str(tmp / "text.db"),
-        ],
-        env=env | {"RAG_LAB_CACHE": str(tmp / "cache")},
-        capture_output=True,
-        text=True,
-    )
-    if done.returncode != 0:
-        raise SystemExit(f"rag-lab index --store failed:\n{done.stderr}")
-    return chunks, time.perf_counter() - start
-
-
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--sizes", default=",".join(map(str, SIZES)))
     parser.add_argument("--index-type", default="HNSW", choices=("HNSW", "FLAT"))
-    parser.add_argument("--no-text", action="store_true", help="skip the real-text throughput")
     args = parser.parse_args(argv)
     sizes = [int(s) for s in args.sizes.split(",")]
     encoder = Encoder(backend=index.DEFAULT_BACKEND)
@@ -242,14 +215,6 @@ def main(argv: list[str] | None = None) -> None:
             print(
                 f"| {size:,} | {n_real:,} | {sq:.2f} | {mv:.2f} | {mv / sq:.2f} | "
                 f"{r:.3f} [{lo:.3f}, {hi:.3f}] | {sp:.0f} / {mp:.0f} | {sd:.0f} / {md:.0f} |"
-            )
-        if not args.no_text:
-            chunks, seconds = text_throughput(tmp, env)
-            rate = chunks / seconds
-            print(
-                f"\nrag-lab index --store on {chunks:,} chunks of new text: {seconds:.0f} s, "
-                f"{rate:.1f} chunks/s (embedding included); a million would take "
-                f"{1e6 / rate / 3600:.1f} h on this CPU at that rate"
             )
 
 

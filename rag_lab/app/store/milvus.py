@@ -82,6 +82,10 @@ SEARCH_MAX = 16_384
 """Milvus's largest ``limit`` of one search."""
 CONNECT_SECONDS = 10.0
 """How long to wait for a Milvus server before saying it cannot be reached."""
+_GRPC_OPTIONS = {"grpc.keepalive_time_ms": 300_000, "grpc.keepalive_permit_without_calls": 0}
+"""pymilvus pings every 10 s, even between calls; a gRPC server in Python (Milvus Lite's)
+allows one ping in 5 minutes by default and, after a few more, drops the connection with
+"too many pings" (seen here in a long run): ping no more often than it allows."""
 _NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]{0,63}")
 _PLACEHOLDER = [0.0, 0.0]
 """The vector of a records row: Milvus wants a vector field in every collection."""
@@ -179,7 +183,9 @@ def connect(where: MilvusLocation, *, create: bool, wait: float = 0.0) -> Any:
     deadline = time.monotonic() + wait
     while True:
         try:
-            return pymilvus.MilvusClient(uri=where.uri, timeout=CONNECT_SECONDS)
+            return pymilvus.MilvusClient(
+                uri=where.uri, timeout=CONNECT_SECONDS, grpc_options=_GRPC_OPTIONS
+            )
         except pymilvus.MilvusException as err:
             cause = _cause_text(err)
             if not (where.local and "lock" in cause.lower()):
@@ -222,6 +228,7 @@ class MilvusStore:
         self.where = where
         self.readonly = readonly
         self._shared = client is not None
+        self._snapshot: dict[str, dict] | None = None
         self._client = client or connect(where, create=not readonly, wait=wait)
         self._pointer = f"{where.name}__current"
         try:
@@ -261,7 +268,7 @@ class MilvusStore:
         self._upsert(f"meta:{key}", value)
 
     def documents(self) -> list[DocumentRecord]:
-        return sorted((_record(v) for v in self._rows("doc:").values()), key=lambda r: r.id)
+        return sorted((_record(v) for v in self._doc_rows().values()), key=lambda r: r.id)
 
     def document(self, doc_id: str) -> DocumentRecord | None:
         row = self._get(_doc_key(doc_id))
@@ -590,9 +597,18 @@ class MilvusStore:
         """Document id → the write whose chunks are its chunks (indexed and stale documents)."""
         return {
             data["id"]: data["write"]
-            for data in self._rows("doc:").values()
+            for data in self._doc_rows().values()
             if data.get("write") is not None
         }
+
+    def _doc_rows(self) -> dict[str, dict]:
+        """Every document's row. A reader reads them once and keeps them (its view of the
+        index, as a question is answered: one read, not one per step); a writer reads anew."""
+        if not self.readonly:
+            return self._rows("doc:")
+        if self._snapshot is None:
+            self._snapshot = self._rows("doc:")
+        return self._snapshot
 
     def _live_write(self, doc_id: str) -> str | None:
         row = self._get(_doc_key(doc_id))
