@@ -30,6 +30,7 @@ import os
 os.environ.setdefault("OMP_NUM_THREADS", "2")
 
 import argparse
+import json
 import shutil
 import sqlite3
 import statistics
@@ -50,8 +51,8 @@ from rag_lab.experiments.timing import machine
 from rag_lab.models.encoder import Encoder
 
 SIZES = (10_000, 100_000, 1_000_000)
-PER_DOC = 100
-"""Chunks per document of the built indexes (10,000 documents at a million)."""
+PER_DOC = 1_000
+"""Chunks per document of the built indexes (1,000 documents at a million)."""
 ASKS = 5
 NOISE = 0.015
 """Per-dimension standard deviation of a perturbed copy's noise (384 dimensions)."""
@@ -100,24 +101,33 @@ def build(store, vectors: np.ndarray, stamp) -> float:
     return time.perf_counter() - start
 
 
+LAUNCH = (
+    "import json, os, subprocess, sys, time\n"
+    "start = time.perf_counter()\n"
+    "child = subprocess.Popen(sys.argv[1:], stdout=sys.stderr, stdin=subprocess.DEVNULL)\n"
+    "_, status, usage = os.wait4(child.pid, 0)\n"
+    "print(json.dumps([time.perf_counter() - start, usage.ru_maxrss / 1024,\n"
+    "                  os.waitstatus_to_exitcode(status)]))\n"
+)
+"""Runs a command and prints [wall s, peak MB, exit status]. Measured from this small
+process: a child forked from the benchmark itself starts with its peak memory (gigabytes of
+vectors), which ``ru_maxrss`` would report as the child's."""
+
+
 def cold_asks(flag: list[str], env: dict[str, str], log: Path) -> tuple[float, float]:
     """Median wall seconds and largest peak MB of :data:`ASKS` cold ``rag-lab ask``."""
     walls, peaks = [], []
     for _ in range(ASKS):
+        ask = [sys.executable, "-m", "rag_lab.app.cli", "ask", QUESTION, *flag]
         with log.open("ab") as out:
-            start = time.perf_counter()
-            child = subprocess.Popen(
-                [sys.executable, "-m", "rag_lab.app.cli", "ask", QUESTION, *flag],
-                env=env,
-                stdout=out,
-                stderr=out,
-                stdin=subprocess.DEVNULL,
+            done = subprocess.run(
+                [sys.executable, "-c", LAUNCH, *ask], env=env, stdout=subprocess.PIPE, stderr=out
             )
-            _, status, usage = os.wait4(child.pid, 0)
-            walls.append(time.perf_counter() - start)
-        if os.waitstatus_to_exitcode(status) != 0:
+        wall, peak, status = json.loads(done.stdout)
+        if status != 0:
             raise SystemExit(f"rag-lab ask {' '.join(flag)} failed; see {log}")
-        peaks.append(usage.ru_maxrss / 1024)
+        walls.append(wall)
+        peaks.append(peak)
     return statistics.median(walls), max(peaks)
 
 
@@ -147,6 +157,13 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--sizes", default=",".join(map(str, SIZES)))
     parser.add_argument("--index-type", default="HNSW", choices=("HNSW", "FLAT"))
+    parser.add_argument(
+        "--server",
+        action="append",
+        default=[],
+        metavar="URI",
+        help="also measure a Milvus server at URI (http://host:port); repeatable",
+    )
     args = parser.parse_args(argv)
     sizes = [int(s) for s in args.sizes.split(",")]
     encoder = Encoder(backend=index.DEFAULT_BACKEND)
@@ -161,61 +178,71 @@ def main(argv: list[str] | None = None) -> None:
         f"the cache; {len(queries)} queries; engine index {args.index_type}"
     )
     env = {**os.environ, "PYTHONPATH": str(paths.ROOT)}
-    rows = []
+    table = []
     with tempfile.TemporaryDirectory(prefix="bench-engine-") as tmp_name:
         tmp = Path(tmp_name)
+        log = tmp / "log.txt"
         for size in sizes:
             vectors, n_real = vectors_of(size, real, np.random.default_rng(SEED))
             db = tmp / f"sqlite-{size}.sqlite"
             with SQLiteStore(db) as store:
-                sqlite_build = build(store, vectors, stamp)
-            where = MilvusLocation.parse(str(tmp / f"milvus-{size}.db"))
-            with MilvusStore(where, index_type=args.index_type) as store:
-                milvus_build = build(store, vectors, stamp)
-            with MilvusStore(where, readonly=True) as store:  # reopened: indexes built, loaded
-                recall, low, high, warm_ms = recall_at_10(store, vectors, queries)
-            log = tmp / "log.txt"
-            sq_wall, sq_peak = cold_asks(["--index", str(db)], env, log)
-            mv_wall, mv_peak = cold_asks(["--store", str(where)], env, log)
-            rows.append(
-                (
-                    size,
-                    n_real,
-                    sqlite_build,
-                    milvus_build,
-                    sq_wall,
-                    mv_wall,
-                    recall,
-                    low,
-                    high,
-                    warm_ms,
-                    sq_peak,
-                    mv_peak,
-                    disk_mb(db),
-                    disk_mb(Path(where.uri)),
-                )
+                built = build(store, vectors, stamp)
+            wall, peak = cold_asks(["--index", str(db)], env, log)
+            base = wall
+            table.append(
+                (size, n_real, "SQLite (exact)", built, wall, 1.0, None, peak, disk_mb(db))
             )
             print(
-                f"{size:>9,} vectors ({n_real:,} real): build SQLite {sqlite_build:.0f} s, "
-                f"Milvus {milvus_build:.0f} s; cold ask SQLite {sq_wall:.2f} s ({sq_peak:.0f} MB), "
-                f"Milvus {mv_wall:.2f} s ({mv_peak:.0f} MB); recall@10 {recall:.3f} "
-                f"[{low:.3f}, {high:.3f}], warm {warm_ms:.1f} ms/query; disk "
-                f"{disk_mb(db):.0f} MB vs {disk_mb(Path(where.uri)):.0f} MB",
+                f"{size:>9,} ({n_real:,} real) SQLite: build {built:.0f} s, cold ask "
+                f"{wall:.2f} s, {peak:.0f} MB, {disk_mb(db):.0f} MB on disk",
                 flush=True,
             )
             db.unlink()
-            shutil.rmtree(where.uri)
-        print()
+            engines = [("Milvus Lite", MilvusLocation.parse(str(tmp / f"milvus-{size}.db")))]
+            engines += [
+                (f"Milvus server {uri}", MilvusLocation.parse(f"{uri}#bench{size}"))
+                for uri in args.server
+            ]
+            for label, where in engines:
+                with MilvusStore(where, index_type=args.index_type) as store:
+                    built = build(store, vectors, stamp)
+                with MilvusStore(where, readonly=True) as store:  # reopened: built, loaded
+                    recall = recall_at_10(store, vectors, queries)
+                wall, peak = cold_asks(["--store", str(where)], env, log)
+                size_mb = disk_mb(Path(where.uri)) if where.local else None
+                table.append((size, n_real, label, built, wall, wall / base, recall, peak, size_mb))
+                print(
+                    f"{size:>9,} {label}: build {built:.0f} s, cold ask {wall:.2f} s "
+                    f"({wall / base:.2f}x SQLite), recall@10 {recall[0]:.3f} "
+                    f"[{recall[1]:.3f}, {recall[2]:.3f}], warm {recall[3]:.1f} ms/query, "
+                    f"{peak:.0f} MB",
+                    flush=True,
+                )
+                _drop(where)
+    print()
+    print(
+        "| vectors (real) | store | build s | cold `ask` s | × SQLite | recall@10 vs exact "
+        "[95 % CI] | warm ms/query | peak MB | disk MB |"
+    )
+    print("|---|---|---:|---:|---:|---|---:|---:|---:|")
+    for size, n_real, label, built, wall, ratio, recall, peak, size_mb in table:
+        r = "exact" if recall is None else f"{recall[0]:.3f} [{recall[1]:.3f}, {recall[2]:.3f}]"
+        ms = "" if recall is None else f"{recall[3]:.1f}"
+        on_disk = "(server)" if size_mb is None else f"{size_mb:.0f}"
         print(
-            "| vectors | real | cold `ask` SQLite s | cold `ask` Milvus s | ratio | "
-            "recall@10 [95 % CI] | peak MB SQLite / Milvus | disk MB SQLite / Milvus |"
+            f"| {size:,} ({n_real:,}) | {label} | {built:.0f} | {wall:.2f} | {ratio:.2f} | "
+            f"{r} | {ms} | {peak:.0f} | {on_disk} |"
         )
-        print("|---:|---:|---:|---:|---:|---|---|---|")
-        for size, n_real, _, _, sq, mv, r, lo, hi, _, sp, mp, sd, md in rows:
-            print(
-                f"| {size:,} | {n_real:,} | {sq:.2f} | {mv:.2f} | {mv / sq:.2f} | "
-                f"{r:.3f} [{lo:.3f}, {hi:.3f}] | {sp:.0f} / {mp:.0f} | {sd:.0f} / {md:.0f} |"
-            )
+
+
+def _drop(where: MilvusLocation) -> None:
+    """Remove a measured index: its folder, or its collections on a server."""
+    if where.local:
+        shutil.rmtree(where.uri)
+        return
+    with MilvusStore(where) as store:
+        store.drop()
+        store._client.drop_collection(f"{where.name}__current")
 
 
 if __name__ == "__main__":
