@@ -46,6 +46,7 @@ from rag_lab.sources.folder import (
     PdfOptions,
     Source,
     Unreadable,
+    check_manifest,
     discover,
     name_text,
     read_source,
@@ -142,7 +143,9 @@ def index_folder(
 
 def folder_root(folder: str | os.PathLike) -> Path:
     """``folder`` resolved, or :class:`IngestError` if it is not a folder an index can hold:
-    the index records its folder as text, so a name that is not UTF-8 is refused."""
+    the index records its folder as text, so a name that is not UTF-8 is refused, and a
+    ``SHA256SUMS`` that cannot be read (:func:`~rag_lab.sources.folder.check_manifest`)
+    leaves nothing to index."""
     root = Path(folder).resolve()
     if not root.is_dir():
         raise IngestError([f"{root}: not a folder"])
@@ -150,6 +153,7 @@ def folder_root(folder: str | os.PathLike) -> Path:
         raise IngestError(
             [f"{name_text(str(root))}: the folder's name is not valid UTF-8; rename it"]
         )
+    check_manifest(root)
     return root
 
 

@@ -378,6 +378,15 @@ def load_folder(folder: str | os.PathLike) -> list[Document]:
     return docs
 
 
+def check_manifest(folder: str | os.PathLike) -> None:
+    """Raise :class:`IngestError` if ``folder`` holds a ``SHA256SUMS`` that cannot be read
+    (not UTF-8, a line that is not ``<sha256>  <name>``): the folder cannot be indexed at
+    all, so a caller checks it before it creates anything for it."""
+    manifest = Path(folder) / MANIFEST
+    if manifest.is_file():
+        _manifest(manifest)
+
+
 def _manifest(path: Path) -> dict[str, str]:
     try:
         return read_manifest(path)
