@@ -15,8 +15,11 @@ failed to index"; 3 (:data:`REGRESSED`) only "``evaluate --baseline``: a metric 
 after which the index is consistent (documents are written whole); 141 a reader of stdout
 that went away (``| head``): what was done is kept (reports are printed after the work,
 a rebuild's after its swap), and the rest of the output is dropped without a word. No
-traceback reaches the user unless ``--debug``. Output is written in whatever encoding
-stdout has, characters it cannot encode as ``\\uXXXX``.
+traceback reaches the user unless ``--debug``. Under ``--json`` an error is also one
+JSON object on stdout, ``{"error": <the words said on stderr>, "exit_status": N}``
+(:func:`~rag_lab.app.arguments.json_error`), argparse's refusals included, so a program
+reading stdout always gets JSON. Output is written in whatever encoding stdout has,
+characters it cannot encode as ``\\uXXXX``.
 """
 
 from __future__ import annotations
@@ -106,17 +109,26 @@ def main(argv: Sequence[str] | None = None) -> int:
         except (KeyboardInterrupt, Exception) as err:
             if getattr(args, "debug", False) and not isinstance(err, KeyboardInterrupt):
                 traceback.print_exc()  # and the exit status of the table, as without --debug
-            _say(err, args, signalled)
-            return TERMINATED if signalled else exit_status(err)
+            status = TERMINATED if signalled else exit_status(err)
+            _say(err, args, signalled, status)
+            return status
 
 
-def _say(err: BaseException, args: argparse.Namespace, signalled: list[int]) -> None:
+def _say(err: BaseException, args: argparse.Namespace, signalled: list[int], status: int) -> None:
+    """The error's lines on stderr; with ``--json``, also :func:`~.arguments.json_error`
+    on stdout (the same words)."""
     lines = [_TERMINATED] if signalled and isinstance(err, KeyboardInterrupt) else None
+    lines = [printable(line) for line in lines or _problems(err, args)]
     try:
-        for line in lines or _problems(err, args):
-            print(f"rag-lab {args.command}: {printable(line)}", file=sys.stderr)
+        for line in lines:
+            print(f"rag-lab {args.command}: {line}", file=sys.stderr)
     except BrokenPipeError:  # 2>&1 | head: nobody reads the words either
         terminal.silence(sys.stderr)
+    if getattr(args, "json", False):
+        try:
+            print(arguments.json_error("\n".join(lines), status), flush=True)
+        except BrokenPipeError:
+            terminal.silence(sys.stdout)
 
 
 def exit_status(err: BaseException) -> int:
@@ -290,9 +302,9 @@ def _retry(args: argparse.Namespace) -> int:
 
 
 def _status(args: argparse.Namespace) -> int:
-    with lifecycle.reading(args.index, check=not args.check) as store:
-        if args.check:
-            return _check(args, store)
+    if args.check:
+        return _check(args)
+    with lifecycle.reading(args.index, check=True) as store:
         encoder = _encoder(index.resolve_backend(None, store))
         st = index.status(store, index.current_stamp(encoder.fingerprint))
     if args.json:
@@ -304,18 +316,32 @@ def _status(args: argparse.Namespace) -> int:
     return OK
 
 
-def _check(args: argparse.Namespace, store: Store) -> int:
-    problems = index.check(store)
+def _check(args: argparse.Namespace) -> int:
+    """``status --check``: every problem of the index file and the one command that mends
+    them. A file too damaged to open is a problem it reports, not an error pointing back here."""
+    try:
+        with lifecycle.reading(args.index) as store:
+            problems = index.check(store)
+            held, documents, engine = store.meta("folder"), len(store.documents()), store.engine
+    except IndexDamaged as err:
+        problems, held, documents, engine = [f"SQLite cannot read it: {err.what}"], None, 0, None
+    mend = f"rag-lab index {held or 'DIR'} --rebuild"
     if args.json:
-        print(json.dumps({"index": str(args.index), "ok": not problems, "problems": problems}))
+        print(
+            json.dumps(
+                {"index": str(args.index), "ok": not problems, "problems": problems}
+                | ({"mend": mend} if problems else {})
+            )
+        )
     elif problems:
-        print(printable(f"index {args.index}: {len(problems)} problems"))
+        n = len(problems)
+        print(printable(f"index {args.index}: {n} problem{'s' * (n != 1)}"))
         print("\n".join(f"  {printable(p)}" for p in problems))
-        print(printable(f"rebuild it: rag-lab index {store.meta('folder') or 'DIR'} --rebuild"))
+        print(printable(f"rebuild it: {mend}"))
     else:
         print(
-            f"index {printable(str(args.index))}: sound ({store.engine} integrity check ok; "
-            f"{len(store.documents())} documents' chunk counts, vector counts and dimensions "
+            f"index {printable(str(args.index))}: sound ({engine} integrity check ok; "
+            f"{documents} documents' chunk counts, vector counts and dimensions "
             "agree with their records and stamps)"
         )
     return OK if not problems else ERROR

@@ -14,6 +14,8 @@ import json
 from pathlib import Path
 
 import pytest
+from fakes import write
+from test_hostile import corrupt, indexed
 from test_hostile import state as index_state
 
 from rag_lab.app import cli
@@ -30,6 +32,26 @@ def manifest_bad_on_line_2(run, docs, path, tmp_path, monkeypatch):
     (docs / "SHA256SUMS").write_bytes(b"0" * 64 + b"  a.md\nzz\xff  b.md\n")
 
 
+def a_damaged_page(run, docs, path, tmp_path, monkeypatch):
+    """Bytes scrambled on the last page only (chunks): the file opens, its meta reads."""
+    write(docs, {f"x{i}.md": f"# X{i}\n\n" + "Tensor words here. " * 200 for i in range(5)})
+    indexed(run, docs, path, tmp_path, monkeypatch)
+    data = bytearray(path.read_bytes())
+    page = int.from_bytes(data[16:18], "big")
+    for at in range(len(data) - page + 8, len(data), 13):
+        data[at] = (data[at] * 31 + 7) % 256
+    path.write_bytes(bytes(data))
+
+
+def ctrl_c_while_asking(run, docs, path, tmp_path, monkeypatch):
+    indexed(run, docs, path, tmp_path, monkeypatch)
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli, "answer", interrupted)
+
+
 # --- expected states ----------------------------------------------------------------
 
 
@@ -44,6 +66,13 @@ CASES = [
     # (id, setup, argv, exit status, fragment of stdout + stderr, index state after)
     ("manifest not UTF-8 on line 2", manifest_bad_on_line_2, ["index", "{docs}"], 2, "SHA256SUMS:2: not UTF-8 (invalid start byte at byte 73)", "absent"),
     ("manifest not UTF-8, rebuild", manifest_bad_on_line_2, ["index", "{docs}", "--rebuild"], 2, "SHA256SUMS:2: not UTF-8", "absent"),
+    ("status --check, damaged past opening", corrupt, ["status", "--check"], 2, ": 1 problem\n  SQLite cannot read it: database disk image is malformed\nrebuild it: rag-lab index DIR --rebuild\n", "damaged"),
+    ("status --check --json, damaged past opening", corrupt, ["status", "--check", "--json"], 2, '"ok": false, "problems": ["SQLite cannot read it: database disk image is malformed"], "mend": "rag-lab index DIR --rebuild"', "damaged"),
+    ("status --check, a damaged page", a_damaged_page, ["status", "--check"], 2, "rebuild it: rag-lab index {docs} --rebuild", "damaged"),
+    ("ask --json, no index", nothing, ["ask", "tensors", "--json"], 2, "no index at", "absent"),
+    ("status --json, damaged", corrupt, ["status", "--json"], 2, "is damaged (database disk image is malformed)", "damaged"),
+    ("ask --json, an option refused", indexed, ["ask", "tensors", "--json", "-k", "0"], 2, "argument -k: 0: give at least 1", "3 indexed, 0 failed"),
+    ("ask --json, Ctrl-C", ctrl_c_while_asking, ["ask", "tensors", "--json"], 130, "interrupted; the index is consistent", "3 indexed, 0 failed"),
 ]  # fmt: skip
 
 
@@ -58,12 +87,15 @@ def test_each_message(env, tmp_path, monkeypatch, setup, argv, code, fragment, a
     status, out, err = run(*argv)
     assert status == code, (out, err)
     assert "Traceback" not in err and "internal error" not in err, err
-    assert fragment in out + err, (out, err)
-    if code == cli.ERROR:
-        assert err.count("\n") == 1, err
+    assert fragment.format(docs=docs) in out + err, (out, err)
+    check = "--check" in argv  # its report is on stdout, and names the command that mends
+    if code in (cli.ERROR, cli.INTERRUPTED) and not check:
+        assert err.count("\n") == 1 or err.startswith("usage:"), err
+    if check:
+        assert "status --check" not in out + err, (out, err)
     if "--json" in argv:
         said = json.loads(out)  # stdout is one JSON object, error or not
-        if code != cli.OK:
+        if code != cli.OK and not check:
             assert said["exit_status"] == code and said["error"] in err, (out, err)
     index = Path(argv[argv.index("--index") + 1]) if "--index" in argv else path
     assert state(index) == after
