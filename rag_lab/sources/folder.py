@@ -13,8 +13,9 @@ Symbolic links are followed only when they stay inside the folder (or with
 with the reason, as are subfolders that cannot be listed, so a caller never mistakes a
 file it could not see for a file that is gone. A UTF-8 byte-order mark is dropped.
 
-A file that cannot become a document (unreadable, empty, binary, not UTF-8, too large)
-raises :class:`Unreadable` with the reason an index records. :func:`load_folder` is the
+A file that cannot become a document (unreadable, empty, only whitespace, binary, UTF-16
+or UTF-32 rather than UTF-8, not UTF-8, too large) raises :class:`Unreadable` with the
+reason an index records. :func:`load_folder` is the
 all-or-nothing reading an evaluation needs; :mod:`rag_lab.app.ingest` reads file by file.
 
 A PDF is read by :func:`rag_lab.sources.pdf.document.read_pdf` (PDFium by default, running
@@ -23,7 +24,7 @@ joined by a page break and a newline (a paragraph may run on over a page);
 :func:`read_source` also returns the :class:`~rag_lab.sources.pdf.document.PdfDocument`
 (page starts, extractor, OCR confidences) that the index keeps. It fails with the parser's
 reason (``encrypted: …``, ``malformed: …``), or ``no text layer (scanned?)`` unless OCR is
-asked.
+asked, or says that every line it had was a running header or footer.
 """
 
 from __future__ import annotations
@@ -50,6 +51,7 @@ SUFFIXES = MARKDOWN_SUFFIXES + TEXT_SUFFIXES + PDF_SUFFIXES
 MAX_PDF_BYTES = 100 * 1024 * 1024
 """PDFs carry fonts and images besides their text, so their limit is higher: 100 MB."""
 MANIFEST = "SHA256SUMS"
+RUNNING_LINES_HINT = "(rag-lab index --keep-running-lines keeps them)"
 
 
 class Unreadable(BadInput):
@@ -288,16 +290,54 @@ def _read_source(source: Source, options: PdfOptions | None) -> Read:
         raise Unreadable("empty file", digest)
     if is_pdf:
         return _read_pdf(source, digest, options or PdfOptions())
+    wide = _wide_encoding(data)
+    if wide:
+        raise Unreadable(f"{wide}: save it as UTF-8", digest)
     if b"\0" in data:
         raise Unreadable(f"binary: a NUL byte at byte {data.index(0)}", digest)
     try:
         text = data.decode("utf-8").removeprefix("\ufeff")  # a BOM would hide the title
     except UnicodeDecodeError as err:
         raise Unreadable(f"not UTF-8: {err.reason} at byte {err.start}", digest) from None
+    if not text.strip():
+        raise Unreadable(f"only whitespace ({len(data):,} bytes)", digest)
     stem = Path(source.path).stem
     if source.file.suffix.lower() in TEXT_SUFFIXES:
         return Read(Document(source.id, stem, text, source.file, format="plain"), digest)
     return Read(Document(source.id, title_of(text, stem), text, source.file), digest)
+
+
+_BOMS = (  # UTF-32's first: its little-endian mark begins with UTF-16's
+    (b"\xff\xfe\x00\x00", "utf-32", "UTF-32 text (little-endian, with a byte-order mark)"),
+    (b"\x00\x00\xfe\xff", "utf-32", "UTF-32 text (big-endian, with a byte-order mark)"),
+    (b"\xff\xfe", "utf-16", "UTF-16 text (little-endian, with a byte-order mark)"),
+    (b"\xfe\xff", "utf-16", "UTF-16 text (big-endian, with a byte-order mark)"),
+)
+
+
+def _wide_encoding(data: bytes) -> str | None:
+    """What ``data`` is, if it is text in UTF-16 or UTF-32 (what Windows' Notepad and
+    PowerShell write as "Unicode"), not a binary file: it decodes so, and says so by its
+    byte-order mark or, without one, by a NUL in every other byte of its start and in none
+    of the others (ASCII text in UTF-16)."""
+    for mark, codec, what in _BOMS:
+        if data.startswith(mark):
+            return what if len(data) > len(mark) and _decodes(data, codec) else None
+    start = data[:4096]
+    for parity, codec, order in ((1, "utf-16-le", "little"), (0, "utf-16-be", "big")):
+        zeros, others = start[parity::2], start[1 - parity :: 2]
+        looks = len(start) >= 4 and zeros.count(0) * 2 >= len(zeros) and 0 not in others
+        if looks and _decodes(data, codec):
+            return f"UTF-16 text ({order}-endian, without a byte-order mark)"
+    return None
+
+
+def _decodes(data: bytes, codec: str) -> bool:
+    try:
+        data.decode(codec)
+    except UnicodeDecodeError:
+        return False
+    return True
 
 
 def _read_pdf(source: Source, digest: str, options: PdfOptions) -> Read:
@@ -319,6 +359,13 @@ def _read_pdf(source: Source, digest: str, options: PdfOptions) -> Read:
             f"cannot read PDFs: the {err.name or 'PDF'} package is missing (pip install -e .[pdf])",
             digest,
         ) from None
+    if got.removed and not any(page.strip() for page in got.pages):
+        raise Unreadable(
+            f"nothing to index: all its {len(got.removed)} lines are running headers or "
+            "footers (repeated at the top or bottom of most pages), removed "
+            f"{RUNNING_LINES_HINT}",
+            digest,
+        )
     doc = Document(source.id, got.title, got.text, source.file, format="plain")
     return Read(doc, digest, got)
 

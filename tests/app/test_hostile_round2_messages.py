@@ -17,14 +17,41 @@ import pytest
 from fakes import write
 from test_hostile import corrupt, indexed
 from test_hostile import state as index_state
+from test_hostile_round2_isolation import CATALOG, FONT, pdf_bytes
 
 from rag_lab.app import cli
+
+
+def pdf_of_pages(pages: list[list[str]]) -> bytes:
+    """A PDF of one page per item of ``pages``, each drawing its lines top down in Helvetica."""
+    kids = " ".join(f"{4 + 2 * i} 0 R" for i in range(len(pages)))
+    objects = [CATALOG, f"<< /Type /Pages /Kids [{kids}] /Count {len(pages)} >>", FONT]
+    for i, lines in enumerate(pages):
+        text = "BT /F1 12 Tf 72 720 Td " + " 0 -14 Td ".join(f"({ln}) Tj" for ln in lines) + " ET"
+        objects.append(
+            f"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents {5 + 2 * i} 0 R "
+            "/Resources << /Font << /F1 3 0 R >> >> >>"
+        )
+        objects.append(f"<< /Length {len(text)} >>\nstream\n{text}\nendstream")
+    return pdf_bytes(objects)
+
+
+# Three pages holding nothing but their running header and footer.
+ONLY_RUNNING_LINES = pdf_of_pages([["ACME Confidential", f"Page {n}"] for n in (1, 2, 3)])
+
 
 # --- what a row does first ------------------------------------------------------------
 
 
 def nothing(run, docs, path, tmp_path, monkeypatch):
     pass
+
+
+def add(name: str, content: bytes | str):
+    def setup(run, docs, path, tmp_path, monkeypatch):
+        write(docs, {name: content})
+
+    return setup
 
 
 def manifest_bad_on_line_2(run, docs, path, tmp_path, monkeypatch):
@@ -73,6 +100,14 @@ CASES = [
     ("status --json, damaged", corrupt, ["status", "--json"], 2, "is damaged (database disk image is malformed)", "damaged"),
     ("ask --json, an option refused", indexed, ["ask", "tensors", "--json", "-k", "0"], 2, "argument -k: 0: give at least 1", "3 indexed, 0 failed"),
     ("ask --json, Ctrl-C", ctrl_c_while_asking, ["ask", "tensors", "--json"], 130, "interrupted; the index is consistent", "3 indexed, 0 failed"),
+    ("only whitespace", add("blank.md", " \n\n\t \n"), ["index", "{docs}"], 1, "failed blank.md: only whitespace (6 bytes)", "3 indexed, 1 failed"),
+    ("UTF-16 with a byte-order mark", add("notes.txt", "Pumps need oil.\n".encode("utf-16")), ["index", "{docs}"], 1, "failed notes.txt: UTF-16 text (little-endian, with a byte-order mark): save it as UTF-8", "3 indexed, 1 failed"),
+    ("UTF-16 without a byte-order mark", add("notes.txt", "Pumps need oil.\n".encode("utf-16-be")), ["index", "{docs}"], 1, "failed notes.txt: UTF-16 text (big-endian, without a byte-order mark): save it as UTF-8", "3 indexed, 1 failed"),
+    ("UTF-32 with a byte-order mark", add("notes.md", "# Pumps\n".encode("utf-32")), ["index", "{docs}"], 1, "failed notes.md: UTF-32 text (little-endian, with a byte-order mark)", "3 indexed, 1 failed"),
+    ("a NUL in a text file", add("odd.txt", b"Pumps\x00\x01\x02 need oil.\n"), ["index", "{docs}"], 1, "failed odd.txt: binary: a NUL byte at byte 5", "3 indexed, 1 failed"),
+    ("nothing but running lines", add("running.pdf", ONLY_RUNNING_LINES), ["index", "{docs}"], 1, "failed running.pdf: nothing to index: all its 6 lines are running headers or footers (repeated at the top or bottom of most pages), removed (rag-lab index --keep-running-lines keeps them)", "3 indexed, 1 failed"),
+    ("nothing but running lines, kept", add("running.pdf", ONLY_RUNNING_LINES), ["index", "{docs}", "--keep-running-lines"], 0, "4 indexed", "4 indexed, 0 failed"),
+    ("nothing but headings", add("heads.md", "# Title\n\n## Section\n"), ["index", "{docs}"], 1, "failed heads.md: nothing to index: no text outside headings", "3 indexed, 1 failed"),
 ]  # fmt: skip
 
 
