@@ -587,6 +587,10 @@ def _report_lines(report: ingest.IngestReport, store: Store) -> list[str]:
             f"sentence break, cut into pieces of at most {chunking.TARGET}",
             file=sys.stderr,
         )
+    for doc_id, said in report.warned.items():
+        record = store.document(doc_id)
+        where = record.path if record else doc_id
+        print(printable(f"warning: {where}: {folder.warned(said)}"), file=sys.stderr)
     for doc_id, pages in report.flagged.items():
         record = store.document(doc_id)
         lines.append(

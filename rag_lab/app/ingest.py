@@ -83,6 +83,9 @@ class IngestReport:
     cut: dict[str, int] = field(default_factory=dict)
     """Document id → its passages over the chunk bound, cut into pieces
     (:func:`~rag_lab.chunking.chunk_bounded`), for those indexed now."""
+    warned: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    """Document id → what the PDF library warned of while reading it, for those indexed
+    now (:attr:`~rag_lab.sources.folder.Read.warnings`; a failed one's reason holds them)."""
 
     def summary(self) -> str:
         parts = [(len(self.indexed), "indexed"), (len(self.skipped), "unchanged")]
@@ -206,6 +209,7 @@ def _ingest(
     running: dict[str, int] = {}
     flagged: dict[str, tuple[int, ...]] = {}
     cut: dict[str, int] = {}
+    warned: dict[str, tuple[str, ...]] = {}
     for source in track(sources, "indexing", "file", show=progress):
         prev = previous.get(source.id)
         kept = prev is not None and prev.status is not Status.FAILED
@@ -245,8 +249,17 @@ def _ingest(
             flagged[source.id] = pages.flagged
         if bounded.cut:
             cut[source.id] = bounded.cut
+        if got.warnings:
+            warned[source.id] = got.warnings
     return IngestReport(
-        indexed, skipped, failed, stale, running_lines=running, flagged=flagged, cut=cut
+        indexed,
+        skipped,
+        failed,
+        stale,
+        running_lines=running,
+        flagged=flagged,
+        cut=cut,
+        warned=warned,
     )
 
 

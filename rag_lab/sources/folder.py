@@ -29,7 +29,10 @@ asked, or says that every line it had was a running header or footer.
 
 from __future__ import annotations
 
+import dataclasses
 import os
+import sys
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -103,6 +106,9 @@ class Read:
     sha256: str
     pdf: pdf.PdfDocument | None = None
     """For a PDF: its pages, how it was read, and what was removed; None for text files."""
+    warnings: tuple[str, ...] = ()
+    """What the PDF library warned of while reading it (``pypdf: incorrect startxref
+    pointer(1)``), in order (:func:`warned` says them in one line)."""
 
     @property
     def reading(self) -> str:
@@ -261,14 +267,39 @@ def read_source(source: Source, options: PdfOptions | None = None) -> Read:
     bytes are all that reading depends on, so a reader's unforeseen error (a PDF library's
     own, a decoder's) fails this file with ``cannot be read: <the error>`` and never the
     folder. Only Ctrl-C and the like (not :class:`Exception`) pass.
+
+    What a PDF library warns of while reading the file is kept with it
+    (:attr:`Read.warnings`), or, when the file fails, ends its reason.
     """
-    try:
-        return _read_source(source, options)
-    except Unreadable:
-        raise
-    except Exception as err:
-        words = " ".join(str(err).split())
-        raise Unreadable(f"cannot be read: {type(err).__name__}: {words}") from err
+    with pdf.library_warnings() as said:
+        try:
+            got = _read_source(source, options)
+        except Unreadable as err:
+            if not said:
+                raise
+            heard = f"{err.reason}; the reader warned: {warned(said)}"
+            raise Unreadable(heard, err.sha256) from None
+        except Exception as err:
+            words = " ".join(str(err).split())
+            heard = f"; the reader warned: {warned(said)}" if said else ""
+            raise Unreadable(f"cannot be read: {type(err).__name__}: {words}{heard}") from err
+    return dataclasses.replace(got, warnings=tuple(said))
+
+
+LISTED_WARNINGS = 3
+"""Distinct warnings a line names before "and N more"."""
+
+
+def warned(warnings: Sequence[str]) -> str:
+    """What a file's reader warned of, in one line: each distinct warning once (with its
+    count when repeated), the first :data:`LISTED_WARNINGS` of them, and how many more.
+
+    >>> warned(["pypdf: a", "pypdf: b", "pypdf: a"])
+    'pypdf: a (×2); pypdf: b'
+    """
+    parts = [w if n == 1 else f"{w} (×{n})" for w, n in Counter(warnings).items()]
+    more = len(parts) - LISTED_WARNINGS
+    return "; ".join(parts[:LISTED_WARNINGS]) + (f"; and {more} more" if more > 0 else "")
 
 
 def _read_source(source: Source, options: PdfOptions | None) -> Read:
@@ -395,7 +426,8 @@ def load_folder(folder: str | os.PathLike) -> list[Document]:
     """Every document of ``folder``, or :class:`IngestError` listing each file that fails.
 
     For evaluation, where a corpus is all or nothing: a file that cannot be read is an
-    error, and a ``SHA256SUMS`` manifest, if present, must match every file it lists.
+    error, and a ``SHA256SUMS`` manifest, if present, must match every file it lists. What
+    a PDF library warned of while reading a file is one line on stderr naming the file.
     """
     root = Path(folder)
     if not root.is_dir():
@@ -406,10 +438,14 @@ def load_folder(folder: str | os.PathLike) -> list[Document]:
     problems += [f"{root / name}: {why}" for name, why in found.skipped.items() if MANIFEST in why]
     for source in found.sources:
         try:
-            doc, sums[source.path] = read(source)
-            docs.append(doc)
+            got = read_source(source)
         except Unreadable as err:
             problems.append(f"{source.file}: {err.reason}")
+            continue
+        docs.append(got.document)
+        sums[source.path] = got.sha256
+        if got.warnings:
+            print(f"warning: {source.file}: {warned(got.warnings)}", file=sys.stderr)
     if (root / MANIFEST).is_file():
         for name, expected in _manifest(root / MANIFEST).items():
             if Path(name).suffix.lower() not in SUFFIXES or name in found.skipped:

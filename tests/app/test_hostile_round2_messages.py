@@ -17,9 +17,11 @@ import pytest
 from fakes import write
 from test_hostile import corrupt, indexed
 from test_hostile import state as index_state
-from test_hostile_round2_isolation import CATALOG, FONT, pdf_bytes
+from test_hostile_round2_isolation import CATALOG, CONTENT, FONT, LOOP, PAGE, pdf_bytes
+from test_hostile_round2_pipes import good_questions
 
 from rag_lab.app import cli
+from rag_lab.sources import folder as folder_module
 
 
 def pdf_of_pages(pages: list[list[str]]) -> bytes:
@@ -38,6 +40,15 @@ def pdf_of_pages(pages: list[list[str]]) -> bytes:
 
 # Three pages holding nothing but their running header and footer.
 ONLY_RUNNING_LINES = pdf_of_pages([["ACME Confidential", f"Page {n}"] for n in (1, 2, 3)])
+
+
+def startxref_wrong(pdf: bytes) -> bytes:
+    """``pdf`` whose ``startxref`` points into its header: pypdf warns, rebuilds the table
+    from the objects, and reads on."""
+    return pdf[: pdf.index(b"startxref\n")] + b"startxref\n12\n%%EOF\n"
+
+
+ONE_PAGE = pdf_bytes([CATALOG, "<< /Type /Pages /Kids [3 0 R] /Count 1 >>", PAGE, CONTENT, FONT])
 
 
 # --- what a row does first ------------------------------------------------------------
@@ -68,6 +79,21 @@ def a_damaged_page(run, docs, path, tmp_path, monkeypatch):
     for at in range(len(data) - page + 8, len(data), 13):
         data[at] = (data[at] * 31 + 7) % 256
     path.write_bytes(bytes(data))
+
+
+def a_reader_that_warns(run, docs, path, tmp_path, monkeypatch):
+    """A PDF in the corpus, and a reader that warns as pypdf does (evaluate reads with PDFium)."""
+    import logging
+
+    good_questions(run, docs, path, tmp_path, monkeypatch)
+    write(docs, {"w.pdf": pdf_of_pages([["Pumps need oil every week."]])})
+    read_pdf = folder_module.pdf.read_pdf
+
+    def warning(*args, **kwargs):
+        logging.getLogger("pypdf._reader").warning("incorrect startxref pointer(1)")
+        return read_pdf(*args, **kwargs)
+
+    monkeypatch.setattr(folder_module.pdf, "read_pdf", warning)
 
 
 def ctrl_c_while_asking(run, docs, path, tmp_path, monkeypatch):
@@ -107,6 +133,9 @@ CASES = [
     ("a NUL in a text file", add("odd.txt", b"Pumps\x00\x01\x02 need oil.\n"), ["index", "{docs}"], 1, "failed odd.txt: binary: a NUL byte at byte 5", "3 indexed, 1 failed"),
     ("nothing but running lines", add("running.pdf", ONLY_RUNNING_LINES), ["index", "{docs}"], 1, "failed running.pdf: nothing to index: all its 6 lines are running headers or footers (repeated at the top or bottom of most pages), removed (rag-lab index --keep-running-lines keeps them)", "3 indexed, 1 failed"),
     ("nothing but running lines, kept", add("running.pdf", ONLY_RUNNING_LINES), ["index", "{docs}", "--keep-running-lines"], 0, "4 indexed", "4 indexed, 0 failed"),
+    ("pypdf warns, indexed", add("w.pdf", startxref_wrong(ONE_PAGE)), ["index", "{docs}", "--pdf-extractor", "pypdf"], 0, "warning: w.pdf: pypdf: incorrect startxref pointer(1); pypdf: parsing for Object Streams\n", "4 indexed, 0 failed"),
+    ("pypdf warns, failed", add("loop.pdf", startxref_wrong(LOOP)), ["index", "{docs}", "--pdf-extractor", "pypdf"], 1, "failed loop.pdf: malformed: pypdf: Detected cyclic page references.; the reader warned: pypdf: incorrect startxref pointer(1); pypdf: parsing for Object Streams\n", "3 indexed, 1 failed"),
+    ("a reader warns, evaluate", a_reader_that_warns, ["evaluate", "--corpus", "{docs}", "--questions", "{tmp}/q.yaml", "--out", "{tmp}/r"], 0, "warning: {docs}/w.pdf: pypdf: incorrect startxref pointer(1)\n", "absent"),
     ("nothing but headings", add("heads.md", "# Title\n\n## Section\n"), ["index", "{docs}"], 1, "failed heads.md: nothing to index: no text outside headings", "3 indexed, 1 failed"),
 ]  # fmt: skip
 
@@ -123,6 +152,8 @@ def test_each_message(env, tmp_path, monkeypatch, setup, argv, code, fragment, a
     assert status == code, (out, err)
     assert "Traceback" not in err and "internal error" not in err, err
     assert fragment.format(docs=docs) in out + err, (out, err)
+    bare = [ln for ln in err.splitlines() if not ln.startswith(("rag-lab", "warning: ", "note: "))]
+    assert bare == [] or err.startswith("usage:"), err  # nothing on stderr that names no one
     check = "--check" in argv  # its report is on stdout, and names the command that mends
     if code in (cli.ERROR, cli.INTERRUPTED) and not check:
         assert err.count("\n") == 1 or err.startswith("usage:"), err
