@@ -570,6 +570,10 @@ def _report_lines(report: ingest.IngestReport, store: Store) -> list[str]:
     for doc_id, reason in report.failed.items():
         record = store.document(doc_id)
         lines.append(printable(f"  failed {record.path if record else doc_id}: {reason}"))
+    for doc_id, was in report.renamed.items():
+        record = store.document(doc_id)
+        now = record.path if record else doc_id
+        lines.append(printable(f"  renamed {was} to {now} (the same id, {doc_id}): read again"))
     for path, why in report.not_followed.items():
         lines.append(printable(f"  not followed {path}: {why}"))
     if report.running_lines:

@@ -8,7 +8,9 @@ never breaks a folder (any exception while reading it is its failure:
 paragraph or sentence break cut into pieces (:attr:`IngestReport.cut`). Unchanged files
 are skipped by the sha256 of their bytes, as long as they are read the same way (a PDF
 read by another extractor, library version or option is a new text, so it is indexed
-again; :attr:`~rag_lab.sources.folder.Read.reading`).
+again; :attr:`~rag_lab.sources.folder.Read.reading`) from the same path (``a.md`` renamed
+``a.txt`` keeps its id, ``a``, but is plain text now: it is read again,
+:attr:`IngestReport.renamed`).
 How PDFs are read (:class:`~rag_lab.sources.folder.PdfOptions`) is recorded in the index's
 ``meta``, so that :func:`retry` reads them as the run that failed them did. A
 document whose vectors carry another stamp (a new model or pipeline version) is marked
@@ -83,6 +85,9 @@ class IngestReport:
     cut: dict[str, int] = field(default_factory=dict)
     """Document id → its passages over the chunk bound, cut into pieces
     (:func:`~rag_lab.chunking.chunk_bounded`), for those indexed now."""
+    renamed: dict[str, str] = field(default_factory=dict)
+    """Document id → the path it was recorded under, for a file whose path changed but not
+    its id (``a.md`` renamed ``a.txt``): read again and recorded under its new path."""
     warned: dict[str, tuple[str, ...]] = field(default_factory=dict)
     """Document id → what the PDF library warned of while reading it, for those indexed
     now (:attr:`~rag_lab.sources.folder.Read.warnings`; a failed one's reason holds them)."""
@@ -210,9 +215,14 @@ def _ingest(
     flagged: dict[str, tuple[int, ...]] = {}
     cut: dict[str, int] = {}
     warned: dict[str, tuple[str, ...]] = {}
+    renamed: dict[str, str] = {}
     for source in track(sources, "indexing", "file", show=progress):
         prev = previous.get(source.id)
-        kept = prev is not None and prev.status is not Status.FAILED
+        # A file renamed to the same id (a.md → a.txt) is another file: read as its suffix
+        # says, and recorded under its new path.
+        kept = prev is not None and prev.status is not Status.FAILED and prev.path == source.path
+        if prev is not None and prev.path != source.path:
+            renamed[source.id] = prev.path
         try:
             # An unchanged scan is settled before it is read: OCR takes seconds a page.
             scanned = kept and prev.pages is not None and bool(prev.pages.confidences)
@@ -260,6 +270,7 @@ def _ingest(
         flagged=flagged,
         cut=cut,
         warned=warned,
+        renamed=renamed,
     )
 
 

@@ -21,6 +21,7 @@ from test_hostile_round2_isolation import CATALOG, CONTENT, FONT, LOOP, PAGE, pd
 from test_hostile_round2_pipes import good_questions
 
 from rag_lab.app import cli
+from rag_lab.app.store import SQLiteStore
 from rag_lab.sources import folder as folder_module
 
 
@@ -81,6 +82,16 @@ def a_damaged_page(run, docs, path, tmp_path, monkeypatch):
     path.write_bytes(bytes(data))
 
 
+def renamed(old: str, new: str):
+    """Indexed, then ``old`` renamed ``new``: the same bytes, the same id."""
+
+    def setup(run, docs, path, tmp_path, monkeypatch):
+        indexed(run, docs, path, tmp_path, monkeypatch)
+        (docs / old).rename(docs / new)
+
+    return setup
+
+
 def a_reader_that_warns(run, docs, path, tmp_path, monkeypatch):
     """A PDF in the corpus, and a reader that warns as pypdf does (evaluate reads with PDFium)."""
     import logging
@@ -109,10 +120,15 @@ def ctrl_c_while_asking(run, docs, path, tmp_path, monkeypatch):
 
 
 def state(index: Path) -> str:
-    """What the index is now, in a few words; a symbolic link says so, then its target's."""
+    """What the index is now, in a few words (with its documents' paths when it is sound);
+    a symbolic link says so, then its target's."""
     if index.is_symlink():
-        return f"a link to {index_state(index.resolve())}"
-    return index_state(index)
+        return f"a link to {state(index.resolve())}"
+    words = index_state(index)
+    if not words.endswith("failed"):
+        return words
+    with SQLiteStore(index, readonly=True) as store:
+        return f"{words}: " + " ".join(sorted(r.path for r in store.documents()))
 
 
 CASES = [
@@ -124,19 +140,21 @@ CASES = [
     ("status --check, a damaged page", a_damaged_page, ["status", "--check"], 2, "rebuild it: rag-lab index {docs} --rebuild", "damaged"),
     ("ask --json, no index", nothing, ["ask", "tensors", "--json"], 2, "no index at", "absent"),
     ("status --json, damaged", corrupt, ["status", "--json"], 2, "is damaged (database disk image is malformed)", "damaged"),
-    ("ask --json, an option refused", indexed, ["ask", "tensors", "--json", "-k", "0"], 2, "argument -k: 0: give at least 1", "3 indexed, 0 failed"),
-    ("ask --json, Ctrl-C", ctrl_c_while_asking, ["ask", "tensors", "--json"], 130, "interrupted; the index is consistent", "3 indexed, 0 failed"),
-    ("only whitespace", add("blank.md", " \n\n\t \n"), ["index", "{docs}"], 1, "failed blank.md: only whitespace (6 bytes)", "3 indexed, 1 failed"),
-    ("UTF-16 with a byte-order mark", add("notes.txt", "Pumps need oil.\n".encode("utf-16")), ["index", "{docs}"], 1, "failed notes.txt: UTF-16 text (little-endian, with a byte-order mark): save it as UTF-8", "3 indexed, 1 failed"),
-    ("UTF-16 without a byte-order mark", add("notes.txt", "Pumps need oil.\n".encode("utf-16-be")), ["index", "{docs}"], 1, "failed notes.txt: UTF-16 text (big-endian, without a byte-order mark): save it as UTF-8", "3 indexed, 1 failed"),
-    ("UTF-32 with a byte-order mark", add("notes.md", "# Pumps\n".encode("utf-32")), ["index", "{docs}"], 1, "failed notes.md: UTF-32 text (little-endian, with a byte-order mark)", "3 indexed, 1 failed"),
-    ("a NUL in a text file", add("odd.txt", b"Pumps\x00\x01\x02 need oil.\n"), ["index", "{docs}"], 1, "failed odd.txt: binary: a NUL byte at byte 5", "3 indexed, 1 failed"),
-    ("nothing but running lines", add("running.pdf", ONLY_RUNNING_LINES), ["index", "{docs}"], 1, "failed running.pdf: nothing to index: all its 6 lines are running headers or footers (repeated at the top or bottom of most pages), removed (rag-lab index --keep-running-lines keeps them)", "3 indexed, 1 failed"),
-    ("nothing but running lines, kept", add("running.pdf", ONLY_RUNNING_LINES), ["index", "{docs}", "--keep-running-lines"], 0, "4 indexed", "4 indexed, 0 failed"),
-    ("pypdf warns, indexed", add("w.pdf", startxref_wrong(ONE_PAGE)), ["index", "{docs}", "--pdf-extractor", "pypdf"], 0, "warning: w.pdf: pypdf: incorrect startxref pointer(1); pypdf: parsing for Object Streams\n", "4 indexed, 0 failed"),
-    ("pypdf warns, failed", add("loop.pdf", startxref_wrong(LOOP)), ["index", "{docs}", "--pdf-extractor", "pypdf"], 1, "failed loop.pdf: malformed: pypdf: Detected cyclic page references.; the reader warned: pypdf: incorrect startxref pointer(1); pypdf: parsing for Object Streams\n", "3 indexed, 1 failed"),
+    ("ask --json, an option refused", indexed, ["ask", "tensors", "--json", "-k", "0"], 2, "argument -k: 0: give at least 1", "3 indexed, 0 failed: a.md b.md sub/c.txt"),
+    ("ask --json, Ctrl-C", ctrl_c_while_asking, ["ask", "tensors", "--json"], 130, "interrupted; the index is consistent", "3 indexed, 0 failed: a.md b.md sub/c.txt"),
+    ("only whitespace", add("blank.md", " \n\n\t \n"), ["index", "{docs}"], 1, "failed blank.md: only whitespace (6 bytes)", "3 indexed, 1 failed: a.md b.md blank.md sub/c.txt"),
+    ("UTF-16 with a byte-order mark", add("notes.txt", "Pumps need oil.\n".encode("utf-16")), ["index", "{docs}"], 1, "failed notes.txt: UTF-16 text (little-endian, with a byte-order mark): save it as UTF-8", "3 indexed, 1 failed: a.md b.md notes.txt sub/c.txt"),
+    ("UTF-16 without a byte-order mark", add("notes.txt", "Pumps need oil.\n".encode("utf-16-be")), ["index", "{docs}"], 1, "failed notes.txt: UTF-16 text (big-endian, without a byte-order mark): save it as UTF-8", "3 indexed, 1 failed: a.md b.md notes.txt sub/c.txt"),
+    ("UTF-32 with a byte-order mark", add("notes.md", "# Pumps\n".encode("utf-32")), ["index", "{docs}"], 1, "failed notes.md: UTF-32 text (little-endian, with a byte-order mark)", "3 indexed, 1 failed: a.md b.md notes.md sub/c.txt"),
+    ("a NUL in a text file", add("odd.txt", b"Pumps\x00\x01\x02 need oil.\n"), ["index", "{docs}"], 1, "failed odd.txt: binary: a NUL byte at byte 5", "3 indexed, 1 failed: a.md b.md odd.txt sub/c.txt"),
+    ("nothing but running lines", add("running.pdf", ONLY_RUNNING_LINES), ["index", "{docs}"], 1, "failed running.pdf: nothing to index: all its 6 lines are running headers or footers (repeated at the top or bottom of most pages), removed (rag-lab index --keep-running-lines keeps them)", "3 indexed, 1 failed: a.md b.md running.pdf sub/c.txt"),
+    ("nothing but running lines, kept", add("running.pdf", ONLY_RUNNING_LINES), ["index", "{docs}", "--keep-running-lines"], 0, "4 indexed", "4 indexed, 0 failed: a.md b.md running.pdf sub/c.txt"),
+    ("pypdf warns, indexed", add("w.pdf", startxref_wrong(ONE_PAGE)), ["index", "{docs}", "--pdf-extractor", "pypdf"], 0, "warning: w.pdf: pypdf: incorrect startxref pointer(1); pypdf: parsing for Object Streams\n", "4 indexed, 0 failed: a.md b.md sub/c.txt w.pdf"),
+    ("pypdf warns, failed", add("loop.pdf", startxref_wrong(LOOP)), ["index", "{docs}", "--pdf-extractor", "pypdf"], 1, "failed loop.pdf: malformed: pypdf: Detected cyclic page references.; the reader warned: pypdf: incorrect startxref pointer(1); pypdf: parsing for Object Streams\n", "3 indexed, 1 failed: a.md b.md loop.pdf sub/c.txt"),
     ("a reader warns, evaluate", a_reader_that_warns, ["evaluate", "--corpus", "{docs}", "--questions", "{tmp}/q.yaml", "--out", "{tmp}/r"], 0, "warning: {docs}/w.pdf: pypdf: incorrect startxref pointer(1)\n", "absent"),
-    ("nothing but headings", add("heads.md", "# Title\n\n## Section\n"), ["index", "{docs}"], 1, "failed heads.md: nothing to index: no text outside headings", "3 indexed, 1 failed"),
+    ("a.md renamed a.txt", renamed("a.md", "a.txt"), ["index", "{docs}"], 0, "1 indexed, 2 unchanged, 0 failed, 0 stale, 0 removed\n  renamed a.md to a.txt (the same id, a): read again\n", "3 indexed, 0 failed: a.txt b.md sub/c.txt"),
+    ("a.md renamed a.markdown", renamed("a.md", "a.markdown"), ["index", "{docs}"], 0, "renamed a.md to a.markdown (the same id, a): read again", "3 indexed, 0 failed: a.markdown b.md sub/c.txt"),
+    ("nothing but headings", add("heads.md", "# Title\n\n## Section\n"), ["index", "{docs}"], 1, "failed heads.md: nothing to index: no text outside headings", "3 indexed, 1 failed: a.md b.md heads.md sub/c.txt"),
 ]  # fmt: skip
 
 
