@@ -259,6 +259,7 @@ def _index(args: argparse.Namespace) -> int:
             prune=args.prune,
             follow_symlinks=args.follow_symlinks,
             pdf=_pdf_options(args),
+            index=args.index,
         )
         lines = _report_lines(report, store)
     print("\n".join(lines))  # after the run: a reader gone (| head) loses words, not work
@@ -287,6 +288,7 @@ def _rebuild(args: argparse.Namespace) -> int:
             rebuild=True,
             follow_symlinks=args.follow_symlinks,
             pdf=_pdf_options(args),
+            index=args.index,
         )
         lines = _report_lines(report, store)
     print("\n".join(lines))  # after the swap: a reader gone (| head) loses words, not work
@@ -295,7 +297,7 @@ def _rebuild(args: argparse.Namespace) -> int:
 
 def _retry(args: argparse.Namespace) -> int:
     with lifecycle.writing(args.index, create=False) as store:
-        report = ingest.retry(store, _encoder(index.resolve_backend(None, store)))
+        report = ingest.retry(store, _encoder(index.resolve_backend(None, store)), index=args.index)
         lines = _report_lines(report, store)
     print("\n".join(lines))
     return PARTIAL if report.failed else OK

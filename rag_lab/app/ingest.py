@@ -110,6 +110,7 @@ def index_folder(
     prune: bool = False,
     follow_symlinks: bool = False,
     pdf: PdfOptions | None = None,
+    index: str | os.PathLike | None = None,
 ) -> IngestReport:
     """Bring ``store`` up to date with ``folder``; one failed file never stops the others.
 
@@ -120,10 +121,12 @@ def index_folder(
     :class:`IngestError`, as does a run that would remove more than half of the documents
     (or all of them) unless ``prune``. ``follow_symlinks``: follow links that leave the
     folder, and symlinked folders. ``pdf``: how PDFs are read (default :class:`PdfOptions`).
+    ``index``: the index file's path, when it may lie inside the folder: it and the files
+    its lifecycle writes beside it are not read (:func:`~rag_lab.sources.folder.scan`).
     """
     root = folder_root(folder)
     check_folder(store.meta("folder"), root)
-    found = scan(root, follow_symlinks=follow_symlinks)
+    found = scan(root, follow_symlinks=follow_symlinks, index=index)
     ids = {s.id for s in found.sources}
     records = store.documents()
     unseen = {r.id: _unlisted(r.path, found.unlisted) for r in records if r.id not in ids}
@@ -179,10 +182,11 @@ def retry(
     *,
     pipeline_version: str = PIPELINE_VERSION,
     progress: bool | None = None,
+    index: str | os.PathLike | None = None,
 ) -> IngestReport:
     """Re-attempt every ``failed`` document of the index's folder, and only those.
 
-    PDFs are read with the options of the last :func:`index_folder` run.
+    PDFs are read with the options of the last :func:`index_folder` run; ``index`` as there.
     """
     held = store.meta("folder")
     failed = {r.id for r in store.documents() if r.status is Status.FAILED}
@@ -190,7 +194,7 @@ def retry(
         return IngestReport()
     if not Path(held).is_dir():
         raise IngestError([f"{held}: the index's folder is not there (not mounted?); nothing done"])
-    sources = [s for s in discover(held) if s.id in failed]
+    sources = [s for s in discover(held, index=index) if s.id in failed]
     recorded = store.meta(PDF_OPTIONS_KEY)
     options = PdfOptions(**json.loads(recorded)) if recorded else PdfOptions()
     report = _ingest(sources, store, encoder, pipeline_version, False, progress, options)

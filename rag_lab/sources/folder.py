@@ -33,7 +33,7 @@ import dataclasses
 import os
 import sys
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -137,13 +137,29 @@ def name_text(name: str) -> str:
     return name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
 
-def discover(folder: str | os.PathLike, *, follow_symlinks: bool = False) -> list[Source]:
+def discover(
+    folder: str | os.PathLike,
+    *,
+    follow_symlinks: bool = False,
+    index: str | os.PathLike | None = None,
+) -> list[Source]:
     """The files to index under ``folder``, sorted by path (see the module docstring)."""
-    return scan(folder, follow_symlinks=follow_symlinks).sources
+    return scan(folder, follow_symlinks=follow_symlinks, index=index).sources
 
 
-def scan(folder: str | os.PathLike, *, follow_symlinks: bool = False) -> Scan:
-    """:func:`discover`'s files, with the folders it could not list and the links it skipped."""
+def scan(
+    folder: str | os.PathLike,
+    *,
+    follow_symlinks: bool = False,
+    index: str | os.PathLike | None = None,
+) -> Scan:
+    """:func:`discover`'s files, with the folders it could not list and the links it skipped.
+
+    ``index``: the index file the run writes, which may lie inside the folder. It and the
+    files beside it that its lifecycle writes (``<index>-journal``, ``<index>.lock``,
+    ``<index>.rebuild``…: its name followed by ``-`` or ``.``), whatever their suffix, are
+    never read: the index would index itself. Said once, in :attr:`Scan.skipped`.
+    """
     root = Path(folder)
     manifest = root / MANIFEST
     unlisted: dict[str, str] = {}
@@ -160,7 +176,34 @@ def scan(folder: str | os.PathLike, *, follow_symlinks: bool = False) -> Scan:
                 files.append(root / name)
     else:
         files = _walk(root, follow_symlinks, unlisted, skipped)
+    own = _of_index(index)
+    if mine := [f for f in files if own(f)]:
+        files = [f for f in files if not own(f)]
+        here = mine[0].parent / Path(index).name
+        skipped[name_text(here.relative_to(root).as_posix())] = (
+            "the index itself, inside the folder: neither it nor the files beside it that it "
+            "writes (its journal, lock, rebuild) are read"
+        )
     return Scan(_sources(root, files, sums), unlisted, skipped)
+
+
+def _of_index(index: str | os.PathLike | None) -> Callable[[Path], bool]:
+    """Is a file the index at ``index`` (or, through a link, its target), or one of the
+    files beside it that its lifecycle writes (its name, then ``-`` or ``.``)?"""
+    if index is None:
+        return lambda file: False
+    given = Path(index).absolute()
+    places = {(given.parent.resolve(), given.name), (given.resolve().parent, given.resolve().name)}
+
+    def own(file: Path) -> bool:
+        where = file.parent.resolve()
+        return any(
+            where == folder
+            and (file.name == name or file.name.startswith((f"{name}-", f"{name}.")))
+            for folder, name in places
+        )
+
+    return own
 
 
 def _outside(root: Path, name: str, follow: bool) -> str | None:

@@ -92,6 +92,13 @@ def renamed(old: str, new: str):
     return setup
 
 
+def an_index_that_read_itself(run, docs, path, tmp_path, monkeypatch):
+    """``docs/idx.txt``, indexed by a version that read it too: it holds itself, failed."""
+    assert run("index", docs, "--index", docs / "idx.txt")[0] == cli.OK
+    with SQLiteStore(docs / "idx.txt") as store:
+        store.fail("idx", "idx.txt", None, "binary: a NUL byte at byte 15")
+
+
 def a_reader_that_warns(run, docs, path, tmp_path, monkeypatch):
     """A PDF in the corpus, and a reader that warns as pypdf does (evaluate reads with PDFium)."""
     import logging
@@ -154,6 +161,11 @@ CASES = [
     ("a reader warns, evaluate", a_reader_that_warns, ["evaluate", "--corpus", "{docs}", "--questions", "{tmp}/q.yaml", "--out", "{tmp}/r"], 0, "warning: {docs}/w.pdf: pypdf: incorrect startxref pointer(1)\n", "absent"),
     ("a.md renamed a.txt", renamed("a.md", "a.txt"), ["index", "{docs}"], 0, "1 indexed, 2 unchanged, 0 failed, 0 stale, 0 removed\n  renamed a.md to a.txt (the same id, a): read again\n", "3 indexed, 0 failed: a.txt b.md sub/c.txt"),
     ("a.md renamed a.markdown", renamed("a.md", "a.markdown"), ["index", "{docs}"], 0, "renamed a.md to a.markdown (the same id, a): read again", "3 indexed, 0 failed: a.markdown b.md sub/c.txt"),
+    ("index inside the folder", nothing, ["index", "{docs}", "--index", "{docs}/idx.txt"], 0, "3 indexed, 0 unchanged, 0 failed, 0 stale, 0 removed\n  not followed idx.txt: the index itself, inside the folder: neither it nor the files beside it that it writes (its journal, lock, rebuild) are read\n", "3 indexed, 0 failed: a.md b.md sub/c.txt"),
+    ("index inside a subfolder", nothing, ["index", "{docs}", "--index", "{docs}/sub/notes.md"], 0, "not followed sub/notes.md: the index itself", "3 indexed, 0 failed: a.md b.md sub/c.txt"),
+    ("index inside the folder, rebuild", an_index_that_read_itself, ["index", "{docs}", "--rebuild", "--index", "{docs}/idx.txt"], 0, "3 indexed, 0 unchanged, 0 failed, 0 stale, 0 removed\n  not followed idx.txt: the index itself", "3 indexed, 0 failed: a.md b.md sub/c.txt"),
+    ("index that read itself, index", an_index_that_read_itself, ["index", "{docs}", "--index", "{docs}/idx.txt"], 0, "0 indexed, 3 unchanged, 0 failed, 0 stale, 1 removed\n  not followed idx.txt: the index itself", "3 indexed, 0 failed: a.md b.md sub/c.txt"),
+    ("index that read itself, retry", an_index_that_read_itself, ["retry", "--index", "{docs}/idx.txt"], 0, "0 indexed, 0 unchanged, 0 failed, 0 stale, 1 removed", "3 indexed, 0 failed: a.md b.md sub/c.txt"),
     ("nothing but headings", add("heads.md", "# Title\n\n## Section\n"), ["index", "{docs}"], 1, "failed heads.md: nothing to index: no text outside headings", "3 indexed, 1 failed: a.md b.md heads.md sub/c.txt"),
 ]  # fmt: skip
 
