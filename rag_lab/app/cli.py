@@ -42,7 +42,7 @@ from typing import TYPE_CHECKING
 
 from rag_lab import chunking, environ, paths
 from rag_lab.app import arguments, index, ingest, lifecycle, terminal
-from rag_lab.app.index import BackendMismatch, UnknownBackend
+from rag_lab.app.index import BackendMismatch, DamagedMeta, UnknownBackend
 from rag_lab.app.store import (
     IndexBusy,
     IndexDamaged,
@@ -167,6 +167,11 @@ _ADVICE: dict[type[RagLabError], str] = {
     IndexReadOnly: "; make it writable, or choose another file with --index PATH",
     IndexInaccessible: "; check the disk and its permissions",
     UnknownBackend: "; rebuild it: rag-lab index {folder} --rebuild",
+    DamagedMeta: (
+        ". Index the folder with the PDF options you want (--pdf-extractor, "
+        "--keep-running-lines, --ocr): rag-lab index {folder} records them again, and reads "
+        "the failed documents with them"
+    ),
 }
 """What to do, after a fact's own words: by the nearest class in its MRO; ``{path}`` is the
 index file, ``{folder}`` the folder it holds (``DIR`` when it does not say)."""

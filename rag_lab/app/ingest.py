@@ -32,13 +32,18 @@ refused with :class:`IngestError`, before anything is written, unless ``prune=Tr
 from __future__ import annotations
 
 import dataclasses
-import json
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from rag_lab.app.index import PIPELINE_VERSION, STRATEGY, current_stamp
+from rag_lab.app.index import (
+    PIPELINE_VERSION,
+    STRATEGY,
+    current_stamp,
+    record_pdf_options,
+    recorded_pdf_options,
+)
 from rag_lab.app.store import DocumentRecord, Pages, Stamp, Status, Store
 from rag_lab.chunking import chunk_bounded
 from rag_lab.progress import track
@@ -59,8 +64,6 @@ from rag_lab.sources.pdf.document import PdfDocument
 
 WRITE_BATCH = 64
 """Chunks embedded and written per step within a document's transaction."""
-PDF_OPTIONS_KEY = "pdf_options"
-"""The ``meta`` key holding the :class:`PdfOptions` of the last run, as JSON."""
 
 
 @dataclass(frozen=True)
@@ -141,7 +144,7 @@ def index_folder(
         )
     store.set_meta("folder", str(root))
     options = pdf or PdfOptions()
-    store.set_meta(PDF_OPTIONS_KEY, json.dumps(dataclasses.asdict(options)))
+    record_pdf_options(store, options)
     report = _ingest(found.sources, store, encoder, pipeline_version, rebuild, progress, options)
     for r in records:
         why = unseen.get(r.id)
@@ -186,7 +189,9 @@ def retry(
 ) -> IngestReport:
     """Re-attempt every ``failed`` document of the index's folder, and only those.
 
-    PDFs are read with the options of the last :func:`index_folder` run; ``index`` as there.
+    PDFs are read with the options of the last :func:`index_folder` run; a record of them
+    that is damaged raises :class:`~rag_lab.app.index.DamagedMeta` before anything is read.
+    ``index`` as there.
     """
     held = store.meta("folder")
     failed = {r.id for r in store.documents() if r.status is Status.FAILED}
@@ -194,9 +199,8 @@ def retry(
         return IngestReport()
     if not Path(held).is_dir():
         raise IngestError([f"{held}: the index's folder is not there (not mounted?); nothing done"])
+    options = recorded_pdf_options(store)  # a damaged record is refused before any file is read
     sources = [s for s in discover(held, index=index) if s.id in failed]
-    recorded = store.meta(PDF_OPTIONS_KEY)
-    options = PdfOptions(**json.loads(recorded)) if recorded else PdfOptions()
     report = _ingest(sources, store, encoder, pipeline_version, False, progress, options)
     gone = sorted(failed - {s.id for s in sources})
     store.remove(gone)

@@ -11,6 +11,7 @@ whose index is ``absent`` afterwards has created nothing beside it either.
 from __future__ import annotations
 
 import json
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -99,6 +100,18 @@ def an_index_that_read_itself(run, docs, path, tmp_path, monkeypatch):
         store.fail("idx", "idx.txt", None, "binary: a NUL byte at byte 15")
 
 
+def pdf_options_of(value: str):
+    """Indexed with one file failed (empty), then the recorded PDF options overwritten."""
+
+    def setup(run, docs, path, tmp_path, monkeypatch):
+        write(docs, {"e.md": ""})
+        assert run("index", docs)[0] == cli.PARTIAL
+        with sqlite3.connect(path) as db:
+            db.execute("UPDATE meta SET value = ? WHERE key = 'pdf_options'", (value,))
+
+    return setup
+
+
 def a_reader_that_warns(run, docs, path, tmp_path, monkeypatch):
     """A PDF in the corpus, and a reader that warns as pypdf does (evaluate reads with PDFium)."""
     import logging
@@ -166,6 +179,13 @@ CASES = [
     ("index inside the folder, rebuild", an_index_that_read_itself, ["index", "{docs}", "--rebuild", "--index", "{docs}/idx.txt"], 0, "3 indexed, 0 unchanged, 0 failed, 0 stale, 0 removed\n  not followed idx.txt: the index itself", "3 indexed, 0 failed: a.md b.md sub/c.txt"),
     ("index that read itself, index", an_index_that_read_itself, ["index", "{docs}", "--index", "{docs}/idx.txt"], 0, "0 indexed, 3 unchanged, 0 failed, 0 stale, 1 removed\n  not followed idx.txt: the index itself", "3 indexed, 0 failed: a.md b.md sub/c.txt"),
     ("index that read itself, retry", an_index_that_read_itself, ["retry", "--index", "{docs}/idx.txt"], 0, "0 indexed, 0 unchanged, 0 failed, 0 stale, 1 removed", "3 indexed, 0 failed: a.md b.md sub/c.txt"),
+    ("retry, pdf_options not JSON", pdf_options_of("{extractor"), ["retry"], 2, "the index's recorded pdf_options is damaged (not JSON: Expecting property name enclosed in double quotes: line 1 column 2 (char 1)). Index the folder with the PDF options you want (--pdf-extractor, --keep-running-lines, --ocr): rag-lab index {docs} records them again", "damaged"),
+    ("retry, pdf_options a list", pdf_options_of("[]"), ["retry"], 2, "pdf_options is damaged (a JSON list, not an object)", "damaged"),
+    ("retry, pdf_options an unknown key", pdf_options_of('{"dpi": 300}'), ["retry"], 2, "pdf_options is damaged ('dpi' is not an option)", "damaged"),
+    ("retry, pdf_options an unknown extractor", pdf_options_of('{"extractor": "tika"}'), ["retry"], 2, "pdf_options is damaged (extractor: 'tika' is not one of pypdf, pdfminer, pdfium)", "damaged"),
+    ("retry, pdf_options a text for a bool", pdf_options_of('{"ocr": "yes"}'), ["retry"], 2, "pdf_options is damaged (ocr: 'yes' is not a bool)", "damaged"),
+    ("status --check, pdf_options damaged", pdf_options_of("{extractor"), ["status", "--check"], 2, ": 1 problem\n  meta pdf_options: not JSON: Expecting property name enclosed in double quotes: line 1 column 2 (char 1)\nrebuild it: rag-lab index {docs} --rebuild\n", "damaged"),
+    ("index mends pdf_options", pdf_options_of("{extractor"), ["index", "{docs}"], 1, "failed e.md: empty file", "3 indexed, 1 failed: a.md b.md e.md sub/c.txt"),
     ("nothing but headings", add("heads.md", "# Title\n\n## Section\n"), ["index", "{docs}"], 1, "failed heads.md: nothing to index: no text outside headings", "3 indexed, 1 failed: a.md b.md heads.md sub/c.txt"),
 ]  # fmt: skip
 
