@@ -167,6 +167,7 @@ _ADVICE: dict[type[RagLabError], str] = {
     IndexReadOnly: "; make it writable, or choose another file with --index PATH",
     IndexInaccessible: "; check the disk and its permissions",
     UnknownBackend: "; rebuild it: rag-lab index {folder} --rebuild",
+    lifecycle.IndexNameTooLong: "; choose a shorter name: --index PATH",
     DamagedMeta: (
         ". Index the folder with the PDF options you want (--pdf-extractor, "
         "--keep-running-lines, --ocr): rag-lab index {folder} records them again, and reads "

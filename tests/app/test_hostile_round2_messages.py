@@ -23,6 +23,7 @@ from test_hostile_round2_pipes import good_questions
 
 from rag_lab.app import cli
 from rag_lab.app.store import SQLiteStore
+from rag_lab.atomic import write_atomically
 from rag_lab.sources import folder as folder_module
 
 
@@ -51,6 +52,17 @@ def startxref_wrong(pdf: bytes) -> bytes:
 
 
 ONE_PAGE = pdf_bytes([CATALOG, "<< /Type /Pages /Kids [3 0 R] /Count 1 >>", PAGE, CONTENT, FONT])
+
+
+def name_of(size: int, char: str = "i") -> str:
+    """An index file name of ``size`` bytes in UTF-8, ending ``.sqlite``."""
+    return char * ((size - len(".sqlite")) // len(char.encode())) + ".sqlite"
+
+
+ROOMY, TIGHT, FULL = name_of(239), name_of(240), name_of(255)
+"""The longest name whose files beside it fit 255 bytes (``.rebuild-journal`` adds 16);
+one byte more; the most a name can be."""
+ACCENTED = name_of(241, "é")  # 124 characters, but 241 bytes: the limit is in bytes
 
 
 # --- what a row does first ------------------------------------------------------------
@@ -108,6 +120,19 @@ def pdf_options_of(value: str):
         assert run("index", docs)[0] == cli.PARTIAL
         with sqlite3.connect(path) as db:
             db.execute("UPDATE meta SET value = ? WHERE key = 'pdf_options'", (value,))
+
+    return setup
+
+
+def indexed_under(name: str):
+    """Indexed into ``index.sqlite``, then the file renamed ``name`` (by hand: the name is
+    legal, only too long for the files a writer puts beside it)."""
+
+    def setup(run, docs, path, tmp_path, monkeypatch):
+        indexed(run, docs, path, tmp_path, monkeypatch)
+        path.rename(tmp_path / name)
+        for left in tmp_path.glob("index.sqlite*"):
+            left.unlink()
 
     return setup
 
@@ -186,6 +211,14 @@ CASES = [
     ("retry, pdf_options a text for a bool", pdf_options_of('{"ocr": "yes"}'), ["retry"], 2, "pdf_options is damaged (ocr: 'yes' is not a bool)", "damaged"),
     ("status --check, pdf_options damaged", pdf_options_of("{extractor"), ["status", "--check"], 2, ": 1 problem\n  meta pdf_options: not JSON: Expecting property name enclosed in double quotes: line 1 column 2 (char 1)\nrebuild it: rag-lab index {docs} --rebuild\n", "damaged"),
     ("index mends pdf_options", pdf_options_of("{extractor"), ["index", "{docs}"], 1, "failed e.md: empty file", "3 indexed, 1 failed: a.md b.md e.md sub/c.txt"),
+    ("index, a name 16 bytes short of 255", nothing, ["index", "{docs}", "--index", f"{{tmp}}/{ROOMY}"], 0, "3 indexed", "3 indexed, 0 failed: a.md b.md sub/c.txt"),
+    ("rebuild, a name 16 bytes short of 255", indexed_under(ROOMY), ["index", "{docs}", "--rebuild", "--index", f"{{tmp}}/{ROOMY}"], 0, "3 indexed", "3 indexed, 0 failed: a.md b.md sub/c.txt"),
+    ("index, a name 15 bytes short of 255", nothing, ["index", "{docs}", "--index", f"{{tmp}}/{TIGHT}"], 2, f": its name is 240 bytes, and the files written beside it add up to 16 more (its rebuild's journal, {TIGHT}.rebuild-journal), over this file system's limit of 255 bytes a name; choose a shorter name: --index PATH", "absent"),
+    ("rebuild, a name 15 bytes short of 255", nothing, ["index", "{docs}", "--rebuild", "--index", f"{{tmp}}/{TIGHT}"], 2, ": its name is 240 bytes", "absent"),
+    ("index, a name of 255 bytes", nothing, ["index", "{docs}", "--index", f"{{tmp}}/{FULL}"], 2, ": its name is 255 bytes", "absent"),
+    ("index, 124 characters of 241 bytes", nothing, ["index", "{docs}", "--index", f"{{tmp}}/{ACCENTED}"], 2, ": its name is 241 bytes", "absent"),
+    ("status, an index of a name too long to write", indexed_under(TIGHT), ["status", "--index", f"{{tmp}}/{TIGHT}"], 0, "3 documents: 3 indexed", "3 indexed, 0 failed: a.md b.md sub/c.txt"),
+    ("retry, an index of a name too long to write", indexed_under(TIGHT), ["retry", "--index", f"{{tmp}}/{TIGHT}"], 2, ": its name is 240 bytes", "3 indexed, 0 failed: a.md b.md sub/c.txt"),
     ("nothing but headings", add("heads.md", "# Title\n\n## Section\n"), ["index", "{docs}"], 1, "failed heads.md: nothing to index: no text outside headings", "3 indexed, 1 failed: a.md b.md heads.md sub/c.txt"),
 ]  # fmt: skip
 
@@ -217,3 +250,11 @@ def test_each_message(env, tmp_path, monkeypatch, setup, argv, code, fragment, a
     assert state(index) == after
     if after == "absent":  # nothing beside it either: no lock, journal or half-built file
         assert not list(index.parent.glob(f"{index.name}*")), list(index.parent.iterdir())
+
+
+def test_an_atomic_write_beside_a_name_of_255_bytes(tmp_path):
+    """The temporary file of an atomic write keeps 64 bytes of the name, so a file whose own
+    name is at the limit can still be written atomically (it failed: File name too long)."""
+    dest = tmp_path / name_of(255)
+    assert write_atomically(dest, lambda tmp: tmp.write_text("done")).read_text() == "done"
+    assert [p.name for p in tmp_path.iterdir()] == [dest.name]
