@@ -16,10 +16,10 @@ from pathlib import Path
 
 import pytest
 from fakes import write
-from test_hostile import corrupt, indexed
+from test_hostile import NEGATIVE, QUESTION, corrupt, indexed
 from test_hostile import state as index_state
 from test_hostile_round2_isolation import CATALOG, CONTENT, FONT, LOOP, PAGE, pdf_bytes
-from test_hostile_round2_pipes import good_questions
+from test_hostile_round2_pipes import good_questions, stand_in_for_evaluate
 
 from rag_lab.app import cli
 from rag_lab.app.store import SQLiteStore
@@ -137,6 +137,21 @@ def indexed_under(name: str):
     return setup
 
 
+def questions_only(tail: str = ""):
+    """A question file of one question, then ``tail`` (no ``negatives:`` key when empty)."""
+
+    def setup(run, docs, path, tmp_path, monkeypatch):
+        stand_in_for_evaluate(run, docs, path, tmp_path, monkeypatch)
+        (tmp_path / "q.yaml").write_text(f"questions:\n{QUESTION}{tail}")
+
+    return setup
+
+
+def negatives_only(run, docs, path, tmp_path, monkeypatch):
+    stand_in_for_evaluate(run, docs, path, tmp_path, monkeypatch)
+    (tmp_path / "q.yaml").write_text(f"negatives:\n{NEGATIVE}")
+
+
 def a_reader_that_warns(run, docs, path, tmp_path, monkeypatch):
     """A PDF in the corpus, and a reader that warns as pypdf does (evaluate reads with PDFium)."""
     import logging
@@ -176,6 +191,7 @@ def state(index: Path) -> str:
         return f"{words}: " + " ".join(sorted(r.path for r in store.documents()))
 
 
+EVALUATE = ["evaluate", "--corpus", "{docs}", "--questions", "{tmp}/q.yaml", "--out", "{tmp}/r"]
 CASES = [
     # (id, setup, argv, exit status, fragment of stdout + stderr, index state after)
     ("manifest not UTF-8 on line 2", manifest_bad_on_line_2, ["index", "{docs}"], 2, "SHA256SUMS:2: not UTF-8 (invalid start byte at byte 73)", "absent"),
@@ -219,6 +235,9 @@ CASES = [
     ("index, 124 characters of 241 bytes", nothing, ["index", "{docs}", "--index", f"{{tmp}}/{ACCENTED}"], 2, ": its name is 241 bytes", "absent"),
     ("status, an index of a name too long to write", indexed_under(TIGHT), ["status", "--index", f"{{tmp}}/{TIGHT}"], 0, "3 documents: 3 indexed", "3 indexed, 0 failed: a.md b.md sub/c.txt"),
     ("retry, an index of a name too long to write", indexed_under(TIGHT), ["retry", "--index", f"{{tmp}}/{TIGHT}"], 2, ": its name is 240 bytes", "3 indexed, 0 failed: a.md b.md sub/c.txt"),
+    ("no negatives: key", questions_only(), EVALUATE, 0, "note: no negatives in the question file, so the refusal gate (notebook 06) was not measured", "absent"),
+    ("negatives: []", questions_only("negatives: []\n"), EVALUATE, 0, "note: no negatives in the question file, so the refusal gate (notebook 06) was not measured", "absent"),
+    ("no questions: key", negatives_only, EVALUATE, 2, "q.yaml: questions: missing top-level list", "absent"),
     ("nothing but headings", add("heads.md", "# Title\n\n## Section\n"), ["index", "{docs}"], 1, "failed heads.md: nothing to index: no text outside headings", "3 indexed, 1 failed: a.md b.md heads.md sub/c.txt"),
 ]  # fmt: skip
 
