@@ -97,6 +97,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if getattr(args, "store", None) is not None:  # --store URI: the index is on Milvus
         args.index = args.store
+    elif getattr(args, "index", None) is not None:  # a link's target: a rebuild keeps the link
+        args.index = lifecycle.index_file(args.index)
     with terminal.sigterm_as_interrupt() as signalled:
         try:
             environ.check()

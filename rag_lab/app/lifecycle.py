@@ -12,6 +12,9 @@ The policy every caller that reads or changes an index keeps (the ``rag-lab`` co
   old one (``<index>.rebuild``) and swaps it in atomically when it is complete: it also
   replaces a damaged index, an interrupted one leaves the old index as it was, and it is
   how an index changes its encoder backend (:func:`~rag_lab.app.index.resolve_backend`).
+- An index given through a symbolic link is its target (:func:`index_file`): SQLite writes
+  its journal beside the target, and so do the lock and a rebuild, which replaces the
+  target and keeps the link.
 
 Faults are the facts of :mod:`rag_lab.app.store.errors`; the command line words them.
 """
@@ -70,6 +73,17 @@ def exists(where: Location) -> bool:
     if isinstance(where, MilvusLocation):
         return not where.local or Path(where.uri).exists()
     return where.exists()
+
+
+def index_file(path: Path) -> Path:
+    """The file an index path names: the target of a symbolic link, else ``path``.
+
+    Callers pass this to the functions below, so that the writer's lock, the journal
+    (SQLite follows the link) and a rebuild's fresh file are all beside the one file, and
+    a rebuild replaces the target, not the link. A broken link stays a link: the store
+    refuses it (it would create a file elsewhere).
+    """
+    return path.resolve() if path.is_symlink() and path.exists() else path
 
 
 def check_writable(path: Location) -> None:

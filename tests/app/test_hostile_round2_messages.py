@@ -152,6 +152,16 @@ def negatives_only(run, docs, path, tmp_path, monkeypatch):
     (tmp_path / "q.yaml").write_text(f"negatives:\n{NEGATIVE}")
 
 
+def linked(run, docs, path, tmp_path, monkeypatch):
+    """An index in ``real/``, ``link.sqlite`` a symbolic link to it (and ``chain.sqlite`` a
+    link to the link); then a fourth file, so that a run has work to do."""
+    real = tmp_path / "real" / "target.sqlite"
+    assert run("index", docs, "--index", real)[0] == cli.OK
+    (tmp_path / "link.sqlite").symlink_to(real)
+    (tmp_path / "chain.sqlite").symlink_to(tmp_path / "link.sqlite")
+    write(docs, {"d.md": "# Delta\n\nDeltas are differences.\n"})
+
+
 def a_reader_that_warns(run, docs, path, tmp_path, monkeypatch):
     """A PDF in the corpus, and a reader that warns as pypdf does (evaluate reads with PDFium)."""
     import logging
@@ -183,7 +193,7 @@ def state(index: Path) -> str:
     """What the index is now, in a few words (with its documents' paths when it is sound);
     a symbolic link says so, then its target's."""
     if index.is_symlink():
-        return f"a link to {state(index.resolve())}"
+        return f"a link to {state(index.parent / index.readlink())}"
     words = index_state(index)
     if not words.endswith("failed"):
         return words
@@ -238,6 +248,10 @@ CASES = [
     ("no negatives: key", questions_only(), EVALUATE, 0, "note: no negatives in the question file, so the refusal gate (notebook 06) was not measured", "absent"),
     ("negatives: []", questions_only("negatives: []\n"), EVALUATE, 0, "note: no negatives in the question file, so the refusal gate (notebook 06) was not measured", "absent"),
     ("no questions: key", negatives_only, EVALUATE, 2, "q.yaml: questions: missing top-level list", "absent"),
+    ("rebuild through a link", linked, ["index", "{docs}", "--rebuild", "--index", "{tmp}/link.sqlite"], 0, "rebuilding {docs} into {tmp}/real/target.sqlite", "a link to 4 indexed, 0 failed: a.md b.md d.md sub/c.txt"),
+    ("rebuild through a link to a link", linked, ["index", "{docs}", "--rebuild", "--index", "{tmp}/chain.sqlite"], 0, "4 indexed, 0 unchanged", "a link to a link to 4 indexed, 0 failed: a.md b.md d.md sub/c.txt"),
+    ("index through a link", linked, ["index", "{docs}", "--index", "{tmp}/link.sqlite"], 0, "1 indexed, 3 unchanged", "a link to 4 indexed, 0 failed: a.md b.md d.md sub/c.txt"),
+    ("ask through a link", linked, ["ask", "tensors", "--index", "{tmp}/link.sqlite"], 0, "source under cosine distance", "a link to 3 indexed, 0 failed: a.md b.md sub/c.txt"),
     ("nothing but headings", add("heads.md", "# Title\n\n## Section\n"), ["index", "{docs}"], 1, "failed heads.md: nothing to index: no text outside headings", "3 indexed, 1 failed: a.md b.md heads.md sub/c.txt"),
 ]  # fmt: skip
 
@@ -253,7 +267,7 @@ def test_each_message(env, tmp_path, monkeypatch, setup, argv, code, fragment, a
     status, out, err = run(*argv)
     assert status == code, (out, err)
     assert "Traceback" not in err and "internal error" not in err, err
-    assert fragment.format(docs=docs) in out + err, (out, err)
+    assert fragment.format(docs=docs, tmp=tmp_path) in out + err, (out, err)
     bare = [ln for ln in err.splitlines() if not ln.startswith(("rag-lab", "warning: ", "note: "))]
     assert bare == [] or err.startswith("usage:"), err  # nothing on stderr that names no one
     check = "--check" in argv  # its report is on stdout, and names the command that mends
@@ -267,6 +281,8 @@ def test_each_message(env, tmp_path, monkeypatch, setup, argv, code, fragment, a
             assert said["exit_status"] == code and said["error"] in err, (out, err)
     index = Path(argv[argv.index("--index") + 1]) if "--index" in argv else path
     assert state(index) == after
+    if index.is_symlink():  # the lock, the journal and a rebuild are beside the target
+        assert not list(index.parent.glob(f"{index.name}?*")), list(index.parent.iterdir())
     if after == "absent":  # nothing beside it either: no lock, journal or half-built file
         assert not list(index.parent.glob(f"{index.name}*")), list(index.parent.iterdir())
 
