@@ -119,8 +119,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _say(err: BaseException, args: argparse.Namespace, signalled: list[int], status: int) -> None:
     """The error's lines on stderr; with ``--json``, also :func:`~.arguments.json_error`
     on stdout (the same words)."""
-    lines = [_TERMINATED] if signalled and isinstance(err, KeyboardInterrupt) else None
-    lines = [printable(line) for line in lines or _problems(err, args)]
+    if isinstance(err, KeyboardInterrupt):
+        lines = [_interrupted(args.command, "terminated (SIGTERM)" if signalled else "interrupted")]
+    else:
+        lines = [printable(line) for line in _problems(err, args)]
     try:
         for line in lines:
             print(f"rag-lab {args.command}: {line}", file=sys.stderr)
@@ -140,16 +142,20 @@ def exit_status(err: BaseException) -> int:
 
 # --- what went wrong, and what to do ------------------------------------------------
 
-_CONSISTENT = (
-    "the index is consistent (each document is written whole or not at all): "
-    "run the same command again to resume"
-)
-_INTERRUPTED = f"interrupted; {_CONSISTENT}"
-_TERMINATED = f"terminated (SIGTERM); {_CONSISTENT}"
-_EVALUATION_INTERRUPTED = (
-    "interrupted before the report was complete (files already in its folder may be from "
-    "an earlier run): run the same command again"
-)
+
+def _interrupted(command: str, how: str) -> str:
+    """What Ctrl-C or SIGTERM (``how``) left: the index consistent, or (``evaluate``, which
+    reads no index) a report not complete."""
+    if command == "evaluate":
+        return (
+            f"{how} before the report was complete (files already in its folder may be from "
+            "an earlier run): run the same command again"
+        )
+    return (
+        f"{how}; the index is consistent (each document is written whole or not at all): "
+        "run the same command again to resume"
+    )
+
 
 _ADVICE: dict[type[RagLabError], str] = {
     IndexMissing: ": run rag-lab index DIR first",
@@ -183,8 +189,6 @@ index file, ``{folder}`` the folder it holds (``DIR`` when it does not say)."""
 def _problems(err: BaseException, args: argparse.Namespace) -> list[str]:
     """One line per problem, each naming its file (and line) where the error knows it,
     and saying what to do."""
-    if isinstance(err, KeyboardInterrupt):
-        return [_EVALUATION_INTERRUPTED if args.command == "evaluate" else _INTERRUPTED]
     if isinstance(err, QuestionsError):
         return [v.render(err.path) for v in err.violations]
     if isinstance(err, folder.IngestError):

@@ -11,6 +11,7 @@ whose index is ``absent`` afterwards has created nothing beside it either.
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 from pathlib import Path
 
@@ -19,7 +20,11 @@ from fakes import write
 from test_hostile import NEGATIVE, QUESTION, corrupt, indexed
 from test_hostile import state as index_state
 from test_hostile_round2_isolation import CATALOG, CONTENT, FONT, LOOP, PAGE, pdf_bytes
-from test_hostile_round2_pipes import good_questions, stand_in_for_evaluate
+from test_hostile_round2_pipes import (
+    an_index_without_a_folder,
+    good_questions,
+    stand_in_for_evaluate,
+)
 
 from rag_lab.app import cli
 from rag_lab.app.store import SQLiteStore
@@ -162,6 +167,21 @@ def linked(run, docs, path, tmp_path, monkeypatch):
     write(docs, {"d.md": "# Delta\n\nDeltas are differences.\n"})
 
 
+def sigterm_mid_evaluation(run, docs, path, tmp_path, monkeypatch):
+    """SIGTERM (``kill``, ``timeout``) while the evaluation computes."""
+    import os
+    import signal
+    import time
+
+    good_questions(run, docs, path, tmp_path, monkeypatch)
+
+    def terminated(*args, **kwargs):
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(10)  # the handler interrupts this
+
+    monkeypatch.setattr("rag_lab.evaluation.report.evaluate", terminated)
+
+
 def a_reader_that_warns(run, docs, path, tmp_path, monkeypatch):
     """A PDF in the corpus, and a reader that warns as pypdf does (evaluate reads with PDFium)."""
     import logging
@@ -252,6 +272,14 @@ CASES = [
     ("rebuild through a link to a link", linked, ["index", "{docs}", "--rebuild", "--index", "{tmp}/chain.sqlite"], 0, "4 indexed, 0 unchanged", "a link to a link to 4 indexed, 0 failed: a.md b.md d.md sub/c.txt"),
     ("index through a link", linked, ["index", "{docs}", "--index", "{tmp}/link.sqlite"], 0, "1 indexed, 3 unchanged", "a link to 4 indexed, 0 failed: a.md b.md d.md sub/c.txt"),
     ("ask through a link", linked, ["ask", "tensors", "--index", "{tmp}/link.sqlite"], 0, "source under cosine distance", "a link to 3 indexed, 0 failed: a.md b.md sub/c.txt"),
+    ("--cutoff -0, refused", indexed, ["ask", "zebra", "--cutoff", "-0"], 0, 'NO ANSWER: nothing under cosine distance 0.0 for "zebra"', "3 indexed, 0 failed: a.md b.md sub/c.txt"),
+    ("--cutoff -0.0 --json, refused", indexed, ["ask", "zebra", "--cutoff", "-0.0", "--json"], 0, '"cutoff": 0.0,', "3 indexed, 0 failed: a.md b.md sub/c.txt"),
+    ("evaluate --cutoff -0", good_questions, [*EVALUATE, "--cutoff", "-0"], 0, "wrote ", "absent"),
+    ("ask, an index of no folder yet", an_index_without_a_folder, ["ask", "tensors"], 2, "nothing is indexed yet: run rag-lab index DIR first", "0 indexed, 0 failed: "),
+    ("retry, an index of no folder yet", an_index_without_a_folder, ["retry"], 0, "0 indexed, 0 unchanged, 0 failed, 0 stale, 0 removed", "0 indexed, 0 failed: "),
+    ("status --check, an index of no folder yet", an_index_without_a_folder, ["status", "--check"], 0, ": sound (SQLite integrity check ok; 0 documents'", "0 indexed, 0 failed: "),
+    ("status --json, an index of no folder yet", an_index_without_a_folder, ["status", "--json"], 0, '"folder": null', "0 indexed, 0 failed: "),
+    ("evaluate, SIGTERM", sigterm_mid_evaluation, EVALUATE, 143, "rag-lab evaluate: terminated (SIGTERM) before the report was complete", "absent"),
     ("nothing but headings", add("heads.md", "# Title\n\n## Section\n"), ["index", "{docs}"], 1, "failed heads.md: nothing to index: no text outside headings", "3 indexed, 1 failed: a.md b.md heads.md sub/c.txt"),
 ]  # fmt: skip
 
@@ -270,8 +298,11 @@ def test_each_message(env, tmp_path, monkeypatch, setup, argv, code, fragment, a
     assert fragment.format(docs=docs, tmp=tmp_path) in out + err, (out, err)
     bare = [ln for ln in err.splitlines() if not ln.startswith(("rag-lab", "warning: ", "note: "))]
     assert bare == [] or err.startswith("usage:"), err  # nothing on stderr that names no one
+    assert "None" not in out + err and not re.search(r"-0\.0(?!\d)", out + err), (out, err)
+    if argv[0] == "evaluate" and code in (cli.INTERRUPTED, cli.TERMINATED):
+        assert "index" not in err, err  # evaluate reads no index
     check = "--check" in argv  # its report is on stdout, and names the command that mends
-    if code in (cli.ERROR, cli.INTERRUPTED) and not check:
+    if code in (cli.ERROR, cli.INTERRUPTED, cli.TERMINATED) and not check:
         assert err.count("\n") == 1 or err.startswith("usage:"), err
     if check:
         assert "status --check" not in out + err, (out, err)
