@@ -3,9 +3,11 @@
 
 Each row: what is done to the folder or the index first, the command, the exit status, a
 fragment of what it says (stdout and stderr), and the index's state afterwards (of
-``--index`` when the row gives one). No row may print a traceback or an internal error;
-an error is one line on stderr (and, under ``--json``, one JSON object on stdout); a row
-whose index is ``absent`` afterwards has created nothing beside it either.
+``--index`` when the row gives one). No row may print a traceback, an internal error, a
+line on stderr that names no one (a library's bare warning), ``None`` or ``-0.0``; an
+error is one line on stderr (and, under ``--json``, one JSON object on stdout); a row
+whose index is ``absent`` afterwards has created nothing beside it either, and one whose
+``--index`` is a symbolic link nothing beside the link.
 """
 
 from __future__ import annotations
@@ -224,15 +226,19 @@ def state(index: Path) -> str:
 EVALUATE = ["evaluate", "--corpus", "{docs}", "--questions", "{tmp}/q.yaml", "--out", "{tmp}/r"]
 CASES = [
     # (id, setup, argv, exit status, fragment of stdout + stderr, index state after)
+    # a manifest that cannot be read: refused before anything is created, its line named
     ("manifest not UTF-8 on line 2", manifest_bad_on_line_2, ["index", "{docs}"], 2, "SHA256SUMS:2: not UTF-8 (invalid start byte at byte 73)", "absent"),
     ("manifest not UTF-8, rebuild", manifest_bad_on_line_2, ["index", "{docs}", "--rebuild"], 2, "SHA256SUMS:2: not UTF-8", "absent"),
+    # status --check on a damaged file: what is wrong and the command that mends it, never itself
     ("status --check, damaged past opening", corrupt, ["status", "--check"], 2, ": 1 problem\n  SQLite cannot read it: database disk image is malformed\nrebuild it: rag-lab index DIR --rebuild\n", "damaged"),
     ("status --check --json, damaged past opening", corrupt, ["status", "--check", "--json"], 2, '"ok": false, "problems": ["SQLite cannot read it: database disk image is malformed"], "mend": "rag-lab index DIR --rebuild"', "damaged"),
     ("status --check, a damaged page", a_damaged_page, ["status", "--check"], 2, "rebuild it: rag-lab index {docs} --rebuild", "damaged"),
+    # --json: an error is one line on stderr and one JSON object on stdout
     ("ask --json, no index", nothing, ["ask", "tensors", "--json"], 2, "no index at", "absent"),
     ("status --json, damaged", corrupt, ["status", "--json"], 2, "is damaged (database disk image is malformed)", "damaged"),
     ("ask --json, an option refused", indexed, ["ask", "tensors", "--json", "-k", "0"], 2, "argument -k: 0: give at least 1", "3 indexed, 0 failed: a.md b.md sub/c.txt"),
     ("ask --json, Ctrl-C", ctrl_c_while_asking, ["ask", "tensors", "--json"], 130, "interrupted; the index is consistent", "3 indexed, 0 failed: a.md b.md sub/c.txt"),
+    # each file's true reason
     ("only whitespace", add("blank.md", " \n\n\t \n"), ["index", "{docs}"], 1, "failed blank.md: only whitespace (6 bytes)", "3 indexed, 1 failed: a.md b.md blank.md sub/c.txt"),
     ("UTF-16 with a byte-order mark", add("notes.txt", "Pumps need oil.\n".encode("utf-16")), ["index", "{docs}"], 1, "failed notes.txt: UTF-16 text (little-endian, with a byte-order mark): save it as UTF-8", "3 indexed, 1 failed: a.md b.md notes.txt sub/c.txt"),
     ("UTF-16 without a byte-order mark", add("notes.txt", "Pumps need oil.\n".encode("utf-16-be")), ["index", "{docs}"], 1, "failed notes.txt: UTF-16 text (big-endian, without a byte-order mark): save it as UTF-8", "3 indexed, 1 failed: a.md b.md notes.txt sub/c.txt"),
@@ -240,16 +246,21 @@ CASES = [
     ("a NUL in a text file", add("odd.txt", b"Pumps\x00\x01\x02 need oil.\n"), ["index", "{docs}"], 1, "failed odd.txt: binary: a NUL byte at byte 5", "3 indexed, 1 failed: a.md b.md odd.txt sub/c.txt"),
     ("nothing but running lines", add("running.pdf", ONLY_RUNNING_LINES), ["index", "{docs}"], 1, "failed running.pdf: nothing to index: all its 6 lines are running headers or footers (repeated at the top or bottom of most pages), removed (rag-lab index --keep-running-lines keeps them)", "3 indexed, 1 failed: a.md b.md running.pdf sub/c.txt"),
     ("nothing but running lines, kept", add("running.pdf", ONLY_RUNNING_LINES), ["index", "{docs}", "--keep-running-lines"], 0, "4 indexed", "4 indexed, 0 failed: a.md b.md running.pdf sub/c.txt"),
+    ("nothing but headings", add("heads.md", "# Title\n\n## Section\n"), ["index", "{docs}"], 1, "failed heads.md: nothing to index: no text outside headings", "3 indexed, 1 failed: a.md b.md heads.md sub/c.txt"),
+    # what a PDF library warns of names the file
     ("pypdf warns, indexed", add("w.pdf", startxref_wrong(ONE_PAGE)), ["index", "{docs}", "--pdf-extractor", "pypdf"], 0, "warning: w.pdf: pypdf: incorrect startxref pointer(1); pypdf: parsing for Object Streams\n", "4 indexed, 0 failed: a.md b.md sub/c.txt w.pdf"),
     ("pypdf warns, failed", add("loop.pdf", startxref_wrong(LOOP)), ["index", "{docs}", "--pdf-extractor", "pypdf"], 1, "failed loop.pdf: malformed: pypdf: Detected cyclic page references.; the reader warned: pypdf: incorrect startxref pointer(1); pypdf: parsing for Object Streams\n", "3 indexed, 1 failed: a.md b.md loop.pdf sub/c.txt"),
-    ("a reader warns, evaluate", a_reader_that_warns, ["evaluate", "--corpus", "{docs}", "--questions", "{tmp}/q.yaml", "--out", "{tmp}/r"], 0, "warning: {docs}/w.pdf: pypdf: incorrect startxref pointer(1)\n", "absent"),
+    ("a reader warns, evaluate", a_reader_that_warns, EVALUATE, 0, "warning: {docs}/w.pdf: pypdf: incorrect startxref pointer(1)\n", "absent"),
+    # a file renamed to the same id is read again, under its new path
     ("a.md renamed a.txt", renamed("a.md", "a.txt"), ["index", "{docs}"], 0, "1 indexed, 2 unchanged, 0 failed, 0 stale, 0 removed\n  renamed a.md to a.txt (the same id, a): read again\n", "3 indexed, 0 failed: a.txt b.md sub/c.txt"),
     ("a.md renamed a.markdown", renamed("a.md", "a.markdown"), ["index", "{docs}"], 0, "renamed a.md to a.markdown (the same id, a): read again", "3 indexed, 0 failed: a.markdown b.md sub/c.txt"),
+    # an index inside the folder never reads itself
     ("index inside the folder", nothing, ["index", "{docs}", "--index", "{docs}/idx.txt"], 0, "3 indexed, 0 unchanged, 0 failed, 0 stale, 0 removed\n  not followed idx.txt: the index itself, inside the folder: neither it nor the files beside it that it writes (its journal, lock, rebuild) are read\n", "3 indexed, 0 failed: a.md b.md sub/c.txt"),
     ("index inside a subfolder", nothing, ["index", "{docs}", "--index", "{docs}/sub/notes.md"], 0, "not followed sub/notes.md: the index itself", "3 indexed, 0 failed: a.md b.md sub/c.txt"),
     ("index inside the folder, rebuild", an_index_that_read_itself, ["index", "{docs}", "--rebuild", "--index", "{docs}/idx.txt"], 0, "3 indexed, 0 unchanged, 0 failed, 0 stale, 0 removed\n  not followed idx.txt: the index itself", "3 indexed, 0 failed: a.md b.md sub/c.txt"),
     ("index that read itself, index", an_index_that_read_itself, ["index", "{docs}", "--index", "{docs}/idx.txt"], 0, "0 indexed, 3 unchanged, 0 failed, 0 stale, 1 removed\n  not followed idx.txt: the index itself", "3 indexed, 0 failed: a.md b.md sub/c.txt"),
     ("index that read itself, retry", an_index_that_read_itself, ["retry", "--index", "{docs}/idx.txt"], 0, "0 indexed, 0 unchanged, 0 failed, 0 stale, 1 removed", "3 indexed, 0 failed: a.md b.md sub/c.txt"),
+    # damaged PDF options: status --check reports them, retry refuses them in one line, index mends them
     ("retry, pdf_options not JSON", pdf_options_of("{extractor"), ["retry"], 2, "the index's recorded pdf_options is damaged (not JSON: Expecting property name enclosed in double quotes: line 1 column 2 (char 1)). Index the folder with the PDF options you want (--pdf-extractor, --keep-running-lines, --ocr): rag-lab index {docs} records them again", "damaged"),
     ("retry, pdf_options a list", pdf_options_of("[]"), ["retry"], 2, "pdf_options is damaged (a JSON list, not an object)", "damaged"),
     ("retry, pdf_options an unknown key", pdf_options_of('{"dpi": 300}'), ["retry"], 2, "pdf_options is damaged ('dpi' is not an option)", "damaged"),
@@ -257,6 +268,7 @@ CASES = [
     ("retry, pdf_options a text for a bool", pdf_options_of('{"ocr": "yes"}'), ["retry"], 2, "pdf_options is damaged (ocr: 'yes' is not a bool)", "damaged"),
     ("status --check, pdf_options damaged", pdf_options_of("{extractor"), ["status", "--check"], 2, ": 1 problem\n  meta pdf_options: not JSON: Expecting property name enclosed in double quotes: line 1 column 2 (char 1)\nrebuild it: rag-lab index {docs} --rebuild\n", "damaged"),
     ("index mends pdf_options", pdf_options_of("{extractor"), ["index", "{docs}"], 1, "failed e.md: empty file", "3 indexed, 1 failed: a.md b.md e.md sub/c.txt"),
+    # names near 255 bytes: the files beside the index fit, or the name is refused naming the limit
     ("index, a name 16 bytes short of 255", nothing, ["index", "{docs}", "--index", f"{{tmp}}/{ROOMY}"], 0, "3 indexed", "3 indexed, 0 failed: a.md b.md sub/c.txt"),
     ("rebuild, a name 16 bytes short of 255", indexed_under(ROOMY), ["index", "{docs}", "--rebuild", "--index", f"{{tmp}}/{ROOMY}"], 0, "3 indexed", "3 indexed, 0 failed: a.md b.md sub/c.txt"),
     ("index, a name 15 bytes short of 255", nothing, ["index", "{docs}", "--index", f"{{tmp}}/{TIGHT}"], 2, f": its name is 240 bytes, and the files written beside it add up to 16 more (its rebuild's journal, {TIGHT}.rebuild-journal), over this file system's limit of 255 bytes a name; choose a shorter name: --index PATH", "absent"),
@@ -265,13 +277,16 @@ CASES = [
     ("index, 124 characters of 241 bytes", nothing, ["index", "{docs}", "--index", f"{{tmp}}/{ACCENTED}"], 2, ": its name is 241 bytes", "absent"),
     ("status, an index of a name too long to write", indexed_under(TIGHT), ["status", "--index", f"{{tmp}}/{TIGHT}"], 0, "3 documents: 3 indexed", "3 indexed, 0 failed: a.md b.md sub/c.txt"),
     ("retry, an index of a name too long to write", indexed_under(TIGHT), ["retry", "--index", f"{{tmp}}/{TIGHT}"], 2, ": its name is 240 bytes", "3 indexed, 0 failed: a.md b.md sub/c.txt"),
+    # a question file without negatives runs, the gate said to be unmeasured
     ("no negatives: key", questions_only(), EVALUATE, 0, "note: no negatives in the question file, so the refusal gate (notebook 06) was not measured", "absent"),
     ("negatives: []", questions_only("negatives: []\n"), EVALUATE, 0, "note: no negatives in the question file, so the refusal gate (notebook 06) was not measured", "absent"),
     ("no questions: key", negatives_only, EVALUATE, 2, "q.yaml: questions: missing top-level list", "absent"),
+    # --index through a symbolic link: its target is written, the link kept
     ("rebuild through a link", linked, ["index", "{docs}", "--rebuild", "--index", "{tmp}/link.sqlite"], 0, "rebuilding {docs} into {tmp}/real/target.sqlite", "a link to 4 indexed, 0 failed: a.md b.md d.md sub/c.txt"),
     ("rebuild through a link to a link", linked, ["index", "{docs}", "--rebuild", "--index", "{tmp}/chain.sqlite"], 0, "4 indexed, 0 unchanged", "a link to a link to 4 indexed, 0 failed: a.md b.md d.md sub/c.txt"),
     ("index through a link", linked, ["index", "{docs}", "--index", "{tmp}/link.sqlite"], 0, "1 indexed, 3 unchanged", "a link to 4 indexed, 0 failed: a.md b.md d.md sub/c.txt"),
     ("ask through a link", linked, ["ask", "tensors", "--index", "{tmp}/link.sqlite"], 0, "source under cosine distance", "a link to 3 indexed, 0 failed: a.md b.md sub/c.txt"),
+    # -0 is 0, no 'None', and evaluate's interruptions speak of the report
     ("--cutoff -0, refused", indexed, ["ask", "zebra", "--cutoff", "-0"], 0, 'NO ANSWER: nothing under cosine distance 0.0 for "zebra"', "3 indexed, 0 failed: a.md b.md sub/c.txt"),
     ("--cutoff -0.0 --json, refused", indexed, ["ask", "zebra", "--cutoff", "-0.0", "--json"], 0, '"cutoff": 0.0,', "3 indexed, 0 failed: a.md b.md sub/c.txt"),
     ("evaluate --cutoff -0", good_questions, [*EVALUATE, "--cutoff", "-0"], 0, "wrote ", "absent"),
@@ -280,7 +295,6 @@ CASES = [
     ("status --check, an index of no folder yet", an_index_without_a_folder, ["status", "--check"], 0, ": sound (SQLite integrity check ok; 0 documents'", "0 indexed, 0 failed: "),
     ("status --json, an index of no folder yet", an_index_without_a_folder, ["status", "--json"], 0, '"folder": null', "0 indexed, 0 failed: "),
     ("evaluate, SIGTERM", sigterm_mid_evaluation, EVALUATE, 143, "rag-lab evaluate: terminated (SIGTERM) before the report was complete", "absent"),
-    ("nothing but headings", add("heads.md", "# Title\n\n## Section\n"), ["index", "{docs}"], 1, "failed heads.md: nothing to index: no text outside headings", "3 indexed, 1 failed: a.md b.md heads.md sub/c.txt"),
 ]  # fmt: skip
 
 
