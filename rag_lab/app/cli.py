@@ -271,7 +271,7 @@ def _index(args: argparse.Namespace) -> int:
             prune=args.prune,
             follow_symlinks=args.follow_symlinks,
             pdf=_pdf_options(args),
-            index=args.index,
+            index=lifecycle.on_disk(args.index),
         )
         lines = _report_lines(report, store)
     print("\n".join(lines))  # after the run: a reader gone (| head) loses words, not work
@@ -300,7 +300,7 @@ def _rebuild(args: argparse.Namespace) -> int:
             rebuild=True,
             follow_symlinks=args.follow_symlinks,
             pdf=_pdf_options(args),
-            index=args.index,
+            index=lifecycle.on_disk(args.index),
         )
         lines = _report_lines(report, store)
     print("\n".join(lines))  # after the swap: a reader gone (| head) loses words, not work
@@ -309,7 +309,9 @@ def _rebuild(args: argparse.Namespace) -> int:
 
 def _retry(args: argparse.Namespace) -> int:
     with lifecycle.writing(args.index, create=False) as store:
-        report = ingest.retry(store, _encoder(index.resolve_backend(None, store)), index=args.index)
+        report = ingest.retry(
+            store, _encoder(index.resolve_backend(None, store)), index=lifecycle.on_disk(args.index)
+        )
         lines = _report_lines(report, store)
     print("\n".join(lines))
     return PARTIAL if report.failed else OK
@@ -338,7 +340,7 @@ def _check(args: argparse.Namespace) -> int:
             problems = index.check(store)
             held, documents, engine = store.meta("folder"), len(store.documents()), store.engine
     except IndexDamaged as err:
-        problems, held, documents, engine = [f"SQLite cannot read it: {err.what}"], None, 0, None
+        problems, held, documents, engine = [f"it cannot be read: {err.what}"], None, 0, None
     mend = f"rag-lab index {held or 'DIR'} --rebuild"
     if args.json:
         print(

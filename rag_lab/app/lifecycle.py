@@ -75,6 +75,14 @@ def exists(where: Location) -> bool:
     return where.exists()
 
 
+def on_disk(where: Location) -> Path | None:
+    """The file (SQLite) or folder (Milvus Lite) of this machine that holds the index at
+    ``where``; None for a server. What a scan of the indexed folder must not read."""
+    if isinstance(where, MilvusLocation):
+        return Path(where.uri) if where.local else None
+    return where
+
+
 def index_file(path: Path) -> Path:
     """The file an index path names: the target of a symbolic link, else ``path``.
 

@@ -179,24 +179,30 @@ def scan(
     own = _of_index(index)
     if mine := [f for f in files if own(f)]:
         files = [f for f in files if not own(f)]
-        here = mine[0].parent / Path(index).name
+        here = Path(index).absolute()
+        if not here.is_relative_to(root.absolute()):  # through a link: where it was found
+            here = mine[0].parent / here.name
         skipped[name_text(here.relative_to(root).as_posix())] = (
-            "the index itself, inside the folder: neither it nor the files beside it that it "
-            "writes (its journal, lock, rebuild) are read"
+            "the index itself, inside the folder: not read, nor any file it writes (its "
+            "journal, lock, rebuild)"
         )
     return Scan(_sources(root, files, sums), unlisted, skipped)
 
 
 def _of_index(index: str | os.PathLike | None) -> Callable[[Path], bool]:
-    """Is a file the index at ``index`` (or, through a link, its target), or one of the
-    files beside it that its lifecycle writes (its name, then ``-`` or ``.``)?"""
+    """Is a file the index at ``index`` (or, through a link, its target), one of the files
+    beside it that its lifecycle writes (its name, then ``-`` or ``.``), or, when the index
+    is a folder (Milvus Lite's), inside it?"""
     if index is None:
         return lambda file: False
     given = Path(index).absolute()
     places = {(given.parent.resolve(), given.name), (given.resolve().parent, given.resolve().name)}
+    inside = given.resolve() if given.is_dir() else None
 
     def own(file: Path) -> bool:
         where = file.parent.resolve()
+        if inside is not None and where.is_relative_to(inside):
+            return True
         return any(
             where == folder
             and (file.name == name or file.name.startswith((f"{name}-", f"{name}.")))

@@ -29,7 +29,8 @@ from test_hostile_round2_pipes import (
 )
 
 from rag_lab.app import cli
-from rag_lab.app.store import SQLiteStore
+from rag_lab.app.index import open_index
+from rag_lab.app.store import MilvusLocation, SQLiteStore
 from rag_lab.atomic import write_atomically
 from rag_lab.sources import folder as folder_module
 
@@ -184,6 +185,13 @@ def sigterm_mid_evaluation(run, docs, path, tmp_path, monkeypatch):
     monkeypatch.setattr("rag_lab.evaluation.report.evaluate", terminated)
 
 
+def milvus_lite_inside(run, docs, path, tmp_path, monkeypatch):
+    """A Milvus Lite index in ``docs/kb.db``, holding a file with a suffix a scan reads."""
+    pytest.importorskip("pymilvus", reason="the Milvus client (pip install rag-lab[milvus])")
+    assert run("index", docs, "--store", docs / "kb.db")[0] == cli.OK
+    (docs / "kb.db" / "notes.txt").write_text("Not a document: a file of the index.\n")
+
+
 def a_reader_that_warns(run, docs, path, tmp_path, monkeypatch):
     """A PDF in the corpus, and a reader that warns as pypdf does (evaluate reads with PDFium)."""
     import logging
@@ -211,9 +219,15 @@ def ctrl_c_while_asking(run, docs, path, tmp_path, monkeypatch):
 # --- expected states ----------------------------------------------------------------
 
 
-def state(index: Path) -> str:
+def state(index: Path | MilvusLocation) -> str:
     """What the index is now, in a few words (with its documents' paths when it is sound);
     a symbolic link says so, then its target's."""
+    if isinstance(index, MilvusLocation):
+        with open_index(index, readonly=True) as store:
+            records = store.documents()
+        failed = sum(r.status.value == "failed" for r in records)
+        paths = " ".join(sorted(r.path for r in records))
+        return f"Milvus Lite: {len(records) - failed} indexed, {failed} failed: {paths}"
     if index.is_symlink():
         return f"a link to {state(index.parent / index.readlink())}"
     words = index_state(index)
@@ -230,8 +244,8 @@ CASES = [
     ("manifest not UTF-8 on line 2", manifest_bad_on_line_2, ["index", "{docs}"], 2, "SHA256SUMS:2: not UTF-8 (invalid start byte at byte 73)", "absent"),
     ("manifest not UTF-8, rebuild", manifest_bad_on_line_2, ["index", "{docs}", "--rebuild"], 2, "SHA256SUMS:2: not UTF-8", "absent"),
     # status --check on a damaged file: what is wrong and the command that mends it, never itself
-    ("status --check, damaged past opening", corrupt, ["status", "--check"], 2, ": 1 problem\n  SQLite cannot read it: database disk image is malformed\nrebuild it: rag-lab index DIR --rebuild\n", "damaged"),
-    ("status --check --json, damaged past opening", corrupt, ["status", "--check", "--json"], 2, '"ok": false, "problems": ["SQLite cannot read it: database disk image is malformed"], "mend": "rag-lab index DIR --rebuild"', "damaged"),
+    ("status --check, damaged past opening", corrupt, ["status", "--check"], 2, ": 1 problem\n  it cannot be read: database disk image is malformed\nrebuild it: rag-lab index DIR --rebuild\n", "damaged"),
+    ("status --check --json, damaged past opening", corrupt, ["status", "--check", "--json"], 2, '"ok": false, "problems": ["it cannot be read: database disk image is malformed"], "mend": "rag-lab index DIR --rebuild"', "damaged"),
     ("status --check, a damaged page", a_damaged_page, ["status", "--check"], 2, "rebuild it: rag-lab index {docs} --rebuild", "damaged"),
     # --json: an error is one line on stderr and one JSON object on stdout
     ("ask --json, no index", nothing, ["ask", "tensors", "--json"], 2, "no index at", "absent"),
@@ -255,9 +269,10 @@ CASES = [
     ("a.md renamed a.txt", renamed("a.md", "a.txt"), ["index", "{docs}"], 0, "1 indexed, 2 unchanged, 0 failed, 0 stale, 0 removed\n  renamed a.md to a.txt (the same id, a): read again\n", "3 indexed, 0 failed: a.txt b.md sub/c.txt"),
     ("a.md renamed a.markdown", renamed("a.md", "a.markdown"), ["index", "{docs}"], 0, "renamed a.md to a.markdown (the same id, a): read again", "3 indexed, 0 failed: a.markdown b.md sub/c.txt"),
     # an index inside the folder never reads itself
-    ("index inside the folder", nothing, ["index", "{docs}", "--index", "{docs}/idx.txt"], 0, "3 indexed, 0 unchanged, 0 failed, 0 stale, 0 removed\n  not followed idx.txt: the index itself, inside the folder: neither it nor the files beside it that it writes (its journal, lock, rebuild) are read\n", "3 indexed, 0 failed: a.md b.md sub/c.txt"),
+    ("index inside the folder", nothing, ["index", "{docs}", "--index", "{docs}/idx.txt"], 0, "3 indexed, 0 unchanged, 0 failed, 0 stale, 0 removed\n  not followed idx.txt: the index itself, inside the folder: not read, nor any file it writes (its journal, lock, rebuild)\n", "3 indexed, 0 failed: a.md b.md sub/c.txt"),
     ("index inside a subfolder", nothing, ["index", "{docs}", "--index", "{docs}/sub/notes.md"], 0, "not followed sub/notes.md: the index itself", "3 indexed, 0 failed: a.md b.md sub/c.txt"),
     ("index inside the folder, rebuild", an_index_that_read_itself, ["index", "{docs}", "--rebuild", "--index", "{docs}/idx.txt"], 0, "3 indexed, 0 unchanged, 0 failed, 0 stale, 0 removed\n  not followed idx.txt: the index itself", "3 indexed, 0 failed: a.md b.md sub/c.txt"),
+    ("a Milvus Lite index inside the folder", milvus_lite_inside, ["index", "{docs}", "--store", "{docs}/kb.db"], 0, "0 indexed, 3 unchanged, 0 failed, 0 stale, 0 removed\n  not followed kb.db: the index itself", "Milvus Lite: 3 indexed, 0 failed: a.md b.md sub/c.txt"),
     ("index that read itself, index", an_index_that_read_itself, ["index", "{docs}", "--index", "{docs}/idx.txt"], 0, "0 indexed, 3 unchanged, 0 failed, 0 stale, 1 removed\n  not followed idx.txt: the index itself", "3 indexed, 0 failed: a.md b.md sub/c.txt"),
     ("index that read itself, retry", an_index_that_read_itself, ["retry", "--index", "{docs}/idx.txt"], 0, "0 indexed, 0 unchanged, 0 failed, 0 stale, 1 removed", "3 indexed, 0 failed: a.md b.md sub/c.txt"),
     # damaged PDF options: status --check reports them, retry refuses them in one line, index mends them
@@ -325,8 +340,12 @@ def test_each_message(env, tmp_path, monkeypatch, setup, argv, code, fragment, a
         if code != cli.OK and not check:
             assert said["exit_status"] == code and said["error"] in err, (out, err)
     index = Path(argv[argv.index("--index") + 1]) if "--index" in argv else path
+    if "--store" in argv:
+        index = MilvusLocation.parse(argv[argv.index("--store") + 1])
     assert state(index) == after
-    if index.is_symlink():  # the lock, the journal and a rebuild are beside the target
+    if (
+        isinstance(index, Path) and index.is_symlink()
+    ):  # the lock, the journal and a rebuild are beside the target
         assert not list(index.parent.glob(f"{index.name}?*")), list(index.parent.iterdir())
     if after == "absent":  # nothing beside it either: no lock, journal or half-built file
         assert not list(index.parent.glob(f"{index.name}*")), list(index.parent.iterdir())
