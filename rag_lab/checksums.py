@@ -61,7 +61,10 @@ def read_manifest(path: Path) -> dict[str, str]:
     try:
         text = Path(path).read_text(encoding="utf-8")
     except UnicodeDecodeError as err:
-        raise ManifestError(f"{path}: not UTF-8 ({err.reason} at byte {err.start})") from None
+        line = err.object[: err.start].count(b"\n") + 1
+        raise ManifestError(
+            f"{path}:{line}: not UTF-8 ({err.reason} at byte {err.start})"
+        ) from None
     for lineno, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             continue

@@ -176,7 +176,9 @@ def layout(notebook: dict) -> list[str]:
             plain = []
             if "text" in out:
                 plain.append("".join(out["text"]))
-            if "text/plain" in data and not ({"text/html", "text/markdown", "image/png"} & set(data)):
+            if "text/plain" in data and not (
+                {"text/html", "text/markdown", "image/png"} & set(data)
+            ):
                 plain.append("".join(data["text/plain"]))
             for text in plain:
                 longest = max((len(line) for line in text.splitlines()), default=0)
@@ -192,7 +194,9 @@ def widest_table(notebook: dict) -> tuple[int, int]:
         for out in cell.get("outputs", []):
             data = out.get("data", {})
             tables = _html_tables("".join(data.get("text/html", "")))
-            tables += [(rows, {}) for rows in _markdown_rows("".join(data.get("text/markdown", "")))]
+            tables += [
+                (rows, {}) for rows in _markdown_rows("".join(data.get("text/markdown", "")))
+            ]
             for rows, caps in tables:
                 columns, width = _table_width(rows, caps)
                 best = max(best, (width, columns))

@@ -99,7 +99,10 @@ def test_the_layout_rules_catch_what_they_are_for():
         "a table of 2 columns, 102 characters",
         "a line of 101 characters",
     ]
-    fits = {"output_type": "display_data", "data": {"text/html": ["<table><tr><td>ok</td></tr></table>"]}}
+    fits = {
+        "output_type": "display_data",
+        "data": {"text/html": ["<table><tr><td>ok</td></tr></table>"]},
+    }
     assert layout({"cells": [{**cell, "outputs": [fits]}]}) == []
 
 

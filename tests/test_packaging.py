@@ -14,7 +14,9 @@ def _pyproject_pins() -> list[str]:
     project = tomllib.loads((paths.ROOT / "pyproject.toml").read_text())["project"]
     extras = project["optional-dependencies"]
     return project["dependencies"] + [
-        d for name in ("test", "compare", "dev", "onnx", "generate", "pdf", "tokens") for d in extras[name]
+        d
+        for name in ("test", "compare", "dev", "onnx", "generate", "pdf", "tokens")
+        for d in extras[name]
     ]
 
 

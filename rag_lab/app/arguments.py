@@ -10,9 +10,13 @@ value is argparse's one-line refusal (exit 2) before anything runs. The command 
 from __future__ import annotations
 
 import argparse
+import json
 import math
+import sys
 import textwrap
+from collections.abc import Sequence
 from pathlib import Path
+from typing import NoReturn
 
 from rag_lab import __version__
 from rag_lab.app import index
@@ -47,11 +51,37 @@ cannot be searched; 3 evaluate --baseline: a metric regressed against the baseli
 """
 
 _DEBUG = "show the Python traceback of an error (for reporting a bug)"
+_JSON = (
+    "print JSON instead of text; an error is then also a JSON object on stdout, "
+    '{"error": the line said on stderr, "exit_status": N}'
+)
+
+
+def json_error(message: str, status: int) -> str:
+    """What a command given ``--json`` prints on stdout when it fails, besides its one line
+    on stderr: ``{"error": <that line's words>, "exit_status": <its exit status>}``, so that
+    a program reading stdout always gets one JSON object."""
+    return json.dumps({"error": message, "exit_status": status})
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse's parser; with ``--json`` among the arguments, its refusal (exit 2) is also
+    :func:`json_error` on stdout, as every other error of a ``--json`` command is."""
+
+    def parse_known_args(self, args: Sequence[str] | None = None, namespace=None):
+        given = list(sys.argv[1:] if args is None else args)
+        self._json = "--json" in given[: given.index("--")] if "--" in given else "--json" in given
+        return super().parse_known_args(args, namespace)
+
+    def error(self, message: str) -> NoReturn:
+        if getattr(self, "_json", False):
+            print(json_error(message, 2))
+        super().error(message)
 
 
 def root_parser() -> argparse.ArgumentParser:
     """``rag-lab`` itself: its description, the three steps, ``--version`` and ``--debug``."""
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="rag-lab",
         description=DESCRIPTION,
         epilog=EPILOG,
@@ -159,7 +189,7 @@ def define_status_args(parser: argparse.ArgumentParser) -> None:
         vectors carry. A document whose stamp is not the current one counts as stale."""
     )
     _define_shared_args(parser)
-    parser.add_argument("--json", action="store_true", help="print JSON instead of text")
+    parser.add_argument("--json", action="store_true", help=_JSON)
     parser.add_argument(
         "--check",
         action="store_true",
@@ -210,7 +240,7 @@ def define_ask_args(parser: argparse.ArgumentParser) -> None:
         "backend the index was built with)",
     )
     parser.add_argument("--prompt", action="store_true", help="also print the full prompt")
-    parser.add_argument("--json", action="store_true", help="print JSON instead of text")
+    parser.add_argument("--json", action="store_true", help=_JSON)
 
 
 def define_evaluate_args(parser: argparse.ArgumentParser) -> None:

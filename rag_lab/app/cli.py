@@ -15,8 +15,11 @@ failed to index"; 3 (:data:`REGRESSED`) only "``evaluate --baseline``: a metric 
 after which the index is consistent (documents are written whole); 141 a reader of stdout
 that went away (``| head``): what was done is kept (reports are printed after the work,
 a rebuild's after its swap), and the rest of the output is dropped without a word. No
-traceback reaches the user unless ``--debug``. Output is written in whatever encoding
-stdout has, characters it cannot encode as ``\\uXXXX``.
+traceback reaches the user unless ``--debug``. Under ``--json`` an error is also one
+JSON object on stdout, ``{"error": <the words said on stderr>, "exit_status": N}``
+(:func:`~rag_lab.app.arguments.json_error`), argparse's refusals included, so a program
+reading stdout always gets JSON. Output is written in whatever encoding stdout has,
+characters it cannot encode as ``\\uXXXX``.
 """
 
 from __future__ import annotations
@@ -39,7 +42,7 @@ from typing import TYPE_CHECKING
 
 from rag_lab import chunking, environ, paths
 from rag_lab.app import arguments, index, ingest, lifecycle, terminal
-from rag_lab.app.index import BackendMismatch, UnknownBackend
+from rag_lab.app.index import BackendMismatch, DamagedMeta, UnknownBackend
 from rag_lab.app.store import (
     IndexBusy,
     IndexDamaged,
@@ -94,6 +97,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if getattr(args, "store", None) is not None:  # --store URI: the index is on Milvus
         args.index = args.store
+    elif getattr(args, "index", None) is not None:  # a link's target: a rebuild keeps the link
+        args.index = lifecycle.index_file(args.index)
     with terminal.sigterm_as_interrupt() as signalled:
         try:
             environ.check()
@@ -106,17 +111,28 @@ def main(argv: Sequence[str] | None = None) -> int:
         except (KeyboardInterrupt, Exception) as err:
             if getattr(args, "debug", False) and not isinstance(err, KeyboardInterrupt):
                 traceback.print_exc()  # and the exit status of the table, as without --debug
-            _say(err, args, signalled)
-            return TERMINATED if signalled else exit_status(err)
+            status = TERMINATED if signalled else exit_status(err)
+            _say(err, args, signalled, status)
+            return status
 
 
-def _say(err: BaseException, args: argparse.Namespace, signalled: list[int]) -> None:
-    lines = [_TERMINATED] if signalled and isinstance(err, KeyboardInterrupt) else None
+def _say(err: BaseException, args: argparse.Namespace, signalled: list[int], status: int) -> None:
+    """The error's lines on stderr; with ``--json``, also :func:`~.arguments.json_error`
+    on stdout (the same words)."""
+    if isinstance(err, KeyboardInterrupt):
+        lines = [_interrupted(args.command, "terminated (SIGTERM)" if signalled else "interrupted")]
+    else:
+        lines = [printable(line) for line in _problems(err, args)]
     try:
-        for line in lines or _problems(err, args):
-            print(f"rag-lab {args.command}: {printable(line)}", file=sys.stderr)
+        for line in lines:
+            print(f"rag-lab {args.command}: {line}", file=sys.stderr)
     except BrokenPipeError:  # 2>&1 | head: nobody reads the words either
         terminal.silence(sys.stderr)
+    if getattr(args, "json", False):
+        try:
+            print(arguments.json_error("\n".join(lines), status), flush=True)
+        except BrokenPipeError:
+            terminal.silence(sys.stdout)
 
 
 def exit_status(err: BaseException) -> int:
@@ -126,16 +142,20 @@ def exit_status(err: BaseException) -> int:
 
 # --- what went wrong, and what to do ------------------------------------------------
 
-_CONSISTENT = (
-    "the index is consistent (each document is written whole or not at all): "
-    "run the same command again to resume"
-)
-_INTERRUPTED = f"interrupted; {_CONSISTENT}"
-_TERMINATED = f"terminated (SIGTERM); {_CONSISTENT}"
-_EVALUATION_INTERRUPTED = (
-    "interrupted before the report was complete (files already in its folder may be from "
-    "an earlier run): run the same command again"
-)
+
+def _interrupted(command: str, how: str) -> str:
+    """What Ctrl-C or SIGTERM (``how``) left: the index consistent, or (``evaluate``, which
+    reads no index) a report not complete."""
+    if command == "evaluate":
+        return (
+            f"{how} before the report was complete (files already in its folder may be from "
+            "an earlier run): run the same command again"
+        )
+    return (
+        f"{how}; the index is consistent (each document is written whole or not at all): "
+        "run the same command again to resume"
+    )
+
 
 _ADVICE: dict[type[RagLabError], str] = {
     IndexMissing: ": run rag-lab index DIR first",
@@ -155,6 +175,12 @@ _ADVICE: dict[type[RagLabError], str] = {
     IndexReadOnly: "; make it writable, or choose another file with --index PATH",
     IndexInaccessible: "; check the disk and its permissions",
     UnknownBackend: "; rebuild it: rag-lab index {folder} --rebuild",
+    lifecycle.IndexNameTooLong: "; choose a shorter name: --index PATH",
+    DamagedMeta: (
+        ". Index the folder with the PDF options you want (--pdf-extractor, "
+        "--keep-running-lines, --ocr): rag-lab index {folder} records them again, and reads "
+        "the failed documents with them"
+    ),
 }
 """What to do, after a fact's own words: by the nearest class in its MRO; ``{path}`` is the
 index file, ``{folder}`` the folder it holds (``DIR`` when it does not say)."""
@@ -163,8 +189,6 @@ index file, ``{folder}`` the folder it holds (``DIR`` when it does not say)."""
 def _problems(err: BaseException, args: argparse.Namespace) -> list[str]:
     """One line per problem, each naming its file (and line) where the error knows it,
     and saying what to do."""
-    if isinstance(err, KeyboardInterrupt):
-        return [_EVALUATION_INTERRUPTED if args.command == "evaluate" else _INTERRUPTED]
     if isinstance(err, QuestionsError):
         return [v.render(err.path) for v in err.violations]
     if isinstance(err, folder.IngestError):
@@ -247,6 +271,7 @@ def _index(args: argparse.Namespace) -> int:
             prune=args.prune,
             follow_symlinks=args.follow_symlinks,
             pdf=_pdf_options(args),
+            index=lifecycle.on_disk(args.index),
         )
         lines = _report_lines(report, store)
     print("\n".join(lines))  # after the run: a reader gone (| head) loses words, not work
@@ -275,6 +300,7 @@ def _rebuild(args: argparse.Namespace) -> int:
             rebuild=True,
             follow_symlinks=args.follow_symlinks,
             pdf=_pdf_options(args),
+            index=lifecycle.on_disk(args.index),
         )
         lines = _report_lines(report, store)
     print("\n".join(lines))  # after the swap: a reader gone (| head) loses words, not work
@@ -283,16 +309,18 @@ def _rebuild(args: argparse.Namespace) -> int:
 
 def _retry(args: argparse.Namespace) -> int:
     with lifecycle.writing(args.index, create=False) as store:
-        report = ingest.retry(store, _encoder(index.resolve_backend(None, store)))
+        report = ingest.retry(
+            store, _encoder(index.resolve_backend(None, store)), index=lifecycle.on_disk(args.index)
+        )
         lines = _report_lines(report, store)
     print("\n".join(lines))
     return PARTIAL if report.failed else OK
 
 
 def _status(args: argparse.Namespace) -> int:
-    with lifecycle.reading(args.index, check=not args.check) as store:
-        if args.check:
-            return _check(args, store)
+    if args.check:
+        return _check(args)
+    with lifecycle.reading(args.index, check=True) as store:
         encoder = _encoder(index.resolve_backend(None, store))
         st = index.status(store, index.current_stamp(encoder.fingerprint))
     if args.json:
@@ -304,18 +332,32 @@ def _status(args: argparse.Namespace) -> int:
     return OK
 
 
-def _check(args: argparse.Namespace, store: Store) -> int:
-    problems = index.check(store)
+def _check(args: argparse.Namespace) -> int:
+    """``status --check``: every problem of the index file and the one command that mends
+    them. A file too damaged to open is a problem it reports, not an error pointing back here."""
+    try:
+        with lifecycle.reading(args.index) as store:
+            problems = index.check(store)
+            held, documents, engine = store.meta("folder"), len(store.documents()), store.engine
+    except IndexDamaged as err:
+        problems, held, documents, engine = [f"it cannot be read: {err.what}"], None, 0, None
+    mend = f"rag-lab index {held or 'DIR'} --rebuild"
     if args.json:
-        print(json.dumps({"index": str(args.index), "ok": not problems, "problems": problems}))
+        print(
+            json.dumps(
+                {"index": str(args.index), "ok": not problems, "problems": problems}
+                | ({"mend": mend} if problems else {})
+            )
+        )
     elif problems:
-        print(printable(f"index {args.index}: {len(problems)} problems"))
+        n = len(problems)
+        print(printable(f"index {args.index}: {n} problem{'s' * (n != 1)}"))
         print("\n".join(f"  {printable(p)}" for p in problems))
-        print(printable(f"rebuild it: rag-lab index {store.meta('folder') or 'DIR'} --rebuild"))
+        print(printable(f"rebuild it: {mend}"))
     else:
         print(
-            f"index {printable(str(args.index))}: sound ({store.engine} integrity check ok; "
-            f"{len(store.documents())} documents' chunk counts, vector counts and dimensions "
+            f"index {printable(str(args.index))}: sound ({engine} integrity check ok; "
+            f"{documents} documents' chunk counts, vector counts and dimensions "
             "agree with their records and stamps)"
         )
     return OK if not problems else ERROR
@@ -544,6 +586,10 @@ def _report_lines(report: ingest.IngestReport, store: Store) -> list[str]:
     for doc_id, reason in report.failed.items():
         record = store.document(doc_id)
         lines.append(printable(f"  failed {record.path if record else doc_id}: {reason}"))
+    for doc_id, was in report.renamed.items():
+        record = store.document(doc_id)
+        now = record.path if record else doc_id
+        lines.append(printable(f"  renamed {was} to {now} (the same id, {doc_id}): read again"))
     for path, why in report.not_followed.items():
         lines.append(printable(f"  not followed {path}: {why}"))
     if report.running_lines:
@@ -561,6 +607,10 @@ def _report_lines(report: ingest.IngestReport, store: Store) -> list[str]:
             f"sentence break, cut into pieces of at most {chunking.TARGET}",
             file=sys.stderr,
         )
+    for doc_id, said in report.warned.items():
+        record = store.document(doc_id)
+        where = record.path if record else doc_id
+        print(printable(f"warning: {where}: {folder.warned(said)}"), file=sys.stderr)
     for doc_id, pages in report.flagged.items():
         record = store.document(doc_id)
         lines.append(

@@ -20,7 +20,9 @@ Failed documents hold no vectors and never block a search; they are listed by
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
+import json
 import math
 import os
 from collections import Counter
@@ -51,7 +53,8 @@ from rag_lab.models.encoder import BACKENDS
 from rag_lab.models.encoder import DEFAULT_BACKEND as ENCODER_DEFAULT
 from rag_lab.models.minilm import Fingerprint
 from rag_lab.search import TextEncoder
-from rag_lab.sources.folder import READER_VERSION
+from rag_lab.sources.folder import READER_VERSION, PdfOptions
+from rag_lab.sources.pdf.extract import EXTRACTORS
 
 STRATEGY = "E"
 """Chunking of the persistent index: boundaries + header, the chapter's best."""
@@ -70,6 +73,9 @@ LEGACY_BACKEND = "torch"
 """The backend of an index that records none and whose stamps match no backend here."""
 BACKEND_KEY = "backend"
 """The ``meta`` key that records the backend the index's vectors were embedded with."""
+PDF_OPTIONS_KEY = "pdf_options"
+"""The ``meta`` key holding the :class:`~rag_lab.sources.folder.PdfOptions` of the last
+``index`` run, as JSON, so that ``retry`` reads the failed PDFs as that run did."""
 
 
 class IndexNotReady(UnusableIndex, RuntimeError):
@@ -123,6 +129,17 @@ class BackendMismatch(BadInput, ValueError):
         )
         self.held = held
         self.requested = requested
+        self.folder = folder
+
+
+class DamagedMeta(UnusableIndex, ValueError):
+    """A value of the index's ``meta`` that is not one this version writes (``key``, and
+    ``what`` is wrong with it); ``folder`` is the folder the index holds, if it says."""
+
+    def __init__(self, key: str, what: str, folder: str | None) -> None:
+        super().__init__(f"the index's recorded {key} is damaged ({what})")
+        self.key = key
+        self.what = what
         self.folder = folder
 
 
@@ -252,6 +269,46 @@ class StoredRetriever:
             Hit(c, self.titles[c.doc_id], d, self.paged.get(c.doc_id))
             for c, (_, d) in zip(chunks, top, strict=True)
         ]
+
+
+def record_pdf_options(store: Store, options: PdfOptions) -> None:
+    """Record how this run reads PDFs (:data:`PDF_OPTIONS_KEY`)."""
+    store.set_meta(PDF_OPTIONS_KEY, json.dumps(dataclasses.asdict(options)))
+
+
+def recorded_pdf_options(store: Store) -> PdfOptions:
+    """How the last ``index`` run read PDFs: the defaults when it recorded none.
+
+    Raises :class:`DamagedMeta` for a value that is not what :func:`record_pdf_options`
+    writes: not JSON, not an object, a key it does not write, or a value of the wrong kind
+    (an extractor it does not know, a confidence outside 0 to 100).
+    """
+    raw = store.meta(PDF_OPTIONS_KEY)
+    if raw is None:
+        return PdfOptions()
+
+    def damaged(what: str) -> DamagedMeta:
+        return DamagedMeta(PDF_OPTIONS_KEY, what, store.meta("folder"))
+
+    try:
+        values = json.loads(raw)
+    except ValueError as err:
+        raise damaged(f"not JSON: {' '.join(str(err).split())}") from None
+    if not isinstance(values, dict):
+        raise damaged(f"a JSON {type(values).__name__}, not an object")
+    defaults = dataclasses.asdict(PdfOptions())
+    for key in values.keys() - defaults.keys():
+        raise damaged(f"{key!r} is not an option")
+    for key, value in values.items():
+        default = defaults[key]
+        kind = type(value) is type(default) or (type(default) is float and type(value) is int)
+        if not kind:
+            raise damaged(f"{key}: {value!r} is not a {type(default).__name__}")
+    if values.get("extractor", PdfOptions.extractor) not in EXTRACTORS:
+        raise damaged(f"extractor: {values['extractor']!r} is not one of {', '.join(EXTRACTORS)}")
+    if not 0 <= values.get("ocr_min_confidence", PdfOptions.ocr_min_confidence) <= 100:
+        raise damaged(f"ocr_min_confidence: {values['ocr_min_confidence']!r} is not 0 to 100")
+    return PdfOptions(**values)
 
 
 def recorded_backend(store: Store) -> str | None:
@@ -430,13 +487,20 @@ def check(store: Store) -> list[str]:
     """Every problem of the index file, one line each; empty when it is sound.
 
     The store's integrity check first (when it fails, the tables cannot be trusted and the
-    rest is not read); then every document's recorded chunk count against the chunks
-    stored, their vectors' dimensions against its stamp, a PDF's page starts, and chunks
-    of no document.
+    rest is not read); then the values the index records in its ``meta`` (its backend, its
+    PDF options), every document's recorded chunk count against the chunks stored, their
+    vectors' dimensions against its stamp, a PDF's page starts, and chunks of no document.
     """
     problems = [f"{store.engine} integrity check: {line}" for line in store.integrity()]
     if problems:
         return problems
+    for key, read in ((BACKEND_KEY, recorded_backend), (PDF_OPTIONS_KEY, recorded_pdf_options)):
+        try:
+            read(store)
+        except UnknownBackend as err:
+            problems.append(f"meta {key}: {err}")
+        except DamagedMeta as err:
+            problems.append(f"meta {key}: {err.what}")
     stats = store.chunk_stats()
     records = {r.id: r for r in store.documents()}
     for r in records.values():

@@ -8,7 +8,9 @@ never breaks a folder (any exception while reading it is its failure:
 paragraph or sentence break cut into pieces (:attr:`IngestReport.cut`). Unchanged files
 are skipped by the sha256 of their bytes, as long as they are read the same way (a PDF
 read by another extractor, library version or option is a new text, so it is indexed
-again; :attr:`~rag_lab.sources.folder.Read.reading`).
+again; :attr:`~rag_lab.sources.folder.Read.reading`) from the same path (``a.md`` renamed
+``a.txt`` keeps its id, ``a``, but is plain text now: it is read again,
+:attr:`IngestReport.renamed`).
 How PDFs are read (:class:`~rag_lab.sources.folder.PdfOptions`) is recorded in the index's
 ``meta``, so that :func:`retry` reads them as the run that failed them did. A
 document whose vectors carry another stamp (a new model or pipeline version) is marked
@@ -30,13 +32,18 @@ refused with :class:`IngestError`, before anything is written, unless ``prune=Tr
 from __future__ import annotations
 
 import dataclasses
-import json
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from rag_lab.app.index import PIPELINE_VERSION, STRATEGY, current_stamp
+from rag_lab.app.index import (
+    PIPELINE_VERSION,
+    STRATEGY,
+    current_stamp,
+    record_pdf_options,
+    recorded_pdf_options,
+)
 from rag_lab.app.store import DocumentRecord, Pages, Stamp, Status, Store
 from rag_lab.chunking import chunk_bounded
 from rag_lab.progress import track
@@ -46,6 +53,7 @@ from rag_lab.sources.folder import (
     PdfOptions,
     Source,
     Unreadable,
+    check_manifest,
     discover,
     name_text,
     read_source,
@@ -56,8 +64,6 @@ from rag_lab.sources.pdf.document import PdfDocument
 
 WRITE_BATCH = 64
 """Chunks embedded and written per step within a document's transaction."""
-PDF_OPTIONS_KEY = "pdf_options"
-"""The ``meta`` key holding the :class:`PdfOptions` of the last run, as JSON."""
 
 
 @dataclass(frozen=True)
@@ -82,6 +88,12 @@ class IngestReport:
     cut: dict[str, int] = field(default_factory=dict)
     """Document id → its passages over the chunk bound, cut into pieces
     (:func:`~rag_lab.chunking.chunk_bounded`), for those indexed now."""
+    renamed: dict[str, str] = field(default_factory=dict)
+    """Document id → the path it was recorded under, for a file whose path changed but not
+    its id (``a.md`` renamed ``a.txt``): read again and recorded under its new path."""
+    warned: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    """Document id → what the PDF library warned of while reading it, for those indexed
+    now (:attr:`~rag_lab.sources.folder.Read.warnings`; a failed one's reason holds them)."""
 
     def summary(self) -> str:
         parts = [(len(self.indexed), "indexed"), (len(self.skipped), "unchanged")]
@@ -101,6 +113,7 @@ def index_folder(
     prune: bool = False,
     follow_symlinks: bool = False,
     pdf: PdfOptions | None = None,
+    index: str | os.PathLike | None = None,
 ) -> IngestReport:
     """Bring ``store`` up to date with ``folder``; one failed file never stops the others.
 
@@ -111,10 +124,12 @@ def index_folder(
     :class:`IngestError`, as does a run that would remove more than half of the documents
     (or all of them) unless ``prune``. ``follow_symlinks``: follow links that leave the
     folder, and symlinked folders. ``pdf``: how PDFs are read (default :class:`PdfOptions`).
+    ``index``: the index file's path, when it may lie inside the folder: it and the files
+    its lifecycle writes beside it are not read (:func:`~rag_lab.sources.folder.scan`).
     """
     root = folder_root(folder)
     check_folder(store.meta("folder"), root)
-    found = scan(root, follow_symlinks=follow_symlinks)
+    found = scan(root, follow_symlinks=follow_symlinks, index=index)
     ids = {s.id for s in found.sources}
     records = store.documents()
     unseen = {r.id: _unlisted(r.path, found.unlisted) for r in records if r.id not in ids}
@@ -129,7 +144,7 @@ def index_folder(
         )
     store.set_meta("folder", str(root))
     options = pdf or PdfOptions()
-    store.set_meta(PDF_OPTIONS_KEY, json.dumps(dataclasses.asdict(options)))
+    record_pdf_options(store, options)
     report = _ingest(found.sources, store, encoder, pipeline_version, rebuild, progress, options)
     for r in records:
         why = unseen.get(r.id)
@@ -142,7 +157,9 @@ def index_folder(
 
 def folder_root(folder: str | os.PathLike) -> Path:
     """``folder`` resolved, or :class:`IngestError` if it is not a folder an index can hold:
-    the index records its folder as text, so a name that is not UTF-8 is refused."""
+    the index records its folder as text, so a name that is not UTF-8 is refused, and a
+    ``SHA256SUMS`` that cannot be read (:func:`~rag_lab.sources.folder.check_manifest`)
+    leaves nothing to index."""
     root = Path(folder).resolve()
     if not root.is_dir():
         raise IngestError([f"{root}: not a folder"])
@@ -150,6 +167,7 @@ def folder_root(folder: str | os.PathLike) -> Path:
         raise IngestError(
             [f"{name_text(str(root))}: the folder's name is not valid UTF-8; rename it"]
         )
+    check_manifest(root)
     return root
 
 
@@ -167,10 +185,13 @@ def retry(
     *,
     pipeline_version: str = PIPELINE_VERSION,
     progress: bool | None = None,
+    index: str | os.PathLike | None = None,
 ) -> IngestReport:
     """Re-attempt every ``failed`` document of the index's folder, and only those.
 
-    PDFs are read with the options of the last :func:`index_folder` run.
+    PDFs are read with the options of the last :func:`index_folder` run; a record of them
+    that is damaged raises :class:`~rag_lab.app.index.DamagedMeta` before anything is read.
+    ``index`` as there.
     """
     held = store.meta("folder")
     failed = {r.id for r in store.documents() if r.status is Status.FAILED}
@@ -178,9 +199,8 @@ def retry(
         return IngestReport()
     if not Path(held).is_dir():
         raise IngestError([f"{held}: the index's folder is not there (not mounted?); nothing done"])
-    sources = [s for s in discover(held) if s.id in failed]
-    recorded = store.meta(PDF_OPTIONS_KEY)
-    options = PdfOptions(**json.loads(recorded)) if recorded else PdfOptions()
+    options = recorded_pdf_options(store)  # a damaged record is refused before any file is read
+    sources = [s for s in discover(held, index=index) if s.id in failed]
     report = _ingest(sources, store, encoder, pipeline_version, False, progress, options)
     gone = sorted(failed - {s.id for s in sources})
     store.remove(gone)
@@ -202,9 +222,15 @@ def _ingest(
     running: dict[str, int] = {}
     flagged: dict[str, tuple[int, ...]] = {}
     cut: dict[str, int] = {}
+    warned: dict[str, tuple[str, ...]] = {}
+    renamed: dict[str, str] = {}
     for source in track(sources, "indexing", "file", show=progress):
         prev = previous.get(source.id)
-        kept = prev is not None and prev.status is not Status.FAILED
+        # A file renamed to the same id (a.md → a.txt) is another file: read as its suffix
+        # says, and recorded under its new path.
+        kept = prev is not None and prev.status is not Status.FAILED and prev.path == source.path
+        if prev is not None and prev.path != source.path:
+            renamed[source.id] = prev.path
         try:
             # An unchanged scan is settled before it is read: OCR takes seconds a page.
             scanned = kept and prev.pages is not None and bool(prev.pages.confidences)
@@ -241,8 +267,18 @@ def _ingest(
             flagged[source.id] = pages.flagged
         if bounded.cut:
             cut[source.id] = bounded.cut
+        if got.warnings:
+            warned[source.id] = got.warnings
     return IngestReport(
-        indexed, skipped, failed, stale, running_lines=running, flagged=flagged, cut=cut
+        indexed,
+        skipped,
+        failed,
+        stale,
+        running_lines=running,
+        flagged=flagged,
+        cut=cut,
+        warned=warned,
+        renamed=renamed,
     )
 
 

@@ -4,13 +4,17 @@ The policy every caller that reads or changes an index keeps (the ``rag-lab`` co
 
 - Reading (:func:`reading`) opens the index read-only and never creates it.
 - Writing (:func:`writer`, :func:`writing`) first refuses, before a byte is written to the
-  file or beside it, a file that is not an index and an index or folder this process cannot
-  write (:func:`check_writable`); then holds the one writer's lock for the whole run, and
+  file or beside it, a file that is not an index, an index or folder this process cannot
+  write, and an index whose name leaves no room for the files written beside it
+  (:func:`check_writable`); then holds the one writer's lock for the whole run, and
   refuses a damaged index (the store's quick check).
 - A rebuild (:func:`plan_rebuild`, then :func:`rebuilding`) builds a fresh index beside the
   old one (``<index>.rebuild``) and swaps it in atomically when it is complete: it also
   replaces a damaged index, an interrupted one leaves the old index as it was, and it is
   how an index changes its encoder backend (:func:`~rag_lab.app.index.resolve_backend`).
+- An index given through a symbolic link is its target (:func:`index_file`): SQLite writes
+  its journal beside the target, and so do the lock and a rebuild, which replaces the
+  target and keeps the link.
 
 Faults are the facts of :mod:`rag_lab.app.store.errors`; the command line words them.
 """
@@ -39,9 +43,29 @@ from rag_lab.app.store import (
     writer_lock,
 )
 from rag_lab.environ import lock_seconds
+from rag_lab.errors import BadInput
 
 REBUILD_SUFFIX = ".rebuild"
 """The fresh index of a rebuild is ``<index><suffix>`` until it is swapped in."""
+ROOM = len(f"{REBUILD_SUFFIX}-journal")
+"""The most bytes a file written beside the index adds to its name: the journal of a
+rebuild's fresh file, ``<index>.rebuild-journal`` (SQLite's ``-journal``, the ``.lock``
+and the file an index is created under are shorter)."""
+NAME_MAX = 255
+"""A name's limit in bytes when the file system does not say (ext4, XFS, Btrfs, APFS)."""
+
+
+class IndexNameTooLong(BadInput, ValueError):
+    """An index whose name leaves less than :data:`ROOM` bytes under the file system's
+    limit on a name: the files written beside it could not be created."""
+
+    def __init__(self, path: Path, size: int, limit: int) -> None:
+        super().__init__(
+            f"{path}: its name is {size} bytes, and the files written beside it add up to "
+            f"{ROOM} more (its rebuild's journal, {path.name}{REBUILD_SUFFIX}-journal), over "
+            f"this file system's limit of {limit} bytes a name"
+        )
+        self.path = path
 
 
 def exists(where: Location) -> bool:
@@ -51,14 +75,34 @@ def exists(where: Location) -> bool:
     return where.exists()
 
 
+def on_disk(where: Location) -> Path | None:
+    """The file (SQLite) or folder (Milvus Lite) of this machine that holds the index at
+    ``where``; None for a server. What a scan of the indexed folder must not read."""
+    if isinstance(where, MilvusLocation):
+        return Path(where.uri) if where.local else None
+    return where
+
+
+def index_file(path: Path) -> Path:
+    """The file an index path names: the target of a symbolic link, else ``path``.
+
+    Callers pass this to the functions below, so that the writer's lock, the journal
+    (SQLite follows the link) and a rebuild's fresh file are all beside the one file, and
+    a rebuild replaces the target, not the link. A broken link stays a link: the store
+    refuses it (it would create a file elsewhere).
+    """
+    return path.resolve() if path.is_symlink() and path.exists() else path
+
+
 def check_writable(path: Location) -> None:
     """Refuse an index file, or the folder to create it in, that this process cannot write.
 
     Raises :class:`~rag_lab.app.store.errors.IndexReadOnly`; the folder of an existing
     index must be writable too, since SQLite writes a journal beside the file.
     :class:`~rag_lab.app.store.errors.IndexNeedsRecovery` when a writer that stopped left
-    a journal there too, which this process cannot roll back. A Milvus Lite folder is
-    checked as a file is; a server's permissions are the server's to refuse.
+    a journal there too, which this process cannot roll back; :class:`IndexNameTooLong`
+    when the index's name leaves no room for the files written beside it. A Milvus Lite
+    folder is checked as a file is; a server's permissions are the server's to refuse.
     """
     if isinstance(path, MilvusLocation):
         if not path.local:
@@ -69,6 +113,9 @@ def check_writable(path: Location) -> None:
             raise IndexReadOnly(path, f"cannot write the index: {place} is read-only")
         return
     place = path if path.exists() else next(p for p in path.parents if p.exists())
+    size, limit = len(os.fsencode(path.name)), _name_max(place if place.is_dir() else place.parent)
+    if size + ROOM > limit:
+        raise IndexNameTooLong(path, size, limit)
     writable = os.access(place, os.W_OK) and (not path.exists() or os.access(path.parent, os.W_OK))
     if not writable and _hot_journal(path):
         raise IndexNeedsRecovery(path)
@@ -208,6 +255,14 @@ def _milvus_rebuilding(where: MilvusLocation, backend: str) -> Iterator[Store]:
         raise
     finally:
         store.close()
+
+
+def _name_max(folder: Path) -> int:
+    """The file system's limit on a name in ``folder``, in bytes."""
+    try:
+        return os.pathconf(folder, "PC_NAME_MAX")
+    except (OSError, ValueError, AttributeError):  # not POSIX, or it does not say
+        return NAME_MAX
 
 
 def _hot_journal(path: Path) -> bool:

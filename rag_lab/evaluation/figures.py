@@ -56,7 +56,11 @@ def size_figure(sizes: Sizes):
     bins = np.arange(0.5, longest + 33, 32)  # edges at 32k + ½: the budget is an edge
     with plots.style():
         fig, axes = plt.subplots(
-            len(grid), 2, figsize=(8.6, 2.15 * len(grid) + 0.9), sharex=True, sharey="row",
+            len(grid),
+            2,
+            figsize=(8.6, 2.15 * len(grid) + 0.9),
+            sharex=True,
+            sharey="row",
             squeeze=False,
         )
         for row, names in zip(axes, grid, strict=True):
@@ -70,7 +74,11 @@ def size_figure(sizes: Sizes):
                 adds = bool((text != content).any())
                 if adds:
                     ax.hist(
-                        text, bins=bins, histtype="step", lw=1.2, color=plots.NEUTRAL["ink"],
+                        text,
+                        bins=bins,
+                        histtype="step",
+                        lw=1.2,
+                        color=plots.NEUTRAL["ink"],
                         label="embedded text (content + header / overlap)",
                     )
                 ax.axvline(TARGET, color=plots.NEUTRAL["ink"], lw=0.8, ls="--")
@@ -85,13 +93,31 @@ def size_figure(sizes: Sizes):
         for ax in axes[:, 0]:
             ax.set_ylabel("chunks")
         handles = [
-            plt.Rectangle((0, 0), 1, 1, color=plots.NEUTRAL["mid"], label="bars (the strategy's "
-                          "colour): content, the chunk's own characters, what is quoted and "
-                          "what the budget caps"),
-            plt.Line2D([], [], color=plots.NEUTRAL["ink"], lw=1.2, label="outline: embedded "
-                       f"text, content + the header and the {OVERLAP}-character overlap"),
-            plt.Line2D([], [], color=plots.NEUTRAL["ink"], lw=0.8, ls="--",
-                       label=f"the {TARGET}-character budget on content"),
+            plt.Rectangle(
+                (0, 0),
+                1,
+                1,
+                color=plots.NEUTRAL["mid"],
+                label="bars (the strategy's "
+                "colour): content, the chunk's own characters, what is quoted and "
+                "what the budget caps",
+            ),
+            plt.Line2D(
+                [],
+                [],
+                color=plots.NEUTRAL["ink"],
+                lw=1.2,
+                label="outline: embedded "
+                f"text, content + the header and the {OVERLAP}-character overlap",
+            ),
+            plt.Line2D(
+                [],
+                [],
+                color=plots.NEUTRAL["ink"],
+                lw=0.8,
+                ls="--",
+                label=f"the {TARGET}-character budget on content",
+            ),
         ]
         fig.suptitle("Characters per chunk, by strategy", fontsize=10)
         fig.tight_layout(rect=(0, 0.09, 1, 1))
@@ -114,7 +140,11 @@ def window_figure(pieces: WordPieces):
     bins = np.arange(0.5, longest + 9, 8)  # edges at 8k + ½: the window is an edge
     with plots.style():
         fig, axes = plt.subplots(
-            len(grid), 2, figsize=(8.6, 2.3 * len(grid) + 0.9), sharex=True, sharey=True,
+            len(grid),
+            2,
+            figsize=(8.6, 2.3 * len(grid) + 0.9),
+            sharex=True,
+            sharey=True,
             squeeze=False,
         )
         for row, cells in zip(axes, grid, strict=True):
@@ -127,7 +157,10 @@ def window_figure(pieces: WordPieces):
                 ax.hist(counts, bins=bins, color=plots.STRATEGY_COLORS[name])
                 if base is not None and name != base:
                     ax.hist(
-                        pieces.per_chunk[base], bins=bins, histtype="step", lw=1.0,
+                        pieces.per_chunk[base],
+                        bins=bins,
+                        histtype="step",
+                        lw=1.0,
                         color=plots.NEUTRAL["mid"],
                     )
                 ax.axvline(window, color=plots.NEUTRAL["ink"], lw=0.8, ls="--")
@@ -140,20 +173,34 @@ def window_figure(pieces: WordPieces):
                     fontsize=8,
                 )
         fig.supxlabel(
-            "word-pieces per embedded text, [CLS] and [SEP] included (bins of 8)", fontsize=9,
+            "word-pieces per embedded text, [CLS] and [SEP] included (bins of 8)",
+            fontsize=9,
             y=0.095,
         )
         for ax in axes[:, 0]:
             ax.set_ylabel("chunks (log scale)")
         handles = [
-            plt.Line2D([], [], color=plots.NEUTRAL["ink"], lw=0.8, ls="--",
-                       label=f"the encoder's {window}-word-piece window: past it, truncated "
-                       "without a warning"),
+            plt.Line2D(
+                [],
+                [],
+                color=plots.NEUTRAL["ink"],
+                lw=0.8,
+                ls="--",
+                label=f"the encoder's {window}-word-piece window: past it, truncated "
+                "without a warning",
+            ),
         ]
         if base is not None:
-            handles.insert(0, plt.Line2D([], [], color=plots.NEUTRAL["mid"], lw=1.0,
-                                         label=f"grey outline: {base} ({STRATEGIES[base].label}), "
-                                         "for comparison"))
+            handles.insert(
+                0,
+                plt.Line2D(
+                    [],
+                    [],
+                    color=plots.NEUTRAL["mid"],
+                    lw=1.0,
+                    label=f"grey outline: {base} ({STRATEGIES[base].label}), for comparison",
+                ),
+            )
         fig.suptitle("What the encoder sees, per chunk", fontsize=10)
         fig.tight_layout(rect=(0, 0.08, 1, 1))
         fig.legend(handles=handles, loc="lower center", ncols=1, fontsize=7.5)
@@ -490,7 +537,11 @@ def strategies_figure(ranks_by: Mapping[str, Ranks], clusters: Sequence[Hashable
     """Recall@k curves of dense retrieval over each chunking, one panel per strategy."""
     labels = {name: f"{name}: {STRATEGIES[name].label}" for name in ranks_by}
     return recall_curve_figure(
-        ranks_by, "Dense retrieval, six chunkings", plots.STRATEGY_COLORS, labels=labels, clusters=clusters
+        ranks_by,
+        "Dense retrieval, six chunkings",
+        plots.STRATEGY_COLORS,
+        labels=labels,
+        clusters=clusters,
     )
 
 
@@ -530,13 +581,13 @@ def forest_figure(entries: Sequence[Entry], title: str, *, label_benchmark: bool
         for m in {e.margin for e in paired if e.margin and e.direction is Direction.SAME}:
             for side in (m, -m):
                 ax.axvline(side, color=plots.NEUTRAL["ink"], lw=0.6, ls="--")
-        labels = [
-            f"{e.claim} · {e.benchmark}" if label_benchmark else e.claim for e in paired
-        ]
+        labels = [f"{e.claim} · {e.benchmark}" if label_benchmark else e.claim for e in paired]
         ax.set_yticks(y, labels)
         ax.tick_params(axis="y", labelsize=7 if len(paired) > 20 else 8)
         ax.set_ylim(-0.7, len(paired) - 0.3)
-        ax.set_xlabel("difference in Recall@k, a − b, by question (dot: estimate; bar: 95 % interval)")
+        ax.set_xlabel(
+            "difference in Recall@k, a − b, by question (dot: estimate; bar: 95 % interval)"
+        )
         verdicts = list(dict.fromkeys(e.verdict for e in paired))
         handles = [
             plt.Line2D([], [], color=plots.VERDICT_COLORS[v.value], lw=2.2, label=v.label)

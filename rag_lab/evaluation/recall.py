@@ -84,7 +84,9 @@ class RecallTable:
         in ``R@k by question`` as ``[lo, hi]``.
         """
         if intervals not in ("both", "per query", "by question"):
-            raise ValueError(f"intervals is 'both', 'per query' or 'by question', not {intervals!r}")
+            raise ValueError(
+                f"intervals is 'both', 'per query' or 'by question', not {intervals!r}"
+            )
         clustered = all(r.by_question is not None for r in self.rows)
         if intervals == "by question" and not clustered:
             raise ValueError("no interval by question: the table was made without clusters")

@@ -79,14 +79,20 @@ def verdict_tables(ledger: Ledger) -> list[Table]:
     shared = {c: es for c, es in on.items() if len(es) > 1}
     tables = []
     if shared:
-        columns = [b for b in benchmarks if any(e.benchmark == b for es in shared.values() for e in es)]
-        frame = pd.DataFrame(
-            [
-                {"claim": es[0].statement, **{e.benchmark: e.verdict.short for e in es}}
-                for es in shared.values()
-            ],
-            index=pd.Index(list(shared), name="id"),
-        ).reindex(columns=["claim", *columns]).fillna("–")
+        columns = [
+            b for b in benchmarks if any(e.benchmark == b for es in shared.values() for e in es)
+        ]
+        frame = (
+            pd.DataFrame(
+                [
+                    {"claim": es[0].statement, **{e.benchmark: e.verdict.short for e in es}}
+                    for es in shared.values()
+                ],
+                index=pd.Index(list(shared), name="id"),
+            )
+            .reindex(columns=["claim", *columns])
+            .fillna("–")
+        )
         caption = (
             f"Claims judged on {len(columns)} benchmarks, their verdicts (excludes its effect: "
             "the interval excludes the chapter's effect)"
@@ -130,7 +136,7 @@ def rule() -> str:
             "interval of the difference by question excludes the effect the chapter reports; "
             f"otherwise it is **inconclusive**, with the smallest difference the design detects "
             f"with {power:.0%} power;",
-            f"- a \"no difference\" claim reproduces when the whole interval lies within the "
+            f'- a "no difference" claim reproduces when the whole interval lies within the '
             f"equivalence margin (±{m:.2f} of Recall@k), even if the test sees a difference; "
             "outside it, it is contradicted when the test is significant; a rate the chapter "
             "reports reproduces only "

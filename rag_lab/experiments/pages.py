@@ -43,7 +43,8 @@ window.addEventListener('load', () => {
       const area = t.closest('.jp-OutputArea-output') || t.parentElement;
       out.tables.push({i, width: Math.round(t.scrollWidth),
                        room: Math.round(area.clientWidth),
-                       cols: t.rows.length ? Math.max(...Array.from(t.rows, r => r.cells.length)) : 0,
+                       cols: t.rows.length
+                         ? Math.max(...Array.from(t.rows, r => r.cells.length)) : 0,
                        head: (t.rows[0] ? t.rows[0].innerText : '').slice(0, 60)});
     });
   out.texts = [];
@@ -61,7 +62,8 @@ window.addEventListener('load', () => {
       out.texts.push({i, width, room: pre.clientWidth, head: pre.innerText.slice(0, 60)});
   });
   document.querySelectorAll('.jp-OutputArea-output img').forEach((img, i) => {
-    out.figures.push({i, natural: img.naturalWidth, shown: Math.round(img.getBoundingClientRect().width)});
+    out.figures.push({i, natural: img.naturalWidth,
+                      shown: Math.round(img.getBoundingClientRect().width)});
   });
   out.page = document.documentElement.scrollWidth;
   out.height = document.documentElement.scrollHeight;
@@ -172,8 +174,12 @@ def measure(page: Path, browser: str, screenshot: Path | None = None) -> Measure
         if screenshot is not None:  # the whole page: a window as tall as the page
             tall = min(found["height"], 60000)
             subprocess.run(
-                [*common, f"--window-size={WIDTH},{tall}", f"--screenshot={screenshot}",
-                 page.as_uri()],
+                [
+                    *common,
+                    f"--window-size={WIDTH},{tall}",
+                    f"--screenshot={screenshot}",
+                    page.as_uri(),
+                ],
                 capture_output=True,
                 timeout=300,
                 check=False,

@@ -7,7 +7,8 @@ A table of more than :data:`MAX_COLUMNS` columns or :data:`MAX_WIDTH` characters
 is refused when it is made (:class:`TooWide`): split it in two, or draw it.
 
 >>> import pandas as pd
->>> t = Table(pd.DataFrame({"R@4": ["0.469 [0.309, 0.636]"]}, index=pd.Index(["A"], name="strategy")))
+>>> strategy = pd.Index(["A"], name="strategy")
+>>> t = Table(pd.DataFrame({"R@4": ["0.469 [0.309, 0.636]"]}, index=strategy))
 >>> print(repr(t))
 strategy                   R@4
 A         0.469 [0.309, 0.636]
@@ -127,8 +128,7 @@ class Table:
     def _right(shown: pd.DataFrame) -> list[bool]:
         """Which columns read as numbers (right-aligned): every non-empty cell does."""
         return [
-            len(shown) > 0 and all(_NUMERIC.match(v) for v in shown[c] if v)
-            for c in shown.columns
+            len(shown) > 0 and all(_NUMERIC.match(v) for v in shown[c] if v) for c in shown.columns
         ]
 
     def _repr_html_(self) -> str:

@@ -13,8 +13,9 @@ Symbolic links are followed only when they stay inside the folder (or with
 with the reason, as are subfolders that cannot be listed, so a caller never mistakes a
 file it could not see for a file that is gone. A UTF-8 byte-order mark is dropped.
 
-A file that cannot become a document (unreadable, empty, binary, not UTF-8, too large)
-raises :class:`Unreadable` with the reason an index records. :func:`load_folder` is the
+A file that cannot become a document (unreadable, empty, only whitespace, binary, UTF-16
+or UTF-32 rather than UTF-8, not UTF-8, too large) raises :class:`Unreadable` with the
+reason an index records. :func:`load_folder` is the
 all-or-nothing reading an evaluation needs; :mod:`rag_lab.app.ingest` reads file by file.
 
 A PDF is read by :func:`rag_lab.sources.pdf.document.read_pdf` (PDFium by default, running
@@ -23,13 +24,16 @@ joined by a page break and a newline (a paragraph may run on over a page);
 :func:`read_source` also returns the :class:`~rag_lab.sources.pdf.document.PdfDocument`
 (page starts, extractor, OCR confidences) that the index keeps. It fails with the parser's
 reason (``encrypted: …``, ``malformed: …``), or ``no text layer (scanned?)`` unless OCR is
-asked.
+asked, or says that every line it had was a running header or footer.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import os
-from collections.abc import Sequence
+import sys
+from collections import Counter
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -50,6 +54,7 @@ SUFFIXES = MARKDOWN_SUFFIXES + TEXT_SUFFIXES + PDF_SUFFIXES
 MAX_PDF_BYTES = 100 * 1024 * 1024
 """PDFs carry fonts and images besides their text, so their limit is higher: 100 MB."""
 MANIFEST = "SHA256SUMS"
+RUNNING_LINES_HINT = "(rag-lab index --keep-running-lines keeps them)"
 
 
 class Unreadable(BadInput):
@@ -101,6 +106,9 @@ class Read:
     sha256: str
     pdf: pdf.PdfDocument | None = None
     """For a PDF: its pages, how it was read, and what was removed; None for text files."""
+    warnings: tuple[str, ...] = ()
+    """What the PDF library warned of while reading it (``pypdf: incorrect startxref
+    pointer(1)``), in order (:func:`warned` says them in one line)."""
 
     @property
     def reading(self) -> str:
@@ -129,13 +137,29 @@ def name_text(name: str) -> str:
     return name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
 
-def discover(folder: str | os.PathLike, *, follow_symlinks: bool = False) -> list[Source]:
+def discover(
+    folder: str | os.PathLike,
+    *,
+    follow_symlinks: bool = False,
+    index: str | os.PathLike | None = None,
+) -> list[Source]:
     """The files to index under ``folder``, sorted by path (see the module docstring)."""
-    return scan(folder, follow_symlinks=follow_symlinks).sources
+    return scan(folder, follow_symlinks=follow_symlinks, index=index).sources
 
 
-def scan(folder: str | os.PathLike, *, follow_symlinks: bool = False) -> Scan:
-    """:func:`discover`'s files, with the folders it could not list and the links it skipped."""
+def scan(
+    folder: str | os.PathLike,
+    *,
+    follow_symlinks: bool = False,
+    index: str | os.PathLike | None = None,
+) -> Scan:
+    """:func:`discover`'s files, with the folders it could not list and the links it skipped.
+
+    ``index``: the index file the run writes, which may lie inside the folder. It and the
+    files beside it that its lifecycle writes (``<index>-journal``, ``<index>.lock``,
+    ``<index>.rebuild``…: its name followed by ``-`` or ``.``), whatever their suffix, are
+    never read: the index would index itself. Said once, in :attr:`Scan.skipped`.
+    """
     root = Path(folder)
     manifest = root / MANIFEST
     unlisted: dict[str, str] = {}
@@ -152,7 +176,40 @@ def scan(folder: str | os.PathLike, *, follow_symlinks: bool = False) -> Scan:
                 files.append(root / name)
     else:
         files = _walk(root, follow_symlinks, unlisted, skipped)
+    own = _of_index(index)
+    if mine := [f for f in files if own(f)]:
+        files = [f for f in files if not own(f)]
+        here = Path(index).absolute()
+        if not here.is_relative_to(root.absolute()):  # through a link: where it was found
+            here = mine[0].parent / here.name
+        skipped[name_text(here.relative_to(root).as_posix())] = (
+            "the index itself, inside the folder: not read, nor any file it writes (its "
+            "journal, lock, rebuild)"
+        )
     return Scan(_sources(root, files, sums), unlisted, skipped)
+
+
+def _of_index(index: str | os.PathLike | None) -> Callable[[Path], bool]:
+    """Is a file the index at ``index`` (or, through a link, its target), one of the files
+    beside it that its lifecycle writes (its name, then ``-`` or ``.``), or, when the index
+    is a folder (Milvus Lite's), inside it?"""
+    if index is None:
+        return lambda file: False
+    given = Path(index).absolute()
+    places = {(given.parent.resolve(), given.name), (given.resolve().parent, given.resolve().name)}
+    inside = given.resolve() if given.is_dir() else None
+
+    def own(file: Path) -> bool:
+        where = file.parent.resolve()
+        if inside is not None and where.is_relative_to(inside):
+            return True
+        return any(
+            where == folder
+            and (file.name == name or file.name.startswith((f"{name}-", f"{name}.")))
+            for folder, name in places
+        )
+
+    return own
 
 
 def _outside(root: Path, name: str, follow: bool) -> str | None:
@@ -259,14 +316,39 @@ def read_source(source: Source, options: PdfOptions | None = None) -> Read:
     bytes are all that reading depends on, so a reader's unforeseen error (a PDF library's
     own, a decoder's) fails this file with ``cannot be read: <the error>`` and never the
     folder. Only Ctrl-C and the like (not :class:`Exception`) pass.
+
+    What a PDF library warns of while reading the file is kept with it
+    (:attr:`Read.warnings`), or, when the file fails, ends its reason.
     """
-    try:
-        return _read_source(source, options)
-    except Unreadable:
-        raise
-    except Exception as err:
-        words = " ".join(str(err).split())
-        raise Unreadable(f"cannot be read: {type(err).__name__}: {words}") from err
+    with pdf.library_warnings() as said:
+        try:
+            got = _read_source(source, options)
+        except Unreadable as err:
+            if not said:
+                raise
+            heard = f"{err.reason}; the reader warned: {warned(said)}"
+            raise Unreadable(heard, err.sha256) from None
+        except Exception as err:
+            words = " ".join(str(err).split())
+            heard = f"; the reader warned: {warned(said)}" if said else ""
+            raise Unreadable(f"cannot be read: {type(err).__name__}: {words}{heard}") from err
+    return dataclasses.replace(got, warnings=tuple(said))
+
+
+LISTED_WARNINGS = 3
+"""Distinct warnings a line names before "and N more"."""
+
+
+def warned(warnings: Sequence[str]) -> str:
+    """What a file's reader warned of, in one line: each distinct warning once (with its
+    count when repeated), the first :data:`LISTED_WARNINGS` of them, and how many more.
+
+    >>> warned(["pypdf: a", "pypdf: b", "pypdf: a"])
+    'pypdf: a (×2); pypdf: b'
+    """
+    parts = [w if n == 1 else f"{w} (×{n})" for w, n in Counter(warnings).items()]
+    more = len(parts) - LISTED_WARNINGS
+    return "; ".join(parts[:LISTED_WARNINGS]) + (f"; and {more} more" if more > 0 else "")
 
 
 def _read_source(source: Source, options: PdfOptions | None) -> Read:
@@ -288,16 +370,54 @@ def _read_source(source: Source, options: PdfOptions | None) -> Read:
         raise Unreadable("empty file", digest)
     if is_pdf:
         return _read_pdf(source, digest, options or PdfOptions())
+    wide = _wide_encoding(data)
+    if wide:
+        raise Unreadable(f"{wide}: save it as UTF-8", digest)
     if b"\0" in data:
         raise Unreadable(f"binary: a NUL byte at byte {data.index(0)}", digest)
     try:
         text = data.decode("utf-8").removeprefix("\ufeff")  # a BOM would hide the title
     except UnicodeDecodeError as err:
         raise Unreadable(f"not UTF-8: {err.reason} at byte {err.start}", digest) from None
+    if not text.strip():
+        raise Unreadable(f"only whitespace ({len(data):,} bytes)", digest)
     stem = Path(source.path).stem
     if source.file.suffix.lower() in TEXT_SUFFIXES:
         return Read(Document(source.id, stem, text, source.file, format="plain"), digest)
     return Read(Document(source.id, title_of(text, stem), text, source.file), digest)
+
+
+_BOMS = (  # UTF-32's first: its little-endian mark begins with UTF-16's
+    (b"\xff\xfe\x00\x00", "utf-32", "UTF-32 text (little-endian, with a byte-order mark)"),
+    (b"\x00\x00\xfe\xff", "utf-32", "UTF-32 text (big-endian, with a byte-order mark)"),
+    (b"\xff\xfe", "utf-16", "UTF-16 text (little-endian, with a byte-order mark)"),
+    (b"\xfe\xff", "utf-16", "UTF-16 text (big-endian, with a byte-order mark)"),
+)
+
+
+def _wide_encoding(data: bytes) -> str | None:
+    """What ``data`` is, if it is text in UTF-16 or UTF-32 (what Windows' Notepad and
+    PowerShell write as "Unicode"), not a binary file: it decodes so, and says so by its
+    byte-order mark or, without one, by a NUL in every other byte of its start and in none
+    of the others (ASCII text in UTF-16)."""
+    for mark, codec, what in _BOMS:
+        if data.startswith(mark):
+            return what if len(data) > len(mark) and _decodes(data, codec) else None
+    start = data[:4096]
+    for parity, codec, order in ((1, "utf-16-le", "little"), (0, "utf-16-be", "big")):
+        zeros, others = start[parity::2], start[1 - parity :: 2]
+        looks = len(start) >= 4 and zeros.count(0) * 2 >= len(zeros) and 0 not in others
+        if looks and _decodes(data, codec):
+            return f"UTF-16 text ({order}-endian, without a byte-order mark)"
+    return None
+
+
+def _decodes(data: bytes, codec: str) -> bool:
+    try:
+        data.decode(codec)
+    except UnicodeDecodeError:
+        return False
+    return True
 
 
 def _read_pdf(source: Source, digest: str, options: PdfOptions) -> Read:
@@ -319,6 +439,13 @@ def _read_pdf(source: Source, digest: str, options: PdfOptions) -> Read:
             f"cannot read PDFs: the {err.name or 'PDF'} package is missing (pip install -e .[pdf])",
             digest,
         ) from None
+    if got.removed and not any(page.strip() for page in got.pages):
+        raise Unreadable(
+            f"nothing to index: all its {len(got.removed)} lines are running headers or "
+            "footers (repeated at the top or bottom of most pages), removed "
+            f"{RUNNING_LINES_HINT}",
+            digest,
+        )
     doc = Document(source.id, got.title, got.text, source.file, format="plain")
     return Read(doc, digest, got)
 
@@ -348,7 +475,8 @@ def load_folder(folder: str | os.PathLike) -> list[Document]:
     """Every document of ``folder``, or :class:`IngestError` listing each file that fails.
 
     For evaluation, where a corpus is all or nothing: a file that cannot be read is an
-    error, and a ``SHA256SUMS`` manifest, if present, must match every file it lists.
+    error, and a ``SHA256SUMS`` manifest, if present, must match every file it lists. What
+    a PDF library warned of while reading a file is one line on stderr naming the file.
     """
     root = Path(folder)
     if not root.is_dir():
@@ -359,10 +487,14 @@ def load_folder(folder: str | os.PathLike) -> list[Document]:
     problems += [f"{root / name}: {why}" for name, why in found.skipped.items() if MANIFEST in why]
     for source in found.sources:
         try:
-            doc, sums[source.path] = read(source)
-            docs.append(doc)
+            got = read_source(source)
         except Unreadable as err:
             problems.append(f"{source.file}: {err.reason}")
+            continue
+        docs.append(got.document)
+        sums[source.path] = got.sha256
+        if got.warnings:
+            print(f"warning: {source.file}: {warned(got.warnings)}", file=sys.stderr)
     if (root / MANIFEST).is_file():
         for name, expected in _manifest(root / MANIFEST).items():
             if Path(name).suffix.lower() not in SUFFIXES or name in found.skipped:
@@ -376,6 +508,15 @@ def load_folder(folder: str | os.PathLike) -> list[Document]:
     if problems:
         raise IngestError(problems)
     return docs
+
+
+def check_manifest(folder: str | os.PathLike) -> None:
+    """Raise :class:`IngestError` if ``folder`` holds a ``SHA256SUMS`` that cannot be read
+    (not UTF-8, a line that is not ``<sha256>  <name>``): the folder cannot be indexed at
+    all, so a caller checks it before it creates anything for it."""
+    manifest = Path(folder) / MANIFEST
+    if manifest.is_file():
+        _manifest(manifest)
 
 
 def _manifest(path: Path) -> dict[str, str]:

@@ -132,7 +132,7 @@ CASES = [
     ("manifest absolute entry", manifest({"{outside}/secret.md": SECRET}), ["index", "{docs}"], 0, "secret.md: listed in SHA256SUMS, but outside the folder", "3 indexed, 0 failed: a b sub/c"),
     ("manifest entry through a link outside", manifest_through_a_link, ["index", "{docs}"], 0, "not followed link.md: listed in SHA256SUMS, but a symbolic link to", "3 indexed, 0 failed: a b sub/c"),
     ("manifest entry through a link, followed", manifest_through_a_link, ["index", "{docs}", "--follow-symlinks"], 0, "4 indexed", "4 indexed, 0 failed: a b link sub/c"),
-    ("manifest not UTF-8", manifest_not_utf8, ["index", "{docs}"], 2, "SHA256SUMS: not UTF-8 (invalid start byte at byte 2)", "0 indexed, 0 failed: "),
+    ("manifest not UTF-8", manifest_not_utf8, ["index", "{docs}"], 2, "SHA256SUMS:1: not UTF-8 (invalid start byte at byte 2)", "absent"),
     ("manifest ../ entry, evaluate", manifest({"../outside/secret.md": SECRET}), ["evaluate", "--corpus", "{docs}", "--questions", "{docs}/a.md", "--out", "{tmp}/out"], 2, "../outside/secret.md: listed in SHA256SUMS, but outside the folder", "absent"),
     ("dangling --index link", dangling_index_link, ["index", "{docs}", "--index", "{tmp}/link.sqlite"], 2, "is a broken symbolic link", "absent"),
     ("dangling --index link, rebuild", dangling_index_link, ["index", "{docs}", "--rebuild", "--index", "{tmp}/link.sqlite"], 2, "is a broken symbolic link", "absent"),

@@ -285,7 +285,7 @@ def test_an_onnx_graph_with_nowhere_to_go_is_refused_before_the_index(env, monke
 def test_a_damaged_onnx_graph_in_the_cache_is_exported_again(env, monkeypatch):
     """A graph cut short in the cache is a damaged entry: one warning, exported again, and
     the run goes on (it was an internal error: "No graph was found in the protobuf")."""
-    run, docs, path, cache = env
+    run, docs, _path, cache = env
     monkeypatch.setattr(cli, "Encoder", Encoder)
     graph = cache / "onnx" / minilm_fingerprint().key / onnx_minilm.GRAPH_FILES["onnx"]
     graph.parent.mkdir(parents=True)

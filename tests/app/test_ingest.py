@@ -55,7 +55,11 @@ def store(tmp_path):
         (b"caf\xe9 au lait", "not UTF-8: invalid continuation byte at byte 3"),
         (b"\xff\xfe# Title", "not UTF-8: invalid start byte at byte 0"),
         (b"# Only a title\n\n## And a section\n", "nothing to index: no text outside headings"),
-        (b"  \n\n\t\n", "nothing to index: no text outside headings"),
+        (b"  \n\n\t\n", "only whitespace (6 bytes)"),
+        (
+            "Tea.\n".encode("utf-16"),
+            "UTF-16 text (little-endian, with a byte-order mark): save it as UTF-8",
+        ),
     ],
 )
 def test_each_broken_file_fails_with_its_reason_and_the_others_are_indexed(

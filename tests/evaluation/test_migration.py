@@ -6,7 +6,6 @@ import numpy as np
 import pytest
 
 from rag_lab.evaluation import migration
-from rag_lab.evaluation.ledger import Direction
 from rag_lab.evaluation.migration import CURRENT, MIXED, ClsPooled, Migration
 from rag_lab.evaluation.verdicts import Verdict
 from rag_lab.models.minilm import Fingerprint

@@ -63,8 +63,15 @@ def test_a_difference_made_of_both_phrasings_is_one_trial_per_question():
     assert row["finding"] == "per query only"
     # 4 of 12 questions gain a whole question's worth of recall: +1/3 by question.
     assert row["a − b by question"].startswith("+0.333 [")
-    assert list(paired.view().columns) == ["pair", "k", "a − b by question", "questions", "p",
-                                           "per query", "chapter"]
+    assert list(paired.view().columns) == [
+        "pair",
+        "k",
+        "a − b by question",
+        "questions",
+        "p",
+        "per query",
+        "chapter",
+    ]
     assert paired.get("a", "b", 1).finding is Finding.PER_QUERY_ONLY
 
 
@@ -141,7 +148,9 @@ def test_the_dense_reading_separates_rescue_from_ranking():
     dense = strategies_of(ranks, queries_of(10))
     text = nb03.reading(dense, queries_of(10))
     # Each question that A loses on its ticket phrasing is worth half a question's recall.
-    assert "B − A by question: +0.400 [" in text and "B holds 8 needles that A's cuts destroy" in text
+    assert (
+        "B − A by question: +0.400 [" in text and "B holds 8 needles that A's cuts destroy" in text
+    )
     assert "On the 12 queries whose needle survives in both (10 questions): +0.000 [" in text
     assert "on ranking alone this design cannot tell" in text
     text = present.every_claim(nb03.entries(dense))

@@ -59,17 +59,27 @@ def test_rates_read_each_interval_against_the_chapter():
 
     def rate(claim, ci, chapter, verdict):
         interval = f"{sum(ci) / 2:.3f} [{ci[0]:.3f}, {ci[1]:.3f}]"
-        return NS(claim=claim, interval=interval, ci=ci, chapter_effect=chapter,
-                  verdict=NS(label=verdict), margin=0.1)
+        return NS(
+            claim=claim,
+            interval=interval,
+            ci=ci,
+            chapter_effect=chapter,
+            verdict=NS(label=verdict),
+            margin=0.1,
+        )
 
-    text = dr._rates([
-        rate("wide", (0.10, 0.50), 0.33, "inconclusive"),
-        rate("narrow", (0.00, 0.12), 0.20, "contradicted"),
-        NS(claim="count", interval="", ci=None, chapter_effect=None, verdict=None, margin=None),
-    ])
-    assert text.startswith("- **Rates beside the chapter's.** wide 0.300 [0.100, 0.500] holds "
-                           "the chapter's 0.330 (*inconclusive*); narrow 0.060 [0.000, 0.120] "
-                           "excludes the chapter's 0.200 (*contradicted*).")
+    text = dr._rates(
+        [
+            rate("wide", (0.10, 0.50), 0.33, "inconclusive"),
+            rate("narrow", (0.00, 0.12), 0.20, "contradicted"),
+            NS(claim="count", interval="", ci=None, chapter_effect=None, verdict=None, margin=None),
+        ]
+    )
+    assert text.startswith(
+        "- **Rates beside the chapter's.** wide 0.300 [0.100, 0.500] holds "
+        "the chapter's 0.330 (*inconclusive*); narrow 0.060 [0.000, 0.120] "
+        "excludes the chapter's 0.200 (*contradicted*)."
+    )
     assert "count" not in text  # a count has no interval to read
     assert "1 of these intervals are wider than the ±0.10" in text
     assert "which is not evidence that they differ" in text

@@ -28,7 +28,7 @@ def test_a_notebook_renders_as_a_standalone_page(tmp_path):
 def test_an_unreadable_notebook_is_named(tmp_path):
     bad = tmp_path / "98_bad.ipynb"
     bad.write_text("{not json")
-    with pytest.raises(SystemExit, match="98_bad.ipynb: cannot be read as a notebook"):
+    with pytest.raises(SystemExit, match=r"98_bad\.ipynb: cannot be read as a notebook"):
         pages.render([bad], tmp_path / "html")
 
 

@@ -122,7 +122,9 @@ def test_reading_with_no_difference_and_no_trap_through():
     queries = queries_of(8)
     ranks = {"dense": [1] * 16, "BM25": [1] * 16, "hybrid": [1] * 16}
     paired = pr.identifier_comparisons(ranks, queries)
-    assert set(pr.identifier_view(paired)["a − b by question"]) == {"+0.000 [-0.169, +0.169]"}  # ±t(9)·se of 8 zeros and ±1/2
+    assert set(pr.identifier_view(paired)["a − b by question"]) == {
+        "+0.000 [-0.169, +0.169]"
+    }  # ±t(9)·se of 8 zeros and ±1/2
     traps = traps_of([0.70, 0.90], [False, False])
     judged = pr.entries(ranks, queries)
     assert {e.verdict for e in judged} == {Verdict.INCONCLUSIVE}  # no difference at all

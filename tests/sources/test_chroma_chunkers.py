@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 
 from rag_lab.documents import Document
@@ -32,7 +34,7 @@ def test_a_character_split_across_tokens_is_kept_whole():
         assert 0 <= s < e <= len(text)
     spans = ch.fixed_spans(text, 7, 0)
     assert spans[0][0] == 0 and spans[-1][1] == len(text)
-    assert all(b[0] <= a[1] for a, b in zip(spans, spans[1:], strict=False))  # nothing skipped
+    assert all(b[0] <= a[1] for a, b in itertools.pairwise(spans))  # nothing skipped
 
 
 def test_recursive_chunks_fit_and_overlap_by_whole_pieces():
@@ -44,7 +46,7 @@ def test_recursive_chunks_fit_and_overlap_by_whole_pieces():
         assert ch.token_count(text[s:e]) <= 60 + 2  # counts of pieces, joined: within a token
         assert text[s:e] == text[s:e].strip()
     assert [s for s, _ in spans] == sorted(s for s, _ in spans)
-    assert any(b[0] < a[1] for a, b in zip(spans, spans[1:], strict=False))  # overlap happens
+    assert any(b[0] < a[1] for a, b in itertools.pairwise(spans))  # overlap happens
 
 
 def test_chunks_slice_back_to_their_text():

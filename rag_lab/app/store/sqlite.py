@@ -102,7 +102,10 @@ class SQLiteStore:
             ) from None
         # Built aside and linked into place: a file at ``path`` is always a whole index,
         # even if this process is killed halfway, and an existing file is never replaced.
-        fresh = self.path.with_name(f"{self.path.name}.creating-{os.getpid()}")
+        # Named by at most 64 bytes of the index's name, so that it and its journal fit a
+        # file system's limit on a name (255 bytes) whatever the index's name is.
+        kept = os.fsencode(self.path.name)[:64].decode("utf-8", "ignore")
+        fresh = self.path.with_name(f"{kept}.creating-{os.getpid()}")
         try:
             fresh.unlink(missing_ok=True)
             db = Connection(fresh, readonly=False, timeout=timeout, index=self.path)

@@ -28,6 +28,7 @@ ranks in its wheel, so nothing is downloaded; it encodes as ``tiktoken`` does:
 
 from __future__ import annotations
 
+import itertools
 import re
 import warnings
 from collections.abc import Callable, Iterator, Sequence
@@ -195,7 +196,7 @@ def _pieces(segment: str, separator: str) -> list[tuple[int, int]]:
         return [(i, i + 1) for i in range(len(segment))]
     cuts = [m.start() for m in re.finditer(re.escape(separator), segment)]
     bounds = [0, *cuts, len(segment)]
-    return [(a, b) for a, b in zip(bounds, bounds[1:], strict=False) if b > a]
+    return [(a, b) for a, b in itertools.pairwise(bounds) if b > a]
 
 
 def _merge(text: str, run: Sequence[Piece], size: int, overlap: int) -> Iterator[tuple[int, int]]:

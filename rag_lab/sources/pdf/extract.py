@@ -28,18 +28,23 @@ A PDF the library cannot read raises :class:`PdfError` whose ``reason`` starts w
 ``encrypted:`` (a password is needed) or ``malformed:``, followed by the parser's own words.
 A scanned PDF reads without error as pages of no text (:attr:`PdfText.has_text` is False);
 :func:`ocr` reads it with Tesseract instead, with each page's mean word confidence.
+What pypdf and pdfminer warn of while reading one (``incorrect startxref pointer``) is kept
+by :func:`library_warnings`, for the caller to say with the file's name.
 """
 
 from __future__ import annotations
 
+import logging
 import math
 import os
 import re
 import shutil
+import warnings
 from bisect import bisect_right
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from rag_lab.errors import BadEnvironment, BadInput
@@ -122,6 +127,44 @@ def extract(path: str | os.PathLike, extractor: str = "pypdf", mode: str = "defa
     read = {"pypdf": _pypdf, "pdfminer": _pdfminer, "pdfium": _pdfium}[extractor]
     pages = read(os.fspath(path), mode)
     return PdfText(extractor, mode, tuple(p.replace(PAGE_BREAK, "\n") for p in pages))
+
+
+LIBRARY_LOGGERS = ("pypdf", "pdfminer")
+"""The loggers of the pure-Python readers: they warn of a damaged file and read on."""
+
+
+@contextmanager
+def library_warnings() -> Iterator[list[str]]:
+    """Inside, what the PDF libraries warn of is kept in the list yielded, as
+    ``<library>: <words>``, instead of reaching stderr with no file named: the warnings of
+    :data:`LIBRARY_LOGGERS`, and Python warnings other than deprecations. The list fills
+    as they warn, so an error raised inside can quote them."""
+    said: list[str] = []
+
+    class Keep(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            said.append(f"{record.name.split('.')[0]}: {_words(record.getMessage())}")
+
+    def keep(message, category, filename, lineno, file=None, line=None) -> None:
+        said.append(f"{category.__name__}: {_words(message)}")
+
+    handler = Keep(logging.WARNING)
+    loggers = [logging.getLogger(name) for name in LIBRARY_LOGGERS]
+    propagate = [logger.propagate for logger in loggers]
+    for logger in loggers:
+        logger.addHandler(handler)
+        logger.propagate = False  # else Python's last-resort handler prints them bare
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("default")  # each file hears its own, once a place
+            for quiet in (DeprecationWarning, PendingDeprecationWarning, ImportWarning):
+                warnings.simplefilter("ignore", quiet)
+            warnings.showwarning = keep
+            yield said
+    finally:
+        for logger, before in zip(loggers, propagate, strict=True):
+            logger.removeHandler(handler)
+            logger.propagate = before
 
 
 def remove_repeated_lines(
