@@ -287,10 +287,10 @@ def _rebuild(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
     encoder = _encoder(plan.backend)
+    fresh = "generation" if isinstance(args.index, MilvusLocation) else "file"
     print(
         f"rebuilding {printable(str(plan.folder))} into {printable(str(args.index))} (encoder: "
-        f"{plan.backend}; a fresh file, "
-        "swapped in when complete)"
+        f"{plan.backend}; a fresh {fresh}, swapped in when complete)"
     )
     with lifecycle.rebuilding(args.index, plan.backend) as store:
         report = ingest.index_folder(
