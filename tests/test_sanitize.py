@@ -24,6 +24,8 @@ def sanitise(text: str) -> str:
         ("corpus at /work/main/data/corpus", "corpus at <PATH>"),
         ("saved /tmp/x/report.md", "saved <PATH>"),
         ("took 12.5 ms", "took <TIME>"),
+        ("1652 ms against 0.37 ms (s…  reproduces", "<TIME>…  reproduces"),
+        ("911 ms against 0.65 ms (…  reproduces", "<TIME>…  reproduces"),
         ("at 0x7fcc857de110>", "at <ADDR>>"),
     ],
 )
