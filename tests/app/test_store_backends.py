@@ -10,6 +10,7 @@ line's index, ask, status, retry, rebuild and prune, with kill -9 at random poin
 
 from __future__ import annotations
 
+import contextlib
 import os
 import random
 import shutil
@@ -61,12 +62,17 @@ def _serve(argv: list[str], port: int, log: Path) -> subprocess.Popen:
     pytest.fail(f"{argv[0]} did not listen on {port} within {SERVER_START_SECONDS} s")
 
 
-def _stop(proc: subprocess.Popen) -> None:
+def _stop(proc: subprocess.Popen, data: Path | None = None) -> None:
+    """Stop a server's process group; ``data``: also every process run from that folder
+    (Milvus's wrapper starts its ``bin/milvus`` where a signal to the group misses it)."""
     try:
         os.killpg(proc.pid, signal.SIGTERM)
         proc.wait(timeout=30)
     except (ProcessLookupError, subprocess.TimeoutExpired):
-        os.killpg(proc.pid, signal.SIGKILL)
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+    if data is not None:
+        subprocess.run(["pkill", "-KILL", "-f", str(data)], check=False)
 
 
 @pytest.fixture(scope="session")
@@ -95,7 +101,7 @@ def milvus_server(tmp_path_factory):
     data = tmp_path_factory.mktemp("milvus-server")
     proc = _serve([str(exe), "--data", str(data)], 19530, data / "log")
     yield "http://127.0.0.1:19530"
-    _stop(proc)
+    _stop(proc, data)
 
 
 BACKENDS = [
