@@ -755,18 +755,8 @@ class _MilvusWriter:
     ) -> DocumentRecord:
         """The document's record (its chunk count is what this writer stored); committed when
         the ``replacing`` block ends."""
-        self.record = DocumentRecord(
-            self._doc_id,
-            path,
-            sha256,
-            Status.INDEXED,
-            None,
-            title,
-            stamp,
-            self._count,
-            now(),
-            reading,
-            pages,
+        self.record = DocumentRecord.indexed(
+            self._doc_id, path, sha256, title, stamp, self._count, reading, pages
         )
         return self.record
 

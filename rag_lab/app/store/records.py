@@ -115,6 +115,33 @@ class DocumentRecord:
     pages: Pages | None = None
     """For a PDF: its pages; None for unpaginated text and failed documents."""
 
+    @classmethod
+    def indexed(
+        cls,
+        doc_id: str,
+        path: str,
+        sha256: str,
+        title: str,
+        stamp: Stamp,
+        chunk_count: int,
+        reading: str | None = None,
+        pages: Pages | None = None,
+    ) -> DocumentRecord:
+        """The record a writer seals a document with: indexed now, ``chunk_count`` chunks."""
+        return cls(
+            doc_id,
+            path,
+            sha256,
+            Status.INDEXED,
+            None,
+            title,
+            stamp,
+            chunk_count,
+            now(),
+            reading,
+            pages,
+        )
+
 
 def now() -> str:
     """The current UTC time as records hold it: ISO 8601 to the second."""

@@ -316,18 +316,8 @@ class _SQLiteWriter:
         pages: Pages | None = None,
     ) -> DocumentRecord:
         """Seal the document as indexed; its chunk count is what this writer stored."""
-        self.record = DocumentRecord(
-            self._doc_id,
-            path,
-            sha256,
-            Status.INDEXED,
-            None,
-            title,
-            stamp,
-            self._count,
-            now(),
-            reading,
-            pages,
+        self.record = DocumentRecord.indexed(
+            self._doc_id, path, sha256, title, stamp, self._count, reading, pages
         )
         self._store._put(self.record)
         return self.record
