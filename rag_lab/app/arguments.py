@@ -244,7 +244,7 @@ def define_ask_args(parser: argparse.ArgumentParser) -> None:
 
 
 def define_evaluate_args(parser: argparse.ArgumentParser) -> None:
-    """``rag-lab evaluate``: a corpus, a question file, where to write (no index)."""
+    """``rag-lab evaluate``: a corpus, a question file, where to write; or a built index."""
     parser.description = _paragraphs(
         """Chunking (six strategies: sizes, destroyed answers, word-pieces), dense
         retrieval over the six with Wilson intervals and paired sign tests, dense vs BM25
@@ -255,6 +255,10 @@ def define_evaluate_args(parser: argparse.ArgumentParser) -> None:
         every problem in it is reported with its line. Without --corpus and --questions:
         the lab's own corpus and questions (in a checkout of the lab), and the notebooks'
         numbers, exactly.""",
+        """With --index PATH or --store URI, the index a deploy built is measured instead,
+        as it serves: nothing is chunked or embedded but the queries, each asked of it
+        like `rag-lab ask` (SQLite's exact scan, or the engine's approximate search), and
+        its report.json is paired with an earlier one by --baseline like any other.""",
         """Every report.json holds the deployed configuration (dense retrieval on
         --strategy, the gate at --cutoff) per query, with stamps (sha256 of the corpus and
         the question file, chunker, encoder, cutoff, version), and how many questions the
@@ -267,6 +271,14 @@ def define_evaluate_args(parser: argparse.ArgumentParser) -> None:
         baseline).""",
     )
     _define_shared_args(parser, index_file=False)
+    _define_where(
+        parser,
+        None,
+        "measure this built index instead of chunking and embedding the corpus: each query "
+        "is asked as `rag-lab ask` asks it (Recall@k and MRR with intervals, and the "
+        "deployed configuration that --baseline pairs); --corpus DIR is the folder it was "
+        "built from, which the questions are checked against",
+    )
     parser.add_argument(
         "--corpus",
         type=Path,
@@ -318,22 +330,25 @@ def _define_shared_args(parser: argparse.ArgumentParser, *, index_file: bool = T
     # SUPPRESS: without it the subcommand's default would overwrite `rag-lab --debug CMD`.
     parser.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=_DEBUG)
     if index_file:
-        where = parser.add_mutually_exclusive_group()
-        where.add_argument(
-            "--index",
-            type=Path,
-            default=index.default_path(),
-            metavar="PATH",
-            help=f"the index file (default: ${index.INDEX_ENV}, else {index.DEFAULT_PATH})",
+        _define_where(
+            parser,
+            index.default_path(),
+            f"the index file (default: ${index.INDEX_ENV}, else {index.DEFAULT_PATH})",
         )
-        where.add_argument(
-            "--store",
-            type=store_uri,
-            metavar="URI",
-            help="the index on Milvus instead of a SQLite file: a folder KB.db for Milvus "
-            "Lite (embedded, no server), or http://HOST:19530 for a Milvus server; "
-            "#NAME picks the index's name in it (default: rag_lab)",
-        )
+
+
+def _define_where(parser: argparse.ArgumentParser, default: Path | None, index_help: str) -> None:
+    """``--index PATH`` (a SQLite file) or ``--store URI`` (Milvus), one of them."""
+    where = parser.add_mutually_exclusive_group()
+    where.add_argument("--index", type=Path, default=default, metavar="PATH", help=index_help)
+    where.add_argument(
+        "--store",
+        type=store_uri,
+        metavar="URI",
+        help="the index on Milvus instead of a SQLite file: a folder KB.db for Milvus "
+        "Lite (embedded, no server), or http://HOST:19530 for a Milvus server; "
+        "#NAME picks the index's name in it (default: rag_lab)",
+    )
 
 
 COMMANDS = {

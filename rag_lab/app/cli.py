@@ -67,6 +67,7 @@ from rag_lab.text import printable, shorten
 
 if TYPE_CHECKING:
     from rag_lab.evaluation.regression import Comparison
+    from rag_lab.evaluation.report import Evaluation
 
 OK, PARTIAL, ERROR, REGRESSED, INTERRUPTED = 0, 1, 2, 3, 130
 CLOSED, TERMINATED = 128 + signal.SIGPIPE, 128 + signal.SIGTERM
@@ -427,18 +428,25 @@ def _evaluate(args: argparse.Namespace) -> int:
         with _baseline_words(regression.BaselineError):
             baseline = regression.read_report(args.baseline)
     with _read_once(questions) as readable, _writing_into(out):
-        evaluation, written = report.run(
-            args.corpus, readable, out, strategy=args.strategy, cutoff=args.cutoff
-        )
+        if args.index is not None:
+            evaluation = _evaluate_index(args, readable)
+            written = report.write(evaluation, out)
+        else:
+            evaluation, written = report.run(
+                args.corpus, readable, out, strategy=args.strategy, cutoff=args.cutoff
+            )
     print(evaluation.intro)
     for title, table in evaluation.headline():
         print(f"\n{title}:\n{table.to_string()}")
     for note in evaluation.notes():
         print(f"\nnote: {note}")
-    print(
-        f"\nwrote {written.markdown}, {written.json.name}, {written.claims.name} (the chapter's "
-        f"claims on this corpus) and {len(written.figures)} figures in {out}/figures"
+    claimed = (
+        f", {written.claims.name} (the chapter's claims on this corpus)"
+        if evaluation.claims()
+        else ""
     )
+    drawn = f" and {len(written.figures)} figures in {out}/figures" if written.figures else ""
+    print(f"\nwrote {written.markdown}, {written.json.name}{claimed}{drawn}")
     if baseline is None:
         return OK
     new = json.loads(written.json.read_text(encoding="utf-8"))
@@ -450,6 +458,45 @@ def _evaluate(args: argparse.Namespace) -> int:
     _print_comparison(compared)
     print(f"wrote {files.markdown}, {files.json.name} and {files.junit.name} (JUnit) in {out}")
     return REGRESSED if compared.regressed else OK
+
+
+def _evaluate_index(args: argparse.Namespace, questions: Path) -> Evaluation:
+    """``evaluate --index/--store``: the question file asked of the built index
+    (:func:`rag_lab.evaluation.report.evaluate_index`); the corpus only checks the questions."""
+    from rag_lab.evaluation import report
+    from rag_lab.questions import load_questions
+    from rag_lab.sources.chroma.questions import questions_kind
+    from rag_lab.sources.d2l import load_corpus
+
+    if args.strategy != index.STRATEGY:
+        raise UsageError(
+            f"--strategy {args.strategy}: a built index is chunked by strategy "
+            f"{index.STRATEGY}, the indexer's; --strategy applies without --index/--store"
+        )
+    if questions_kind(questions) == "chroma-csv":
+        raise UsageError(
+            f"{questions}: Chroma's question format (answers as offsets) is measured on a "
+            "corpus, not a built index; give a question file with needles, or drop "
+            "--index/--store"
+        )
+    docs = load_corpus() if args.corpus is None else folder.load_folder(args.corpus)
+    qset = load_questions(questions, docs, expected=None)
+    with lifecycle.reading(args.index, check=True) as store:
+        encoder = _encoder(index.resolve_backend(None, store))
+        retriever = index.retriever(store, encoder)
+        st = index.status(store, index.current_stamp(encoder.fingerprint))
+        failed = [r.id for r in st.failed]
+        return report.evaluate_index(
+            docs,
+            qset,
+            retriever,
+            index=str(args.index),
+            failed=failed,
+            strategy=index.STRATEGY,
+            title=Path(str(args.index)).name or str(args.index),
+            cutoff=args.cutoff,
+            questions_file=questions,
+        )
 
 
 @contextlib.contextmanager

@@ -221,6 +221,8 @@ class ExactScan:
     def __len__(self) -> int:
         return len(self.keys)
 
+    label = "exact scan (every vector, float32)"
+
     def nearest(self, vector: np.ndarray, k: int) -> list[tuple[tuple[str, int], float]]:
         return [(self.keys[i], d) for i, d in dense.nearest(vector, self.vectors, k)]
 

@@ -32,6 +32,7 @@ from rag_lab.evaluation import chapter, claims, deploy, figures, ledger, plots, 
 from rag_lab.evaluation import chunking as chunking_suite
 from rag_lab.evaluation import refusal as refusal_suite
 from rag_lab.evaluation import retrieval as retrieval_suite
+from rag_lab.evaluation import served as served_suite
 from rag_lab.evaluation import twins as twins_suite
 from rag_lab.evaluation.chunking import Chunking
 from rag_lab.evaluation.deploy import Deployment
@@ -41,6 +42,7 @@ from rag_lab.evaluation.power import Power
 from rag_lab.evaluation.refusal import Refusal
 from rag_lab.evaluation.render import markdown_table
 from rag_lab.evaluation.retrieval import Strategies, Systems
+from rag_lab.evaluation.served import Served
 from rag_lab.evaluation.spans import SpanEvaluation
 from rag_lab.evaluation.twins import Calibration
 from rag_lab.progress import bar
@@ -368,6 +370,30 @@ def _(r: Deployment, benchmark: str) -> Section:
 
 
 @section.register
+def _(r: Served, benchmark: str) -> Section:
+    frame = r.view()
+    unindexed = (
+        f" {len(r.unindexed)} questions' documents are not indexed (failed or never indexed), "
+        f"so their queries count as misses: {', '.join(r.unindexed)}."
+        if r.unindexed
+        else ""
+    )
+    note = (
+        f"The {len(r.queries)} queries of the question file ({len(set(r.clusters))} questions) "
+        f"asked of the index at {r.index} ({r.engine}: {r.search}; {r.documents} documents, "
+        f"{r.chunks:,} chunks) as `rag-lab ask` asks it, to depth {r.depth}: a hit is a "
+        "returned chunk holding the needle whole. Recall@k with Wilson's interval over "
+        "questions (clustered), MRR with a bootstrap interval over per-question means; a "
+        f"needle ranked past {r.depth} counts as a miss.{unindexed}"
+    )
+    return Section(
+        "served",
+        f"The index as built, asked: {r.engine}, {r.search}",
+        (Table("the index, asked", frame, note, headline=True),),
+    )
+
+
+@section.register
 def _(r: Power, benchmark: str) -> Section:
     note = (
         f"The smallest difference in Recall@k a two-sided question-level test at α = "
@@ -441,6 +467,49 @@ def evaluate(
     extra = {"queries": [q.id for q in lab.queries], "bm25 tokenizer": tokenizer, "stamps": stamps}
     results = (chunks, dense, systems, gated, calibrated, deployed, powered)
     return Evaluation(title, corpus, _encoder(encoder), results, extra=extra)
+
+
+def evaluate_index(
+    docs: Sequence[Document],
+    qset: QuestionSet,
+    retriever: Any,
+    *,
+    index: str,
+    failed: Sequence[str],
+    strategy: str,
+    title: str = "index",
+    cutoff: float = gate.CUTOFF,
+    questions_file: str | os.PathLike | None = None,
+) -> Evaluation:
+    """The question file asked of a built index (:mod:`rag_lab.evaluation.served`): its
+    Recall@k and MRR, and the deployed configuration per query, stamped with the corpus,
+    the question file, the indexer's chunker, the encoder, the cutoff and the search, so
+    that ``--baseline`` pairs two deploys. ``docs``, the corpus the index was built from,
+    validate the questions and stamp the corpus; nothing of them is chunked or embedded.
+    ``strategy``: the chunking the indexer used, for the stamps."""
+    served, deployed = served_suite.measure(
+        retriever, qset, index=index, failed=failed, strategy=strategy, cutoff=cutoff
+    )
+    encoder = retriever.encoder
+    kinds = {k: sum(n.kind == k for n in qset.negatives) for k in ("uncovered", "offtopic")}
+    corpus = {
+        "documents": len(docs),
+        "characters": sum(len(d.text) for d in docs),
+        "questions": len(qset.questions),
+        "queries": len(served.queries),
+        "negatives": len(qset.negatives),
+        **{f"{k} negatives": n for k, n in kinds.items()},
+    }
+    stamps = deploy.stamps(
+        docs,
+        deploy.questions_sha256(questions_file, qset),
+        strategy,
+        encoder,
+        cutoff,
+        search=served.search,
+    )
+    extra = {"queries": list(served.queries), "stamps": stamps}
+    return Evaluation(title, corpus, _encoder(encoder), (served, deployed), extra=extra)
 
 
 def evaluate_spans(

@@ -40,6 +40,9 @@ class Search(Protocol):
 
     def __len__(self) -> int: ...
 
+    label: str
+    """How it searches, in a report (the engine, its index and parameters)."""
+
     def nearest(self, vector: np.ndarray, k: int) -> list[tuple[tuple[str, int], float]]:
         """The ``k`` chunks nearest ``vector`` as ``((document id, position), cosine
         distance)``, nearest first, ties in key order."""

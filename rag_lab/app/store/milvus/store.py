@@ -6,7 +6,7 @@ collections whose names start ``<name>__``:
 
 - ``<name>__current``: one row, the index's marks (application, schema) and which
   *generation* is the index now. A rebuild writes a new generation beside it and swaps this
-  pointer when it is complete (:meth:`MilvusStore.create_generation`, :meth:`swap_to`).
+  pointer when it is complete (:meth:`MilvusStore.fresh_generation`, :meth:`MilvusStore.promote`).
 - ``<name>__<generation>__records``: a row per document (its
   :class:`~rag_lab.app.store.records.DocumentRecord` as JSON), a row per meta key, and a row
   per write in progress (*pending*).
@@ -26,48 +26,49 @@ Failing and removing a document are the same steps with no new write. Every read
 strong consistency, so a write is seen by the next read; every write the client returned
 from is durable (Milvus logs it before answering; Milvus Lite writes its WAL to the OS).
 
-Document ids are stored as JSON with ASCII escapes, so file names that are not UTF-8 (held
-by Python as surrogates) survive; rows are keyed by digests and write ids (hex), the only
-values that ever reach a filter expression.
+How rows are encoded is :mod:`.rows`'s; where an index lives and how it is reached,
+:mod:`.connection`'s.
 
 Milvus Lite lets one process open a folder at a time: a second waits
-``$RAG_LAB_LOCK_TIMEOUT`` seconds, then is refused (:class:`~.errors.IndexLocked`), readers
-included. On a server, any number of readers run
-beside a writer; rag-lab does not lock a server index across machines (run one indexer per
-index name).
+``$RAG_LAB_LOCK_TIMEOUT`` seconds, then is refused
+(:class:`~rag_lab.app.store.errors.IndexLocked`), readers included. On a server, any number
+of readers run beside a writer; rag-lab does not lock a server index across machines (run
+one indexer per index name).
 """
 
 from __future__ import annotations
 
-import fcntl
-import hashlib
 import json
-import logging
-import re
-import time
 import uuid
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 import numpy as np
 
-from rag_lab.app.store.errors import (
-    IndexDamaged,
-    IndexInaccessible,
-    IndexLocked,
-    IndexMissing,
-    NotOurFile,
-    OtherSchema,
+from rag_lab.app.store.errors import IndexDamaged, IndexMissing, NotOurFile, OtherSchema
+from rag_lab.app.store.milvus.connection import (
+    MilvusLocation,
+    connect,
+    pymilvus_client_library,
+    release_lite,
+)
+from rag_lab.app.store.milvus.rows import (
+    PLACEHOLDER,
+    TEXT_MAX,
+    TEXTS,
+    chunk_of,
+    chunk_row,
+    doc_id_of,
+    doc_key,
+    matrix,
+    record_json,
+    record_of,
 )
 from rag_lab.app.store.records import DocumentRecord, Pages, Stamp, Status, now
 from rag_lab.chunking import Chunk
 
-DEFAULT_NAME = "rag_lab"
-"""The index name when the URI gives none (``URI#name`` gives one)."""
 MARK = "rag-lab index"
 """The ``application`` of every rag-lab index's pointer row."""
 SCHEMA = "milvus-1"
@@ -76,126 +77,8 @@ HNSW_BUILD = {"M": 16, "efConstruction": 128}
 """The approximate index's graph: 16 links per node, 128 candidates while building."""
 HNSW_EF = 128
 """Candidates per search (at least the k asked for): the recall/latency knob."""
-TEXT_MAX = 65_535
-"""Milvus's longest VARCHAR, in bytes of UTF-8."""
 SEARCH_MAX = 16_384
 """Milvus's largest ``limit`` of one search."""
-CONNECT_SECONDS = 10.0
-"""How long to wait for a Milvus server before saying it cannot be reached."""
-_GRPC_OPTIONS = {"grpc.keepalive_time_ms": 300_000, "grpc.keepalive_permit_without_calls": 0}
-"""pymilvus pings every 10 s, even between calls; a gRPC server in Python (Milvus Lite's)
-allows one ping in 5 minutes by default and, after a few more, drops the connection with
-"too many pings" (seen here in a long run): ping no more often than it allows."""
-_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]{0,63}")
-_PLACEHOLDER = [0.0, 0.0]
-"""The vector of a records row: Milvus wants a vector field in every collection."""
-
-
-def _pymilvus() -> Any:
-    """The client library, imported on first use (it costs half a second), its own log
-    lines silenced: they would reach the terminal raw, and its faults are raised anyway."""
-    import pymilvus  # configures its loggers on import: quiet them after
-
-    quiet = ("pymilvus", "pymilvus.milvus_client", "pymilvus.bulk_writer", "milvus_lite")
-    for name in (*quiet, "grpc._server"):  # grpc's: Milvus Lite's server runs in this process
-        logging.getLogger(name).setLevel(logging.CRITICAL)
-    return pymilvus
-
-
-@dataclass(frozen=True)
-class MilvusLocation:
-    """Where a Milvus index lives: ``uri`` (a local folder for Milvus Lite, or
-    ``http(s)://host:port`` for a server) and the index ``name`` in it."""
-
-    uri: str
-    name: str = DEFAULT_NAME
-
-    @classmethod
-    def parse(cls, text: str) -> MilvusLocation:
-        """``URI`` or ``URI#name``; raises :class:`ValueError` with the reason.
-
-        >>> MilvusLocation.parse("http://db:19530#docs")
-        MilvusLocation(uri='http://db:19530', name='docs')
-        >>> MilvusLocation.parse("kb.db").local
-        True
-        """
-        uri, _, name = text.partition("#")
-        name = name or DEFAULT_NAME
-        if not uri:
-            raise ValueError("give a folder for Milvus Lite or http://host:port for a server")
-        if not _NAME.fullmatch(name) or "__" in name:
-            raise ValueError(
-                f"{name!r} is not an index name: a letter, then up to 63 letters, digits "
-                "and single underscores"
-            )
-        if uri.startswith(("http://", "https://", "tcp://")):
-            return cls(uri, name)
-        if "://" in uri:
-            raise ValueError(f"{uri}: a local folder, or http://host:port for a server")
-        if not uri.rstrip("/").endswith(".db"):
-            raise ValueError(f"{uri}: Milvus Lite's folder is named *.db (e.g. kb.db)")
-        return cls(str(Path(uri.rstrip("/")).expanduser().absolute()), name)
-
-    @property
-    def local(self) -> bool:
-        """Milvus Lite in a folder of this machine (else a server)."""
-        return "://" not in self.uri
-
-    def __str__(self) -> str:
-        return self.uri if self.name == DEFAULT_NAME else f"{self.uri}#{self.name}"
-
-
-def connect(where: MilvusLocation, *, create: bool, wait: float = 0.0) -> Any:
-    """A ``pymilvus.MilvusClient`` for ``where``; its faults as the store's facts.
-
-    Milvus Lite lets one process open a folder at a time: another waits up to ``wait``
-    seconds, then is refused (:class:`~.errors.IndexLocked`).
-
-    A local folder that is not Milvus Lite's is refused before Milvus touches it
-    (:class:`~.errors.NotOurFile`); a missing one is :class:`~.errors.IndexMissing` unless
-    ``create``.
-    """
-    try:
-        pymilvus = _pymilvus()
-    except ImportError as err:  # the extra is not installed
-        raise IndexInaccessible(
-            where, f"the Milvus client is not installed ({err.name}): pip install rag-lab[milvus]"
-        ) from None
-    if where.local:
-        folder = Path(where.uri)
-        if folder.exists() and not folder.is_dir():
-            raise NotOurFile(where, "is a file, not a Milvus Lite folder")
-        if folder.is_dir() and any(folder.iterdir()) and not (folder / "collections").is_dir():
-            raise NotOurFile(where, "is a folder that Milvus Lite did not write")
-        if not folder.exists() and not create:
-            raise IndexMissing(where)
-        if not folder.exists():
-            try:
-                folder.parent.mkdir(parents=True, exist_ok=True)
-            except OSError as err:
-                raise IndexInaccessible(
-                    where, f"cannot create the folder of {folder}: {err.strerror or err}"
-                ) from None
-    if where.local:
-        _wait_for_lite(where, wait)
-    else:
-        _reachable(where)
-    deadline = time.monotonic() + wait
-    while True:
-        try:
-            return pymilvus.MilvusClient(
-                uri=where.uri, timeout=CONNECT_SECONDS, grpc_options=_GRPC_OPTIONS
-            )
-        except pymilvus.MilvusException as err:
-            cause = _cause_text(err)
-            if not (where.local and "lock" in cause.lower()):
-                break
-            if time.monotonic() >= deadline:  # Milvus Lite: one process at a time
-                raise IndexLocked(where, wait) from None
-            time.sleep(0.2)
-    if where.local:
-        raise IndexInaccessible(where, f"Milvus Lite could not open it: {cause}")
-    raise IndexInaccessible(where, f"cannot reach the Milvus server at {where.uri}: {cause}")
 
 
 class MilvusStore:
@@ -255,7 +138,7 @@ class MilvusStore:
             if not self._shared:
                 self._client.close()
                 if where.local:
-                    _release_lite(where.uri)
+                    release_lite(where.uri)
             raise
 
     # --- the protocol -------------------------------------------------------------------
@@ -268,11 +151,11 @@ class MilvusStore:
         self._upsert(f"meta:{key}", value)
 
     def documents(self) -> list[DocumentRecord]:
-        return sorted((_record(v) for v in self._doc_rows().values()), key=lambda r: r.id)
+        return sorted((record_of(v) for v in self._doc_rows().values()), key=lambda r: r.id)
 
     def document(self, doc_id: str) -> DocumentRecord | None:
-        row = self._get(_doc_key(doc_id))
-        return None if row is None else _record(json.loads(row["value"]))
+        row = self._get(doc_key(doc_id))
+        return None if row is None else record_of(json.loads(row["value"]))
 
     @contextmanager
     def replacing(self, doc_id: str) -> Iterator[_MilvusWriter]:
@@ -296,26 +179,26 @@ class MilvusStore:
     def set_status(self, doc_ids: Sequence[str], status: Status) -> None:
         rows = self._rows("doc:")
         for doc_id in doc_ids:
-            data = rows.get(_doc_key(doc_id))
+            data = rows.get(doc_key(doc_id))
             if data is not None:
                 data |= {"status": str(status), "updated_at": now()}
-                self._upsert(_doc_key(doc_id), json.dumps(data))
+                self._upsert(doc_key(doc_id), json.dumps(data))
 
     def remove(self, doc_ids: Sequence[str]) -> None:
         for doc_id in doc_ids:
-            key = _doc_key(doc_id)
+            key = doc_key(doc_id)
             self._without_chunks(doc_id, lambda k=key: self._client.delete(self._records, ids=[k]))
 
     def chunks(self, doc_ids: Sequence[str]) -> tuple[list[Chunk], np.ndarray]:
         """The chunks of ``doc_ids`` (document id, then position order) and their vectors."""
-        rows = self._live_chunk_rows(set(doc_ids), [*_TEXTS, "start", "stop", "escaped"])
-        chunks = [_chunk(r) for r in rows]
-        return chunks, _matrix([r["vec"] for r in rows])
+        rows = self._live_chunk_rows(set(doc_ids), [*TEXTS, "start", "stop", "escaped"])
+        chunks = [chunk_of(r) for r in rows]
+        return chunks, matrix([r["vec"] for r in rows])
 
     def vectors(self, doc_ids: Sequence[str]) -> tuple[list[tuple[str, int]], np.ndarray]:
         """The vectors of ``doc_ids``, ``(document id, position)`` order, as one matrix."""
         rows = self._live_chunk_rows(set(doc_ids), [])
-        return [(_doc_id(r), r["pos"]) for r in rows], _matrix([r["vec"] for r in rows])
+        return [(doc_id_of(r), r["pos"]) for r in rows], matrix([r["vec"] for r in rows])
 
     def chunks_at(self, keys: Sequence[tuple[str, int]]) -> list[Chunk]:
         """The chunks at ``(document id, position)`` ``keys``, in the order given."""
@@ -325,10 +208,10 @@ class MilvusStore:
             if doc_id not in live:
                 raise KeyError(f"{doc_id}#{pos}")
             ids.append(f"{live[doc_id]}:{pos}")
-        fields = ["doc", "pos", *_TEXTS, "start", "stop", "escaped"]
+        fields = ["doc", "pos", *TEXTS, "start", "stop", "escaped"]
         found = (
             {
-                r["key"]: _chunk(r)
+                r["key"]: chunk_of(r)
                 for r in self._client.get(self._chunks, ids=ids, output_fields=fields)
             }
             if ids
@@ -369,7 +252,7 @@ class MilvusStore:
             kept = []
             for hit in hits:
                 row = hit["entity"]
-                doc_id = _doc_id(row)
+                doc_id = doc_id_of(row)
                 if live.get(doc_id) == row["write"]:
                     kept.append(((doc_id, int(row["pos"])), 1.0 - float(hit["distance"])))
             if len(kept) >= k or len(hits) < limit or limit == SEARCH_MAX:
@@ -422,7 +305,7 @@ class MilvusStore:
         live = self._live_writes()
         counts: dict[str, int] = {}
         for r in self._iterate(self._chunks, ["doc", "write"]):
-            doc_id = _doc_id(r)
+            doc_id = doc_id_of(r)
             if live.get(doc_id) == r["write"]:
                 counts[doc_id] = counts.get(doc_id, 0) + 1
         return {d: (n, {4 * self._dimensions}) for d, n in counts.items()}
@@ -435,7 +318,7 @@ class MilvusStore:
         if not self._shared:
             self._client.close()
             if self.where.local:  # Milvus Lite's server thread holds the folder's lock
-                _release_lite(self.where.uri)
+                release_lite(self.where.uri)
 
     def __enter__(self) -> MilvusStore:
         return self
@@ -508,16 +391,16 @@ class MilvusStore:
             "index_type": index_type,
         }
         self._client.upsert(
-            self._pointer, [{"key": "current", "value": json.dumps(data), "v": _PLACEHOLDER}]
+            self._pointer, [{"key": "current", "value": json.dumps(data), "v": PLACEHOLDER}]
         )
         return data
 
     def _create_keyed(self, name: str) -> None:
-        DataType = _pymilvus().DataType
+        DataType = pymilvus_client_library().DataType
         schema = self._client.create_schema(auto_id=False)
         schema.add_field("key", DataType.VARCHAR, is_primary=True, max_length=TEXT_MAX)
         schema.add_field("value", DataType.VARCHAR, max_length=TEXT_MAX)
-        schema.add_field("v", DataType.FLOAT_VECTOR, dim=len(_PLACEHOLDER))
+        schema.add_field("v", DataType.FLOAT_VECTOR, dim=len(PLACEHOLDER))
         index = self._client.prepare_index_params()
         index.add_index(field_name="v", index_type="FLAT", metric_type="L2")
         self._client.create_collection(
@@ -525,7 +408,7 @@ class MilvusStore:
         )
 
     def _create_chunks(self, dimensions: int) -> None:
-        DataType = _pymilvus().DataType
+        DataType = pymilvus_client_library().DataType
         schema = self._client.create_schema(auto_id=False)
         schema.add_field("key", DataType.VARCHAR, is_primary=True, max_length=64)
         schema.add_field("doc", DataType.VARCHAR, max_length=TEXT_MAX)
@@ -570,7 +453,7 @@ class MilvusStore:
             raise ValueError(
                 f"a record of {len(value.encode()):,} bytes: Milvus keeps {TEXT_MAX:,}"
             )
-        self._client.upsert(self._records, [{"key": key, "value": value, "v": _PLACEHOLDER}])
+        self._client.upsert(self._records, [{"key": key, "value": value, "v": PLACEHOLDER}])
 
     def _rows(self, prefix: str) -> dict[str, dict]:
         """Every records row whose key starts with ``prefix`` (a fixed word): key → JSON."""
@@ -611,7 +494,7 @@ class MilvusStore:
         return self._snapshot
 
     def _live_write(self, doc_id: str) -> str | None:
-        row = self._get(_doc_key(doc_id))
+        row = self._get(doc_key(doc_id))
         return None if row is None else json.loads(row["value"]).get("write")
 
     def _live_chunk_rows(self, wanted: set[str], fields: list[str]) -> list[dict]:
@@ -621,13 +504,13 @@ class MilvusStore:
         rows = [
             r
             for r in self._iterate(self._chunks, ["doc", "write", "pos", "vec", *fields])
-            if live.get(_doc_id(r)) == r["write"]
+            if live.get(doc_id_of(r)) == r["write"]
         ]
-        rows.sort(key=lambda r: (_doc_id(r), r["pos"]))
+        rows.sort(key=lambda r: (doc_id_of(r), r["pos"]))
         return rows
 
     def _put(self, record: DocumentRecord, write: str | None) -> None:
-        self._upsert(_doc_key(record.id), json.dumps(_record_json(record, write)))
+        self._upsert(doc_key(record.id), json.dumps(record_json(record, write)))
 
     def _pending(self, write: str, doc_id: str, writes: list[str | None]) -> None:
         data = {"doc": doc_id, "writes": [w for w in writes if w is not None]}
@@ -693,6 +576,13 @@ class _EngineSearch:
     def __len__(self) -> int:
         return self.size
 
+    @property
+    def label(self) -> str:
+        if self.store.index_type == "FLAT":
+            return f"{self.store.engine} FLAT (exact)"
+        build = ", ".join(f"{k} {v}" for k, v in HNSW_BUILD.items())
+        return f"{self.store.engine} HNSW ({build}; ef max({HNSW_EF}, 2k + 16))"
+
     def nearest(self, vector: np.ndarray, k: int) -> list[tuple[tuple[str, int], float]]:
         return self.store.nearest(vector, k, self.live)
 
@@ -723,22 +613,7 @@ class _MilvusWriter:
         for c, v in zip(chunks, vectors, strict=True):
             if c.doc_id != self._doc_id:
                 raise ValueError(f"chunk {c.id} does not belong to {self._doc_id}")
-            row = {
-                "key": f"{self._write}:{c.index}",
-                "doc": doc,
-                "write": self._write,
-                "pos": c.index,
-                "start": c.start,
-                "stop": c.end,
-                "escaped": 0,
-                "vec": np.asarray(v, dtype=np.float32).tolist(),
-            }
-            for bit, name in enumerate(_TEXTS):
-                value = getattr(c, name)
-                if not _utf8(value):  # surrogates (a name that is not UTF-8): kept as JSON
-                    value = json.dumps(value)
-                    row["escaped"] |= 1 << bit
-                row[name] = value
+            row = chunk_row(self._write, doc, c, v)
             rows.append(row)
         store._client.insert(store._chunks, rows)
         self._count += len(rows)
@@ -759,141 +634,3 @@ class _MilvusWriter:
             self._doc_id, path, sha256, title, stamp, self._count, reading, pages
         )
         return self.record
-
-
-def _doc_key(doc_id: str) -> str:
-    """A document's records key: a digest, since client libraries quote keys into filter
-    expressions (an id may hold quotes, backslashes or surrogates)."""
-    return "doc:" + hashlib.sha256(json.dumps(doc_id).encode()).hexdigest()[:40]
-
-
-def _doc_id(row: dict) -> str:
-    return json.loads(row["doc"])
-
-
-_TEXTS = ("section", "text", "content")
-"""A chunk's strings, in the order of their bits in its ``escaped`` field."""
-
-
-def _utf8(text: str) -> bool:
-    try:
-        text.encode()
-    except UnicodeEncodeError:
-        return False
-    return True
-
-
-def _chunk(row: dict) -> Chunk:
-    texts = {
-        name: json.loads(row[name]) if row["escaped"] >> bit & 1 else row[name]
-        for bit, name in enumerate(_TEXTS)
-    }
-    return Chunk(
-        _doc_id(row),
-        int(row["pos"]),
-        texts["text"],
-        texts["content"],
-        texts["section"],
-        int(row["start"]),
-        int(row["stop"]),
-    )
-
-
-def _matrix(vectors: list) -> np.ndarray:
-    if not vectors:
-        return np.zeros((0, 0), dtype=np.float32)
-    return np.asarray(vectors, dtype=np.float32)
-
-
-def _record_json(r: DocumentRecord, write: str | None) -> dict:
-    return {
-        "id": r.id,
-        "path": r.path,
-        "sha256": r.sha256,
-        "status": str(r.status),
-        "reason": r.reason,
-        "title": r.title,
-        "stamp": None if r.stamp is None else vars(r.stamp),
-        "chunk_count": r.chunk_count,
-        "updated_at": r.updated_at,
-        "reading": r.reading,
-        "pages": None if r.pages is None else r.pages.to_json(),
-        "write": write,
-    }
-
-
-def _record(data: dict) -> DocumentRecord:
-    return DocumentRecord(
-        data["id"],
-        data["path"],
-        data["sha256"],
-        Status(data["status"]),
-        data["reason"],
-        data["title"],
-        None if data["stamp"] is None else Stamp(**data["stamp"]),
-        data["chunk_count"],
-        data["updated_at"],
-        data["reading"],
-        None if data["pages"] is None else Pages.from_json(data["pages"]),
-    )
-
-
-def _reachable(where: MilvusLocation) -> None:
-    """Refuse a server that does not answer gRPC within :data:`CONNECT_SECONDS`, before the
-    client tries: pymilvus 3.0.2 retries an address that refuses, or that is not gRPC,
-    without end, its memory growing by gigabytes a minute (seen here)."""
-    import grpc
-
-    parsed = urlsplit(where.uri)
-    target = f"{parsed.hostname or 'localhost'}:{parsed.port or 19530}"
-    channel = (
-        grpc.secure_channel(target, grpc.ssl_channel_credentials())
-        if parsed.scheme == "https"
-        else grpc.insecure_channel(target)
-    )
-    try:
-        grpc.channel_ready_future(channel).result(timeout=CONNECT_SECONDS)
-    except grpc.FutureTimeoutError:
-        raise IndexInaccessible(
-            where,
-            f"cannot reach the Milvus server at {where.uri}: no gRPC answer within "
-            f"{CONNECT_SECONDS:g} s",
-        ) from None
-    finally:
-        channel.close()
-
-
-def _wait_for_lite(where: MilvusLocation, wait: float) -> None:
-    """Wait up to ``wait`` seconds while another process holds the Milvus Lite folder's
-    lock (its ``LOCK`` file, held with ``flock`` while a process has it open), then refuse."""
-    lock = Path(where.uri) / "LOCK"
-    if not lock.exists():
-        return
-    deadline = time.monotonic() + wait
-    with lock.open("rb") as f:
-        while True:
-            try:
-                fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                if time.monotonic() >= deadline:
-                    raise IndexLocked(where, wait) from None
-                time.sleep(0.2)
-                continue
-            fcntl.flock(f, fcntl.LOCK_UN)
-            return
-
-
-def _release_lite(folder: str) -> None:
-    """Stop the Milvus Lite server this process runs for ``folder``, releasing its lock, so
-    that another process may open it (pymilvus keeps it running after ``close``)."""
-    from milvus_lite.server_manager import server_manager_instance
-
-    server_manager_instance.release_server(folder)
-
-
-def _cause_text(err: BaseException) -> str:
-    parts = []
-    while err is not None:
-        parts.append(str(err))
-        err = err.__cause__ or err.__context__
-    return " ".join(parts)

@@ -1,0 +1,198 @@
+"""Where a Milvus index lives (:class:`MilvusLocation`) and the client that reaches it.
+
+:func:`connect` turns the faults of reaching Milvus into the store's facts
+(:mod:`rag_lab.app.store.errors`): a folder that is not Milvus Lite's, a server that does not
+answer gRPC (refused before pymilvus 3.0.2 retries it without end), a Milvus Lite folder
+another process holds (waited for, then :class:`~rag_lab.app.store.errors.IndexLocked`).
+"""
+
+from __future__ import annotations
+
+import fcntl
+import logging
+import re
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from rag_lab.app.store.errors import IndexInaccessible, IndexLocked, IndexMissing, NotOurFile
+
+DEFAULT_NAME = "rag_lab"
+"""The index name when the URI gives none (``URI#name`` gives one)."""
+CONNECT_SECONDS = 10.0
+"""How long to wait for a Milvus server before saying it cannot be reached."""
+_GRPC_OPTIONS = {"grpc.keepalive_time_ms": 300_000, "grpc.keepalive_permit_without_calls": 0}
+"""pymilvus pings every 10 s, even between calls; a gRPC server in Python (Milvus Lite's)
+allows one ping in 5 minutes by default and, after a few more, drops the connection with
+"too many pings" (seen here in a long run): ping no more often than it allows."""
+_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]{0,63}")
+
+
+def pymilvus_client_library() -> Any:
+    """The client library, imported on first use (it costs half a second), its own log
+    lines silenced: they would reach the terminal raw, and its faults are raised anyway."""
+    import pymilvus  # configures its loggers on import: quiet them after
+
+    quiet = ("pymilvus", "pymilvus.milvus_client", "pymilvus.bulk_writer", "milvus_lite")
+    for name in (*quiet, "grpc._server"):  # grpc's: Milvus Lite's server runs in this process
+        logging.getLogger(name).setLevel(logging.CRITICAL)
+    return pymilvus
+
+
+@dataclass(frozen=True)
+class MilvusLocation:
+    """Where a Milvus index lives: ``uri`` (a local folder for Milvus Lite, or
+    ``http(s)://host:port`` for a server) and the index ``name`` in it."""
+
+    uri: str
+    name: str = DEFAULT_NAME
+
+    @classmethod
+    def parse(cls, text: str) -> MilvusLocation:
+        """``URI`` or ``URI#name``; raises :class:`ValueError` with the reason.
+
+        >>> MilvusLocation.parse("http://db:19530#docs")
+        MilvusLocation(uri='http://db:19530', name='docs')
+        >>> MilvusLocation.parse("kb.db").local
+        True
+        """
+        uri, _, name = text.partition("#")
+        name = name or DEFAULT_NAME
+        if not uri:
+            raise ValueError("give a folder for Milvus Lite or http://host:port for a server")
+        if not _NAME.fullmatch(name) or "__" in name:
+            raise ValueError(
+                f"{name!r} is not an index name: a letter, then up to 63 letters, digits "
+                "and single underscores"
+            )
+        if uri.startswith(("http://", "https://", "tcp://")):
+            return cls(uri, name)
+        if "://" in uri:
+            raise ValueError(f"{uri}: a local folder, or http://host:port for a server")
+        if not uri.rstrip("/").endswith(".db"):
+            raise ValueError(f"{uri}: Milvus Lite's folder is named *.db (e.g. kb.db)")
+        return cls(str(Path(uri.rstrip("/")).expanduser().absolute()), name)
+
+    @property
+    def local(self) -> bool:
+        """Milvus Lite in a folder of this machine (else a server)."""
+        return "://" not in self.uri
+
+    def __str__(self) -> str:
+        return self.uri if self.name == DEFAULT_NAME else f"{self.uri}#{self.name}"
+
+
+def connect(where: MilvusLocation, *, create: bool, wait: float = 0.0) -> Any:
+    """A ``pymilvus.MilvusClient`` for ``where``; its faults as the store's facts.
+
+    Milvus Lite lets one process open a folder at a time: another waits up to ``wait``
+    seconds, then is refused (:class:`~.errors.IndexLocked`).
+
+    A local folder that is not Milvus Lite's is refused before Milvus touches it
+    (:class:`~.errors.NotOurFile`); a missing one is :class:`~.errors.IndexMissing` unless
+    ``create``.
+    """
+    try:
+        pymilvus = pymilvus_client_library()
+    except ImportError as err:  # the extra is not installed
+        raise IndexInaccessible(
+            where, f"the Milvus client is not installed ({err.name}): pip install rag-lab[milvus]"
+        ) from None
+    if where.local:
+        folder = Path(where.uri)
+        if folder.exists() and not folder.is_dir():
+            raise NotOurFile(where, "is a file, not a Milvus Lite folder")
+        if folder.is_dir() and any(folder.iterdir()) and not (folder / "collections").is_dir():
+            raise NotOurFile(where, "is a folder that Milvus Lite did not write")
+        if not folder.exists() and not create:
+            raise IndexMissing(where)
+        if not folder.exists():
+            try:
+                folder.parent.mkdir(parents=True, exist_ok=True)
+            except OSError as err:
+                raise IndexInaccessible(
+                    where, f"cannot create the folder of {folder}: {err.strerror or err}"
+                ) from None
+    if where.local:
+        _wait_for_lite(where, wait)
+    else:
+        _reachable(where)
+    deadline = time.monotonic() + wait
+    while True:
+        try:
+            return pymilvus.MilvusClient(
+                uri=where.uri, timeout=CONNECT_SECONDS, grpc_options=_GRPC_OPTIONS
+            )
+        except pymilvus.MilvusException as err:
+            cause = cause_text(err)
+            if not (where.local and "lock" in cause.lower()):
+                break
+            if time.monotonic() >= deadline:  # Milvus Lite: one process at a time
+                raise IndexLocked(where, wait) from None
+            time.sleep(0.2)
+    if where.local:
+        raise IndexInaccessible(where, f"Milvus Lite could not open it: {cause}")
+    raise IndexInaccessible(where, f"cannot reach the Milvus server at {where.uri}: {cause}")
+
+
+def _reachable(where: MilvusLocation) -> None:
+    """Refuse a server that does not answer gRPC within :data:`CONNECT_SECONDS`, before the
+    client tries: pymilvus 3.0.2 retries an address that refuses, or that is not gRPC,
+    without end, its memory growing by gigabytes a minute (seen here)."""
+    import grpc
+
+    parsed = urlsplit(where.uri)
+    target = f"{parsed.hostname or 'localhost'}:{parsed.port or 19530}"
+    channel = (
+        grpc.secure_channel(target, grpc.ssl_channel_credentials())
+        if parsed.scheme == "https"
+        else grpc.insecure_channel(target)
+    )
+    try:
+        grpc.channel_ready_future(channel).result(timeout=CONNECT_SECONDS)
+    except grpc.FutureTimeoutError:
+        raise IndexInaccessible(
+            where,
+            f"cannot reach the Milvus server at {where.uri}: no gRPC answer within "
+            f"{CONNECT_SECONDS:g} s",
+        ) from None
+    finally:
+        channel.close()
+
+
+def _wait_for_lite(where: MilvusLocation, wait: float) -> None:
+    """Wait up to ``wait`` seconds while another process holds the Milvus Lite folder's
+    lock (its ``LOCK`` file, held with ``flock`` while a process has it open), then refuse."""
+    lock = Path(where.uri) / "LOCK"
+    if not lock.exists():
+        return
+    deadline = time.monotonic() + wait
+    with lock.open("rb") as f:
+        while True:
+            try:
+                fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    raise IndexLocked(where, wait) from None
+                time.sleep(0.2)
+                continue
+            fcntl.flock(f, fcntl.LOCK_UN)
+            return
+
+
+def release_lite(folder: str) -> None:
+    """Stop the Milvus Lite server this process runs for ``folder``, releasing its lock, so
+    that another process may open it (pymilvus keeps it running after ``close``)."""
+    from milvus_lite.server_manager import server_manager_instance
+
+    server_manager_instance.release_server(folder)
+
+
+def cause_text(err: BaseException) -> str:
+    parts = []
+    while err is not None:
+        parts.append(str(err))
+        err = err.__cause__ or err.__context__
+    return " ".join(parts)
