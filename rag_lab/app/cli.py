@@ -50,6 +50,7 @@ from rag_lab.app.store import (
     IndexLocked,
     IndexMissing,
     IndexNeedsRecovery,
+    IndexNotIndexed,
     IndexReadOnly,
     MilvusLocation,
     NotAFile,
@@ -168,6 +169,7 @@ _ADVICE: dict[type[RagLabError], str] = {
         "rag-lab index DIR --rebuild"
     ),
     IndexLocked: "; run again when it is done",
+    IndexNotIndexed: "; rag-lab index DIR again waits for it (nothing is indexed twice)",
     IndexBusy: ". Let it finish, or stop that process, and run again",
     IndexNeedsRecovery: (
         ". Make the file and its folder writable, then run rag-lab status --index {path}: "
@@ -275,6 +277,7 @@ def _index(args: argparse.Namespace) -> int:
             index=lifecycle.on_disk(args.index),
         )
         lines = _report_lines(report, store)
+        _say_server_indexes(args.index)
     print("\n".join(lines))  # after the run: a reader gone (| head) loses words, not work
     return PARTIAL if report.failed else OK
 
@@ -304,6 +307,7 @@ def _rebuild(args: argparse.Namespace) -> int:
             index=lifecycle.on_disk(args.index),
         )
         lines = _report_lines(report, store)
+        _say_server_indexes(args.index)
     print("\n".join(lines))  # after the swap: a reader gone (| head) loses words, not work
     return PARTIAL if report.failed else OK
 
@@ -314,8 +318,20 @@ def _retry(args: argparse.Namespace) -> int:
             store, _encoder(index.resolve_backend(None, store)), index=lifecycle.on_disk(args.index)
         )
         lines = _report_lines(report, store)
+        _say_server_indexes(args.index)
     print("\n".join(lines))
     return PARTIAL if report.failed else OK
+
+
+def _say_server_indexes(where: index.Location) -> None:
+    """Before a writer on a Milvus server closes: it waits for the server's index."""
+    if isinstance(where, MilvusLocation) and not where.local:
+        print(
+            "waiting until the Milvus server's index covers the chunks written (until then "
+            "it searches them through a temporary index, with lower recall)",
+            file=sys.stderr,
+            flush=True,
+        )
 
 
 def _status(args: argparse.Namespace) -> int:

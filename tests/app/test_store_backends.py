@@ -329,6 +329,11 @@ def test_the_commands_on_each_store(where, run, tmp_path):
     status, out, err = run("index", docs, *at)
     assert status == 1, err  # one file failed
     assert "3 indexed, 0 unchanged, 1 failed" in out
+    if isinstance(where, MilvusLocation) and not where.local:  # the server's index waited for
+        assert "waiting until the Milvus server's index covers the chunks written" in err
+        with MilvusStore(where, readonly=True) as store:
+            info = store._client.describe_index(store._chunks, index_name="vec")
+        assert info["pending_index_rows"] == 0 and info["indexed_rows"] == info["total_rows"]
     status, out, _ = run("status", *at)
     assert status == 0 and "4 documents: 3 indexed, 1 failed, 0 stale" in out
     status, out, _ = run("status", "--check", *at)

@@ -109,3 +109,18 @@ class IndexReadOnly(StoreError):
 
 class IndexInaccessible(StoreError):
     """The index cannot be created, opened or read: the disk or the file system refused."""
+
+
+class IndexNotIndexed(StoreError):
+    """A Milvus server had not indexed the rows just written within the wait: they are
+    stored and searchable, through its temporary index, until it has."""
+
+    def __init__(self, path: str | os.PathLike, indexed: int, total: int, waited: float) -> None:
+        super().__init__(
+            path,
+            f"the Milvus server at {path} had indexed {indexed:,} of {total:,} chunks after "
+            f"{waited:g} s; what was written is kept and searched, with lower recall, until "
+            "its index covers every chunk",
+        )
+        self.indexed = indexed
+        self.total = total
