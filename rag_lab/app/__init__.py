@@ -9,6 +9,7 @@
 - ``lifecycle``: open an index to read or to write (writability, the writer lock, a quick
   check), and rebuild it beside the old one and swap it in.
 - ``arguments``: the ``rag-lab`` arguments, one ``define_<command>_args`` per subcommand.
+- ``output``: what the commands print (an indexing report, an answer, status as JSON).
 - ``cli``: the ``rag-lab`` command (index, status, retry, ask, evaluate): thin command
   bodies, the words for every error (commands and options are named only there and in
   ``arguments``), and the exit status of each kind of error.

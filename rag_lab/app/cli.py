@@ -33,15 +33,13 @@ import signal
 import stat
 import sys
 import tempfile
-import textwrap
 import traceback
 from collections.abc import Iterator, Sequence
-from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from rag_lab import chunking, environ, paths
-from rag_lab.app import arguments, index, ingest, lifecycle, terminal
+from rag_lab import environ, paths
+from rag_lab.app import arguments, index, ingest, lifecycle, output, terminal
 from rag_lab.app.index import BackendMismatch, DamagedMeta, UnknownBackend
 from rag_lab.app.store import (
     IndexBusy,
@@ -56,15 +54,14 @@ from rag_lab.app.store import (
     NotAFile,
     NotOurFile,
     OtherSchema,
-    Store,
 )
 from rag_lab.errors import BadEnvironment, BadInput, RagLabError, UnusableIndex
 from rag_lab.models.encoder import Encoder
-from rag_lab.pipeline import Answer, Refusal, answer
+from rag_lab.pipeline import Refusal, answer
 from rag_lab.questions import QuestionsError
 from rag_lab.sources import folder
 from rag_lab.sources.d2l import corpus_dir
-from rag_lab.text import printable, shorten
+from rag_lab.text import printable
 
 if TYPE_CHECKING:
     from rag_lab.evaluation.regression import Comparison
@@ -276,7 +273,7 @@ def _index(args: argparse.Namespace) -> int:
             pdf=_pdf_options(args),
             index=lifecycle.on_disk(args.index),
         )
-        lines = _report_lines(report, store)
+        lines = output.report_lines(report, store)
         _say_server_indexes(args.index)
     print("\n".join(lines))  # after the run: a reader gone (| head) loses words, not work
     return PARTIAL if report.failed else OK
@@ -306,7 +303,7 @@ def _rebuild(args: argparse.Namespace) -> int:
             pdf=_pdf_options(args),
             index=lifecycle.on_disk(args.index),
         )
-        lines = _report_lines(report, store)
+        lines = output.report_lines(report, store)
         _say_server_indexes(args.index)
     print("\n".join(lines))  # after the swap: a reader gone (| head) loses words, not work
     return PARTIAL if report.failed else OK
@@ -317,7 +314,7 @@ def _retry(args: argparse.Namespace) -> int:
         report = ingest.retry(
             store, _encoder(index.resolve_backend(None, store)), index=lifecycle.on_disk(args.index)
         )
-        lines = _report_lines(report, store)
+        lines = output.report_lines(report, store)
         _say_server_indexes(args.index)
     print("\n".join(lines))
     return PARTIAL if report.failed else OK
@@ -341,7 +338,7 @@ def _status(args: argparse.Namespace) -> int:
         encoder = _encoder(index.resolve_backend(None, store))
         st = index.status(store, index.current_stamp(encoder.fingerprint))
     if args.json:
-        print(json.dumps(_status_json(st), indent=1, allow_nan=False))
+        print(json.dumps(output.status_json(st), indent=1, allow_nan=False))
         return OK
     where = f"index {args.index} of folder {st.folder}" if st.folder else f"index {args.index}"
     print(printable(where))
@@ -398,11 +395,11 @@ def _ask(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
     if args.json:
-        print(json.dumps(_answer_json(result), indent=1, ensure_ascii=False, allow_nan=False))
+        print(json.dumps(output.answer_json(result), indent=1, ensure_ascii=False, allow_nan=False))
     elif isinstance(result, Refusal):
         print(printable(str(result)))
     else:
-        _print_answer(result, args.cutoff, args.prompt)
+        output.print_answer(result, args.cutoff, args.prompt)
     return OK
 
 
@@ -641,119 +638,6 @@ def lab_questions() -> Path:
 
 
 # --- output ---------------------------------------------------------------------------
-
-
-def _report_lines(report: ingest.IngestReport, store: Store) -> list[str]:
-    """What a run of ``index`` or ``retry`` did, one line each (read from the open index)."""
-    lines = [report.summary()]
-    for doc_id, reason in report.failed.items():
-        record = store.document(doc_id)
-        lines.append(printable(f"  failed {record.path if record else doc_id}: {reason}"))
-    for doc_id, was in report.renamed.items():
-        record = store.document(doc_id)
-        now = record.path if record else doc_id
-        lines.append(printable(f"  renamed {was} to {now} (the same id, {doc_id}): read again"))
-    for path, why in report.not_followed.items():
-        lines.append(printable(f"  not followed {path}: {why}"))
-    if report.running_lines:
-        removed, pdfs = sum(report.running_lines.values()), len(report.running_lines)
-        lines.append(
-            f"running headers and footers removed: {removed} lines in {pdfs} "
-            f"PDF{'s' * (pdfs != 1)} (lines repeated at the top or bottom of most pages; "
-            "--keep-running-lines keeps them)"
-        )
-    for doc_id, n in report.cut.items():
-        record = store.document(doc_id)
-        print(
-            f"warning: {record.path if record else doc_id}: {n} passage{'s' * (n != 1)} over "
-            f"{chunking.MAX_FACTOR * chunking.TARGET:,} characters with no paragraph or "
-            f"sentence break, cut into pieces of at most {chunking.TARGET}",
-            file=sys.stderr,
-        )
-    for doc_id, said in report.warned.items():
-        record = store.document(doc_id)
-        where = record.path if record else doc_id
-        print(printable(f"warning: {where}: {folder.warned(said)}"), file=sys.stderr)
-    for doc_id, pages in report.flagged.items():
-        record = store.document(doc_id)
-        lines.append(
-            f"  low OCR confidence {printable(record.path if record else doc_id)}: "
-            f"{index.pages_label(pages)} (their text may be wrong; citations of them are marked)"
-        )
-    if report.stale:
-        lines.append(
-            f"{len(report.stale)} documents were embedded with another stamp and are stale; "
-            "queries are refused until you run: "
-            f"rag-lab index {printable(store.meta('folder') or 'DIR')} --rebuild"
-        )
-    return lines
-
-
-def _print_answer(result: Answer, cutoff: float, show_prompt: bool) -> None:
-    n = len(result.citations)
-    print(
-        f"{n} source{'s' * (n != 1)} under cosine distance {cutoff}; the prompt is "
-        f"{len(result.prompt):,} characters (no generator is called; --prompt prints it)"
-    )
-    for c in result.citations:
-        where = printable(f"{c.href}  {c.document_name} — {c.locator_label}")
-        print(f"[{c.index}] {c.distance:.3f}  {where}")
-        if c.warning:
-            print(f"    (!) low-confidence OCR text, {printable(c.warning)}")
-        quote = printable(" ".join(c.quote.split()))
-        print(textwrap.indent(shorten(quote, 200), "    "))
-    if show_prompt:  # as it is for a program reading it; escaped for a person
-        prompt = printable(result.prompt, newlines=True) if _on_terminal() else result.prompt
-        print(f"\n{prompt}")
-
-
-def _on_terminal() -> bool:
-    """Is stdout a terminal (where control characters in text would act, not show)?"""
-    return sys.stdout.isatty()
-
-
-def _answer_json(result: Answer | Refusal) -> dict:
-    if isinstance(result, Refusal):
-        return {
-            "question": result.question,
-            "answered": False,
-            "cutoff": result.cutoff,
-            "nearest": result.nearest,
-            "message": str(result),
-        }
-    return {
-        "question": result.question,
-        "answered": True,
-        "prompt": result.prompt,
-        "citations": [
-            {
-                "index": c.index,
-                "href": c.href,
-                "document_id": c.document_id,
-                "document_name": c.document_name,
-                "section": c.locator_label,
-                "distance": c.distance,
-                "quote": c.quote,
-                "warning": c.warning,
-            }
-            for c in result.citations
-        ],
-    }
-
-
-def _status_json(st: index.IndexStatus) -> dict:
-    return {
-        "folder": st.folder,
-        "counts": st.counts,
-        "chunks": st.chunks,
-        "failed": {r.id: r.reason for r in st.failed},
-        "stale": [r.id for r in st.stale],
-        "stamps": [{"documents": n, **asdict(s)} for s, n in st.stamps.items()],
-        "current": asdict(st.current),
-        "pdfs": st.pdfs,
-        "running_lines_removed": st.running_lines,
-        "low_confidence_pages": {path: list(pages) for path, pages in st.flagged.items()},
-    }
 
 
 # --- the parser -----------------------------------------------------------------------

@@ -8,7 +8,7 @@ from pathlib import Path
 import rag_lab.app
 
 APP = Path(rag_lab.app.__file__).resolve().parent
-ORDER = ["store", "index", "ingest", "lifecycle", "arguments", "terminal", "cli"]
+ORDER = ["store", "index", "ingest", "lifecycle", "arguments", "terminal", "output", "cli"]
 """Each module may import only those before it."""
 
 

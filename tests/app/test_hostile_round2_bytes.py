@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from fakes import GOOD, write
 
-from rag_lab.app import cli
+from rag_lab.app import cli, output
 from rag_lab.app.store import SQLiteStore
 from rag_lab.checksums import sha256_bytes
 from rag_lab.text import printable
@@ -190,7 +190,7 @@ def test_the_prompt_is_escaped_on_a_terminal_only(env, tmp_path, monkeypatch):
     escape_in_text(run, docs, tmp_path)
     _, piped, _ = run(*ASK, "--prompt")
     assert "\x1b[2J" in piped  # the prompt, as it is, for a program reading it
-    monkeypatch.setattr(cli, "_on_terminal", lambda: True)
+    monkeypatch.setattr(output, "on_terminal", lambda: True)
     _, shown, _ = run(*ASK, "--prompt")
     assert "\x1b" not in shown and "\\x1b[2J" in shown
 
