@@ -348,8 +348,8 @@ class MilvusStore:
         far lower (measured in ``benchmarks/bench_engine.py``: 0.48 against 0.99 at 5,000
         random vectors). Its query nodes load the finished index a few seconds later.
         """
-        if self.where.local or self._dimensions is None:
-            return
+        if self.where.local or not self._client.has_collection(self._chunks):
+            return  # Milvus Lite, nothing written, or dropped (an interrupted rebuild's)
         self._client.flush(self._chunks)
         deadline = time.monotonic() + timeout
         while True:
