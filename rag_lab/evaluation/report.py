@@ -447,15 +447,7 @@ def evaluate(
         stages.update(1)
     deployed = deploy.measure(lab, strategy, cutoff)
     powered = power.power(dense.ranks, dense.clusters, deployed.ks)
-    kinds = {k: sum(n.kind == k for n in qset.negatives) for k in ("uncovered", "offtopic")}
-    corpus = {
-        "documents": len(docs),
-        "characters": sum(len(d.text) for d in docs),
-        "questions": len(qset.questions),
-        "queries": len(lab.queries),
-        "negatives": len(qset.negatives),
-        **{f"{k} negatives": n for k, n in kinds.items()},
-    }
+    corpus = _needle_counts(docs, qset, len(lab.queries))
     stamps = deploy.stamps(
         docs,
         deploy.questions_sha256(questions_file, qset),
@@ -467,6 +459,20 @@ def evaluate(
     extra = {"queries": [q.id for q in lab.queries], "bm25 tokenizer": tokenizer, "stamps": stamps}
     results = (chunks, dense, systems, gated, calibrated, deployed, powered)
     return Evaluation(title, corpus, _encoder(encoder), results, extra=extra)
+
+
+def _needle_counts(docs: Sequence[Document], qset: QuestionSet, queries: int) -> dict[str, int]:
+    """What a needle evaluation was measured on: documents, characters, questions, queries,
+    negatives by kind (:attr:`Evaluation.corpus`)."""
+    kinds = {k: sum(n.kind == k for n in qset.negatives) for k in ("uncovered", "offtopic")}
+    return {
+        "documents": len(docs),
+        "characters": sum(len(d.text) for d in docs),
+        "questions": len(qset.questions),
+        "queries": queries,
+        "negatives": len(qset.negatives),
+        **{f"{k} negatives": n for k, n in kinds.items()},
+    }
 
 
 def evaluate_index(
@@ -491,15 +497,7 @@ def evaluate_index(
         retriever, qset, index=index, failed=failed, strategy=strategy, cutoff=cutoff
     )
     encoder = retriever.encoder
-    kinds = {k: sum(n.kind == k for n in qset.negatives) for k in ("uncovered", "offtopic")}
-    corpus = {
-        "documents": len(docs),
-        "characters": sum(len(d.text) for d in docs),
-        "questions": len(qset.questions),
-        "queries": len(served.queries),
-        "negatives": len(qset.negatives),
-        **{f"{k} negatives": n for k, n in kinds.items()},
-    }
+    corpus = _needle_counts(docs, qset, len(served.queries))
     stamps = deploy.stamps(
         docs,
         deploy.questions_sha256(questions_file, qset),
