@@ -39,6 +39,7 @@ from rag_lab import paths
 from rag_lab.app.index import DEFAULT_BACKEND, STRATEGY
 from rag_lab.chunking import chunk_document
 from rag_lab.documents import Document
+from rag_lab.experiments.timing import machine
 from rag_lab.models.encoder import BACKENDS
 from rag_lab.sources.d2l import load_corpus
 
@@ -113,12 +114,15 @@ def measure(
 ) -> dict[str, float]:
     """Index a generated folder of ``size`` chunks, then ask it :data:`ASKS` times, cold.
 
-    ``store``: ``sqlite`` (``--index FILE``) or ``milvus`` (``--store FOLDER.db``, Milvus
-    Lite, the engine's default HNSW index)."""
+    ``store``: ``sqlite`` (``--index FILE``), ``milvus`` (``--store FOLDER.db``, Milvus
+    Lite, the engine's default HNSW index) or a server's URI (``--store URI#bench_cliN``: a
+    collection of its own on that server, dropped afterwards by the caller)."""
     folder = tmp / f"docs-{size}"
     files, chunks = write_folder(folder, size)
     if store == "milvus":
         where = ["--store", str(tmp / f"index-{size}.db")]
+    elif store.startswith(("http://", "https://")):
+        where = ["--store", f"{store}#bench_cli{size}"]
     else:
         where = ["--index", str(tmp / f"index-{size}.sqlite")]
     log = tmp / f"log-{size}.txt"
@@ -155,8 +159,9 @@ def main(argv: list[str] | None = None) -> None:
         "--stores",
         type=lambda text: tuple(text.split(",")),
         default=("sqlite", "milvus"),
-        help="the indexes to measure, comma-separated: sqlite (a file) and milvus (Milvus "
-        "Lite, rag-lab --store FOLDER.db); default both",
+        help="the indexes to measure, comma-separated: sqlite (a file), milvus (Milvus "
+        "Lite, rag-lab --store FOLDER.db) and any http://host:port (a Milvus server: a "
+        "collection bench_cliN of its own, dropped afterwards); default sqlite,milvus",
     )
     args = parser.parse_args(argv)
     if args.backend != "torch":
@@ -176,6 +181,7 @@ def main(argv: list[str] | None = None) -> None:
             ),
             "TOKENIZERS_PARALLELISM": "false",
         }
+        print(machine())
         print(
             f"rag-lab index and cold rag-lab ask into {' and '.join(args.stores)}, backend "
             f"{args.backend}, "
@@ -194,6 +200,7 @@ def main(argv: list[str] | None = None) -> None:
         )
         print(head)
         for store in args.stores:
+            label = "server" if store.startswith(("http://", "https://")) else store
             first = row = None
             for size in args.sizes:
                 fresh = tmp / store / f"cache-{size}"  # every run embeds everything
@@ -202,10 +209,12 @@ def main(argv: list[str] | None = None) -> None:
                 row = measure(
                     size, args.backend, tmp / store, env | {"RAG_LAB_CACHE": str(fresh)}, store
                 )
+                if store.startswith(("http://", "https://")):
+                    _drop_server(f"{store}#bench_cli{size}")
                 first = first or row
                 ratio = {k: row[k] / first[k] for k in ("index_s", "index_mb", "ask_s", "ask_mb")}
                 print(
-                    f"{store:>7} {row['chunks']:>7,} {row['files']:>6} {row['index_s']:8.1f} "
+                    f"{label:>7} {row['chunks']:>7,} {row['files']:>6} {row['index_s']:8.1f} "
                     f"{ratio['index_s']:5.2f}x {row['index_mb']:9.0f} {ratio['index_mb']:5.2f}x "
                     f"{row['ask_s']:6.2f} {ratio['ask_s']:5.2f}x {row['ask_mb']:7.0f} "
                     f"{ratio['ask_mb']:5.2f}x",
@@ -213,9 +222,19 @@ def main(argv: list[str] | None = None) -> None:
                 )
             rate = row["chunks"] / row["index_s"]
             print(
-                f"{store:>7}: {rate:.1f} chunks/s at {row['chunks']:,} chunks (embedding "
+                f"{label:>7}: {rate:.1f} chunks/s at {row['chunks']:,} chunks (embedding "
                 f"included): a million would take {1e6 / rate / 3600:.1f} h on this CPU"
             )
+
+
+def _drop_server(uri: str) -> None:
+    """Remove the collections a measured server index left: its generations and pointer."""
+    from rag_lab.app.store.milvus import MilvusLocation, MilvusStore
+
+    where = MilvusLocation.parse(uri)
+    with MilvusStore(where) as store:
+        store.drop()
+        store._client.drop_collection(f"{where.name}__current")
 
 
 if __name__ == "__main__":

@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
+import os
+import random
 import re
+import signal
+import subprocess
+import sys
 import threading
+import time
 import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -13,6 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
+from rag_lab import paths
 from rag_lab.chunking import chunk_document
 from rag_lab.citations import Hit
 from rag_lab.documents import Document
@@ -104,16 +111,75 @@ def serve(folder: Path) -> Iterator[tuple[str, list[str]]]:
 
 
 def cli_runner(encoder: type, tmp_path: Path, monkeypatch, capsys):
-    """``rag-lab ARGS`` on a temporary index with ``encoder`` standing in for the model:
-    a function of the arguments returning (exit status, stdout, stderr)."""
+    """``rag-lab ARGS`` in this process on a temporary default index (``$RAG_LAB_INDEX``),
+    with ``encoder`` standing in for the model and a lock wait of 0.2 s: a function of the
+    arguments (any objects, passed as strings) returning (exit status, stdout, stderr). It
+    never raises: argparse's refusals are their exit status."""
     from rag_lab.app import cli
 
     monkeypatch.setattr(cli, "Encoder", encoder)
     monkeypatch.setenv("RAG_LAB_INDEX", str(tmp_path / "index.sqlite"))
+    monkeypatch.setenv("RAG_LAB_LOCK_TIMEOUT", "0.2")
 
-    def call(*argv: str) -> tuple[int, str, str]:
-        status = cli.main(list(argv))
+    def call(*argv) -> tuple[int, str, str]:
+        try:
+            status = cli.main([str(a) for a in argv])
+        except SystemExit as done:  # argparse's own refusals
+            status = done.code
         out, err = capsys.readouterr()
         return status, out, err
 
     return call
+
+
+# --- rag-lab index killed with SIGKILL ---------------------------------------------------
+
+SLOW_INDEX = (
+    "import sys, time; from fakes import HashEncoder; from rag_lab.app import cli\n"
+    "class Slow(HashEncoder):\n"
+    "    def encode(self, texts, *, progress=None):\n"
+    "        time.sleep(0.05); return super().encode(texts, progress=progress)\n"
+    "cli.Encoder = Slow\n"
+    "print('ready', flush=True)\n"
+    "raise SystemExit(cli.main(sys.argv[1:]))\n"
+)
+"""``python -c SLOW_INDEX ARGS``: ``rag-lab ARGS`` with the stand-in encoder taking 50 ms
+per batch (so a run has moments to be killed in), printing ``ready`` once it has started."""
+
+
+def versioned(i: int, version: int) -> str:
+    """Document ``d{i}.md`` at ``version``: 40 paragraphs, a few chunks."""
+    return f"# Doc {i}\n\n" + f"Paragraph {i} (version {version}) on tensors.\n\n" * 40
+
+
+def killed_runs(
+    docs: Path, where: list[str], *, kills: int, delay: tuple[float, float], seed: int = 13
+) -> Iterator[int]:
+    """``rag-lab index DOCS WHERE`` killed with SIGKILL ``kills`` times: before each run
+    three of the folder's eight ``d{i}.md`` change (so every run has work to be killed in),
+    the kill comes a uniform ``delay`` seconds after it started. Yields the run's number
+    after each kill, for the caller's checks; then the folder is as the last run left it.
+    """
+    env = {**os.environ, "PYTHONPATH": f"{paths.ROOT}{os.pathsep}{paths.ROOT / 'tests'}"}
+    argv = [sys.executable, "-c", SLOW_INDEX, "index", str(docs), *where]
+    rng = random.Random(seed)
+    for run in range(1, kills + 1):
+        for i in rng.sample(range(8), 3):
+            (docs / f"d{i}.md").write_text(versioned(i, run))
+        proc = subprocess.Popen(argv, env=env, cwd=paths.ROOT, stdout=subprocess.PIPE, text=True)
+        assert proc.stdout.readline() == "ready\n"
+        time.sleep(rng.uniform(*delay))
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=30)
+        proc.stdout.close()
+        yield run
+
+
+def index_to_the_end(docs: Path, where: list[str], timeout: float) -> None:
+    """One ``rag-lab index DOCS WHERE`` (the slow stand-in) run to its end; it must succeed."""
+    env = {**os.environ, "PYTHONPATH": f"{paths.ROOT}{os.pathsep}{paths.ROOT / 'tests'}"}
+    argv = [sys.executable, "-c", SLOW_INDEX, "index", str(docs), *where]
+    done = subprocess.run(
+        argv, env=env, cwd=paths.ROOT, capture_output=True, text=True, timeout=timeout
+    )
+    assert done.returncode == 0, done.stderr

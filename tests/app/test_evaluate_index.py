@@ -41,22 +41,6 @@ negatives:
 """
 
 
-@pytest.fixture
-def run(tmp_path, monkeypatch, capsys):
-    monkeypatch.setattr(cli, "Encoder", HashEncoder)
-    monkeypatch.setenv("RAG_LAB_LOCK_TIMEOUT", "0.2")
-
-    def run(*argv) -> tuple[int, str, str]:
-        try:
-            status = cli.main([str(a) for a in argv])
-        except SystemExit as done:
-            status = done.code
-        out, err = capsys.readouterr()
-        return status, out, err
-
-    return run
-
-
 @pytest.fixture(params=["sqlite", "milvus-lite"])
 def built(request, tmp_path, run):
     """(the --index/--store flag, the corpus, the question file) of an index built from a

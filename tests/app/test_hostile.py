@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 import pytest
-from fakes import GOOD, HashEncoder, write
+from fakes import GOOD, HashEncoder, index_to_the_end, killed_runs, versioned, write
 
 from rag_lab.app import cli, index
 from rag_lab.app.store import (
@@ -464,36 +464,11 @@ def test_kill_9_at_random_points_leaves_a_sound_index_that_resumes(tmp_path):
     """Each kill leaves an index that passes ``--check`` and never loses a document it
     held; before each run three files change, so every run has work to be killed in;
     after the last kill, one full run brings the index up to date."""
-    import random
-    import signal
-
-    def text(i: int, version: int) -> str:
-        return f"# Doc {i}\n\n" + f"Paragraph {i} (version {version}) on tensors.\n\n" * 40
-
-    docs = write(tmp_path / "docs", {f"d{i}.md": text(i, 0) for i in range(8)})
+    docs = write(tmp_path / "docs", {f"d{i}.md": versioned(i, 0) for i in range(8)})
     path = tmp_path / "index.sqlite"
-    env = {**os.environ, "PYTHONPATH": f"{ROOT}{os.pathsep}{ROOT / 'tests'}"}
-    slow = (
-        "import sys, time; from fakes import HashEncoder; from rag_lab.app import cli\n"
-        "class Slow(HashEncoder):\n"
-        "    def encode(self, texts, *, progress=None):\n"
-        "        time.sleep(0.05); return super().encode(texts, progress=progress)\n"
-        "cli.Encoder = Slow\n"
-        "print('ready', flush=True)\n"
-        "raise SystemExit(cli.main(sys.argv[1:]))\n"
-    )
-    argv = [sys.executable, "-c", slow, "index", str(docs), "--index", str(path)]
-    rng = random.Random(13)
     held = 0
     started = time.monotonic()
-    for run in range(1, KILLS + 1):
-        for i in rng.sample(range(8), 3):
-            (docs / f"d{i}.md").write_text(text(i, run))
-        proc = subprocess.Popen(argv, env=env, cwd=ROOT, stdout=subprocess.PIPE, text=True)
-        assert proc.stdout.readline() == "ready\n"
-        time.sleep(rng.uniform(0, 0.25))
-        proc.send_signal(signal.SIGKILL)
-        proc.wait(timeout=30)
+    for _ in killed_runs(docs, ["--index", str(path)], kills=KILLS, delay=(0, 0.25)):
         if path.exists():
             with SQLiteStore(path) as store:  # a writer's open rolls a hot journal back
                 assert index.check(store) == []
@@ -502,8 +477,7 @@ def test_kill_9_at_random_points_leaves_a_sound_index_that_resumes(tmp_path):
             assert len(records) >= held
             held = len(records)
         assert time.monotonic() - started < 120
-    done = subprocess.run(argv, env=env, cwd=ROOT, capture_output=True, text=True, timeout=60)
-    assert done.returncode == 0, done.stderr
+    index_to_the_end(docs, ["--index", str(path)], timeout=60)
     with SQLiteStore(path, readonly=True) as store:
         assert index.check(store) == []
         records = store.documents()

@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 
 import pytest
-from fakes import GOOD, HashEncoder, write
+from fakes import GOOD, HashEncoder, cli_runner, write
 from test_hostile import NEGATIVE, QUESTION, a_bug, question_file, state
 from test_hostile import indexed as indexed_here
 
@@ -202,21 +202,8 @@ def test_sigterm_during_ocr_leaves_no_temporary_file(tmp_path):
 def here(tmp_path, monkeypatch, capsys):
     """(run, docs, index path): ``run(*argv)`` gives (status, stdout, stderr) of
     ``cli.main`` in this process, with the stand-in encoder (test_hostile's ``env``)."""
-    monkeypatch.setattr(cli, "Encoder", HashEncoder)
-    monkeypatch.setenv("RAG_LAB_LOCK_TIMEOUT", "0.2")
-    path = tmp_path / "index.sqlite"
-    monkeypatch.setenv("RAG_LAB_INDEX", str(path))
-    docs = write(tmp_path / "docs", dict(GOOD))
-
-    def run(*argv: str) -> tuple[int, str, str]:
-        try:
-            status = cli.main([str(a) for a in argv])
-        except SystemExit as done:  # argparse's own refusals
-            status = done.code
-        out, err = capsys.readouterr()
-        return status, out, err
-
-    return run, docs, path
+    run = cli_runner(HashEncoder, tmp_path, monkeypatch, capsys)
+    return run, write(tmp_path / "docs", dict(GOOD)), tmp_path / "index.sqlite"
 
 
 def stand_in_for_evaluate(run, docs, path, tmp_path, monkeypatch):
