@@ -210,7 +210,11 @@ def main(argv: list[str] | None = None) -> None:
                     size, args.backend, tmp / store, env | {"RAG_LAB_CACHE": str(fresh)}, store
                 )
                 if store.startswith(("http://", "https://")):
-                    _drop_server(f"{store}#bench_cli{size}")
+                    from bench_engine import drop_index  # its neighbour in benchmarks/
+
+                    from rag_lab.app.store import MilvusLocation
+
+                    drop_index(MilvusLocation.parse(f"{store}#bench_cli{size}"))
                 first = first or row
                 ratio = {k: row[k] / first[k] for k in ("index_s", "index_mb", "ask_s", "ask_mb")}
                 print(
@@ -225,16 +229,6 @@ def main(argv: list[str] | None = None) -> None:
                 f"{label:>7}: {rate:.1f} chunks/s at {row['chunks']:,} chunks (embedding "
                 f"included): a million would take {1e6 / rate / 3600:.1f} h on this CPU"
             )
-
-
-def _drop_server(uri: str) -> None:
-    """Remove the collections a measured server index left: its generations and pointer."""
-    from rag_lab.app.store.milvus import MilvusLocation, MilvusStore
-
-    where = MilvusLocation.parse(uri)
-    with MilvusStore(where) as store:
-        store.drop()
-        store._client.drop_collection(f"{where.name}__current")
 
 
 if __name__ == "__main__":

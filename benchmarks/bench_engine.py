@@ -268,7 +268,7 @@ def main(argv: list[str] | None = None) -> None:
                         f"{recall[3]:.1f} ms/query",
                         flush=True,
                     )
-                _drop(where)
+                drop_index(where)
     print()
     print(
         "| vectors (real) | store | build s | cold `ask` s | × SQLite | recall@10 vs exact "
@@ -287,7 +287,7 @@ def main(argv: list[str] | None = None) -> None:
         )
 
 
-def _drop(where: MilvusLocation) -> None:
+def drop_index(where: MilvusLocation) -> None:
     """Remove a measured index: its folder, or its collections on a server."""
     if where.local:
         shutil.rmtree(where.uri)

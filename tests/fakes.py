@@ -160,8 +160,7 @@ def killed_runs(
     the kill comes a uniform ``delay`` seconds after it started. Yields the run's number
     after each kill, for the caller's checks; then the folder is as the last run left it.
     """
-    env = {**os.environ, "PYTHONPATH": f"{paths.ROOT}{os.pathsep}{paths.ROOT / 'tests'}"}
-    argv = [sys.executable, "-c", SLOW_INDEX, "index", str(docs), *where]
+    argv, env = _slow_index(docs, where)
     rng = random.Random(seed)
     for run in range(1, kills + 1):
         for i in rng.sample(range(8), 3):
@@ -177,9 +176,14 @@ def killed_runs(
 
 def index_to_the_end(docs: Path, where: list[str], timeout: float) -> None:
     """One ``rag-lab index DOCS WHERE`` (the slow stand-in) run to its end; it must succeed."""
-    env = {**os.environ, "PYTHONPATH": f"{paths.ROOT}{os.pathsep}{paths.ROOT / 'tests'}"}
-    argv = [sys.executable, "-c", SLOW_INDEX, "index", str(docs), *where]
+    argv, env = _slow_index(docs, where)
     done = subprocess.run(
         argv, env=env, cwd=paths.ROOT, capture_output=True, text=True, timeout=timeout
     )
     assert done.returncode == 0, done.stderr
+
+
+def _slow_index(docs: Path, where: list[str]) -> tuple[list[str], dict[str, str]]:
+    """The command line and environment of ``rag-lab index DOCS WHERE`` (:data:`SLOW_INDEX`)."""
+    env = {**os.environ, "PYTHONPATH": f"{paths.ROOT}{os.pathsep}{paths.ROOT / 'tests'}"}
+    return [sys.executable, "-c", SLOW_INDEX, "index", str(docs), *where], env

@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 
 import pytest
-from fakes import GOOD, HashEncoder, cli_runner, write
+from fakes import GOOD, HashEncoder, write
 from test_hostile import NEGATIVE, QUESTION, a_bug, question_file, state
 from test_hostile import indexed as indexed_here
 
@@ -198,14 +198,6 @@ def test_sigterm_during_ocr_leaves_no_temporary_file(tmp_path):
 # --- messages: in this process, with the stand-in encoder ------------------------------
 
 
-@pytest.fixture
-def here(tmp_path, monkeypatch, capsys):
-    """(run, docs, index path): ``run(*argv)`` gives (status, stdout, stderr) of
-    ``cli.main`` in this process, with the stand-in encoder (test_hostile's ``env``)."""
-    run = cli_runner(HashEncoder, tmp_path, monkeypatch, capsys)
-    return run, write(tmp_path / "docs", dict(GOOD)), tmp_path / "index.sqlite"
-
-
 def stand_in_for_evaluate(run, docs, path, tmp_path, monkeypatch):
     """``evaluate`` embeds with the stand-in as well (it builds its own encoder)."""
     import rag_lab.models.encoder
@@ -280,8 +272,8 @@ MESSAGES = [
     ("setup", "argv", "code", "fragment", "printed", "after"),
     [pytest.param(*row[1:], id=row[0]) for row in MESSAGES],
 )
-def test_each_message(here, tmp_path, monkeypatch, setup, argv, code, fragment, printed, after):
-    run, docs, path = here
+def test_each_message(env, tmp_path, monkeypatch, setup, argv, code, fragment, printed, after):
+    run, docs, path = env
     setup(run, docs, path, tmp_path, monkeypatch)
     where = {"docs": docs, "tmp": tmp_path}
     if "{pipe}" in argv:
@@ -302,8 +294,8 @@ def test_each_message(here, tmp_path, monkeypatch, setup, argv, code, fragment, 
         assert "index" not in err  # evaluate reads no index
 
 
-def test_the_report_on_a_full_disk_names_its_folder(here, tmp_path, monkeypatch, full_disk):
-    run, docs, path = here
+def test_the_report_on_a_full_disk_names_its_folder(env, tmp_path, monkeypatch, full_disk):
+    run, docs, path = env
     good_questions(run, docs, path, tmp_path, monkeypatch)
     argv = [*EVALUATE[:-1], f"{full_disk}/r"]
     status, out, err = run(*[a.format(docs=docs, tmp=tmp_path) for a in argv])
@@ -315,9 +307,9 @@ def test_the_report_on_a_full_disk_names_its_folder(here, tmp_path, monkeypatch,
 
 
 def test_a_crash_under_debug_shows_the_traceback_and_keeps_the_exit_status(
-    here, tmp_path, monkeypatch
+    env, tmp_path, monkeypatch
 ):
-    run, docs, path = here
+    run, docs, path = env
     a_bug(run, docs, path, tmp_path, monkeypatch)
     for argv in (["--debug", "index", docs], ["index", docs, "--debug"]):
         status, _, err = run(*argv)
