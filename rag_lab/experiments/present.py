@@ -21,6 +21,7 @@ from __future__ import annotations
 import hashlib
 import html
 import re
+import textwrap
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -106,8 +107,9 @@ class Table:
         return sum(widths) + 2 * (len(widths) - 1)
 
     def __repr__(self) -> str:
-        """The plain text: the caption, then the columns aligned two spaces apart, numbers
-        and intervals right-aligned, exactly :attr:`width` characters wide."""
+        """The plain text: the caption, broken at spaces within :data:`MAX_WIDTH`
+        characters, then the columns aligned two spaces apart, numbers and intervals
+        right-aligned, exactly :attr:`width` characters wide."""
         shown = self.shown()
         columns = [[str(c), *shown[c]] for c in shown.columns]
         right = self._right(shown)
@@ -122,7 +124,7 @@ class Table:
             ).rstrip()
             for i in range(len(columns[0]))
         ]
-        return "\n".join([self.caption, *lines] if self.caption else lines)
+        return "\n".join([*_wrapped(self.caption), *lines] if self.caption else lines)
 
     @staticmethod
     def _right(shown: pd.DataFrame) -> list[bool]:
@@ -190,6 +192,18 @@ def _text(value: object) -> str:
     return str(value)
 
 
+def _wrapped(text: str, indent: str = "") -> list[str]:
+    """``text`` broken at spaces into lines of at most :data:`MAX_WIDTH` characters (a word
+    longer than a line stays whole); every word kept, in order."""
+    return textwrap.wrap(
+        text,
+        MAX_WIDTH,
+        subsequent_indent=indent,
+        break_long_words=False,
+        break_on_hyphens=False,
+    ) or [""]
+
+
 def _short(text: str, cap: int | None) -> str:
     if cap is None or len(text) <= cap:
         return text
@@ -220,7 +234,11 @@ class Findings:
         return self.markdown()
 
     def __repr__(self) -> str:
-        return self.markdown()
+        """The same sentences as plain text, each broken at spaces within :data:`MAX_WIDTH`
+        (a continuation indented two spaces, as Markdown continues a bullet)."""
+        return "\n".join(
+            "\n".join(_wrapped(line, indent="  ")) for line in self.markdown().split("\n")
+        )
 
 
 def findings(entries: Sequence[Entry], claims: Sequence[str]) -> Findings:

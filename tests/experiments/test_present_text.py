@@ -8,7 +8,10 @@ import re
 
 import pandas as pd
 
-from rag_lab.experiments.present import Table, Verbatim
+from rag_lab.evaluation.ledger import CONFIRMATORY, Direction, Entry
+from rag_lab.evaluation.verdicts import Verdict
+from rag_lab.experiments import wording
+from rag_lab.experiments.present import MAX_WIDTH, Findings, Table, Verbatim
 
 PROMPT = (
     "Answer the question using only the numbered sources below. Cite every claim with the "
@@ -58,3 +61,28 @@ def test_a_numbered_name_is_text_and_a_number_still_a_number():
     lines = repr(t).splitlines()
     assert lines[1].startswith("03-linear-algebra          ")  # left-aligned, as text
     assert t._right(t.shown()) == [False, True, True]
+
+
+def test_a_long_caption_is_broken_at_spaces_within_the_page_and_keeps_every_word():
+    caption = " ".join(f"word{i}" for i in range(60))  # 409 characters
+    t = Table(pd.DataFrame({"a": ["x"]}), caption=caption)
+    lines = repr(t).splitlines()
+    head = lines[:-2]
+    assert len(head) == 5 and max(map(len, head)) <= MAX_WIDTH
+    assert " ".join(head).split() == caption.split()
+    assert lines[-2:] == ["a", "x"]
+
+
+def test_a_long_finding_continues_its_bullet_indented_and_its_markdown_is_unchanged():
+    entry = Entry(
+        "03", "E>C@R20", "d2l", "the header, on the same cuts, buys recall", Direction.BETTER,
+        "R@20", Verdict.INCONCLUSIVE, chapter="+12/−2, p = 0.0129", estimate=0.031,
+        ci=(-0.030, 0.089), family=CONFIRMATORY,
+    )  # fmt: skip
+    assert len(wording.finding_line(entry)) > MAX_WIDTH  # the case this is for
+    shown = Findings([entry], [entry.claim])
+    lines = repr(shown).splitlines()
+    assert len(lines) > 1 and max(map(len, lines)) <= MAX_WIDTH
+    assert all(line.startswith("  ") for line in lines[1:])
+    assert " ".join(lines).split() == wording.finding_line(entry).split()
+    assert shown._repr_markdown_() == wording.finding_line(entry)
