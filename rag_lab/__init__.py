@@ -10,20 +10,21 @@ The package is in six layers; each imports only the layers the list allows it
   ``citations``, ``pipeline`` and ``answers`` (refuse or answer with server-built citations),
   ``questions`` and ``spans`` (ground truth), ``metrics`` and ``stats`` (how it is scored),
   and the plumbing: ``errors`` (one exception root), ``checksums``, ``atomic``,
-  ``json_cache``, ``progress``, ``text``, ``paths``. An encoder is passed in, never loaded
-  here. Imports only itself.
+  ``json_cache``, ``progress``, ``text``, ``paths``; and ``claims``, the claims as data
+  (``chapter.yaml``, the analysis plan), with the verdict vocabulary, the one judge and the
+  one renderer. An encoder is passed in, never loaded here. Imports only itself.
 - ``rag_lab.models``: the models and their caches (bi-encoder, token vectors,
   cross-encoder, generator). Imports the core.
 - ``rag_lab.sources``: where documents come from (the book's corpus, Chroma's benchmark and
   its question file, a user's folder, PDFs). Imports the core.
 - ``rag_lab.evaluation``: the evaluation library: suites that return typed records of
-  numbers, one verdict vocabulary, the chapter's claims as hypotheses, the report
-  ``rag-lab evaluate`` writes. Knows nothing of notebooks. Imports the three above.
+  numbers, the ledger that joins a declared claim to them, the report ``rag-lab evaluate``
+  writes. Knows nothing of notebooks. Imports the three above.
 - ``rag_lab.app``: the application on users' documents: the stamped index, ingestion,
   the ``rag-lab`` command line. Imports the core, models and sources (and the evaluation
   library inside ``rag-lab evaluate`` only).
-- ``rag_lab.experiments``: one module per notebook, wording the library's records. Imports
-  everything; nothing imports it.
+- ``rag_lab.experiments``: one module per notebook: what only that notebook measures, its
+  tables and figures. Imports everything; nothing imports it.
 """
 
 __version__ = "0.1.0"

@@ -7,7 +7,7 @@ import os
 import sys
 
 import pytest
-from fakes import HashEncoder, cli_runner
+from fakes import GOOD, HashEncoder, cli_runner, write
 
 from rag_lab import paths, progress
 from rag_lab.questions import CHAPTER_DESIGN, load_questions
@@ -34,6 +34,14 @@ def run(tmp_path, monkeypatch, capsys):
     For the command-line tests (``tests/app``); a test module may define its own ``run``.
     """
     return cli_runner(HashEncoder, tmp_path, monkeypatch, capsys)
+
+
+@pytest.fixture
+def env(tmp_path, monkeypatch, capsys):
+    """(run, docs, index path) for the app's hostile-input tables: ``run(*argv)`` gives
+    (status, stdout, stderr), never raises."""
+    run = cli_runner(HashEncoder, tmp_path, monkeypatch, capsys)
+    return run, write(tmp_path / "docs", dict(GOOD)), tmp_path / "index.sqlite"
 
 
 # --- the terminal during `make test`: progress from notebook kernels, time per stage -------

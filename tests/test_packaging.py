@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import subprocess
 import tomllib
 
 import yaml
@@ -55,3 +56,21 @@ def test_setup_installs_every_extra():
 def test_the_lock_pins_torch_to_the_cpu_release():
     lock = (paths.ROOT / "requirements.lock").read_text().splitlines()
     assert "torch==2.13.0" in lock
+
+
+def test_make_check_collects_on_a_fresh_tree():
+    """``make check``'s own pytest command, collection only: it imports every test module
+    and, with ``--doctest-modules``, every module under ``tests`` and ``rag_lab`` (two
+    ``conftest.py`` files once broke it on every fresh clone: pytest imports both as
+    ``conftest``)."""
+    dry = subprocess.run(
+        ["make", "-n", "--no-print-directory", "check"],
+        cwd=paths.ROOT, capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    command = next(line for line in dry.stdout.splitlines() if " -m pytest " in line)
+    out = subprocess.run(
+        f"{command} --collect-only -p no:cacheprovider",
+        shell=True, cwd=paths.ROOT, capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
+    assert re.search(r"\d+ tests? collected", out.stdout), out.stdout[-500:]

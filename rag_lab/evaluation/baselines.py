@@ -10,8 +10,9 @@ chunks compete.
 
 Intervals are by question (32 questions, two phrasings each): Wilson's over questions for a
 rate (:func:`rag_lab.stats.clustered_wilson`), a percentile bootstrap of the per-question
-mean for MRR (:func:`rag_lab.stats.bootstrap_mean`). A value claim reproduces when the
-chapter's number lies inside our interval (:func:`rag_lab.evaluation.ledger.judge_value`).
+mean for MRR (:func:`rag_lab.stats.bootstrap_mean`). Each is a value claim declared in
+``rag_lab/claims/chapter.yaml`` (the chapter's number and its margin), judged by
+:func:`rag_lab.claims.judge.judge`.
 """
 
 from __future__ import annotations
@@ -90,20 +91,18 @@ def entries(ranks: Ranks, queries: Sequence[Query], notebook: str = "03") -> lis
     """The chapter's dense R@1 and MRR as values, against ours with their intervals."""
     clusters = [q.question.id for q in queries]
     m = r1_and_mrr(ranks, clusters)
+    methods = {"R@1": "clustered_wilson", "MRR": "bootstrap_percentile"}
     out = []
-    for metric, ref in (("R@1", chapter.RERANK_R1["dense"]), ("MRR", chapter.RERANK_MRR["dense"])):
+    for metric, method in methods.items():
         value, lo, hi = m[metric]
         out.append(
             value_entry(
+                f"dense-baseline-{metric}",
                 notebook=notebook,
                 benchmark="d2l",
-                claim=f"dense-baseline-{metric}",
-                statement=f"dense retrieval's {metric} is the chapter's",
-                metric=f"dense {metric}",
-                chapter_value=ref,
                 estimate=value,
                 interval=(lo, hi),
-                chapter=f"{ref:.3f}",
+                method=method,
                 here=_cell(m[metric]),
             )
         )

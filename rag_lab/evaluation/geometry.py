@@ -112,49 +112,28 @@ def entries(
     """The geometry as claims: A's and B's counts against their predicted 95 % ranges (a
     count reproduces the geometry when it lies in the range), and the general statement,
     true by the geometry, with how many needles here are longer than it protects."""
+    from rag_lab.claims.verdicts import Verdict
     from rag_lab.evaluation import chapter
     from rag_lab.evaluation.ledger import count_entry, fixed_entry
-    from rag_lab.evaluation.verdicts import Verdict
 
     at = {"notebook": notebook, "benchmark": benchmark}
     blind = expected_destroyed(lengths, destroyed["A"], size, 0)
     kept = expected_destroyed(lengths, destroyed["B"], size, overlap)
-    rule = "reproduces when the count lies in the geometry's 95 % range"
     protected = protected_length(overlap)
     longer = sum(int(n) > protected for n in lengths)
     implied = implied_length(chapter.DESTROYED_BY_BLIND, chapter.CORPUS["questions"], size)
     return [
         count_entry(
-            **at,
-            claim="geometry-A",
-            statement=f"blind {size}-character cuts destroy Σ(L − 1)/{size} needles",
-            metric="destroyed needles, A",
-            holds=blind.agrees,
-            here=str(blind),
-            chapter=f"{chapter.DESTROYED_BY_BLIND} of {chapter.CORPUS['questions']}",
-            rule=rule,
-            estimate=blind.observed,
+            "geometry-A", **at, holds=blind.agrees, here=str(blind), estimate=blind.observed
         ),
-        count_entry(
-            **at,
-            claim="geometry-B",
-            statement=f"with a {overlap}-character overlap, Σmax(0, L − {protected})/{size}",
-            metric="destroyed needles, B",
-            holds=kept.agrees,
-            here=str(kept),
-            chapter=f"{chapter.DESTROYED_WITH_OVERLAP} of {chapter.CORPUS['questions']}",
-            rule=rule,
-            estimate=kept.observed,
-        ),
+        count_entry("geometry-B", **at, holds=kept.agrees, here=str(kept), estimate=kept.observed),
         fixed_entry(
+            "overlap-protects-short",
             **at,
-            claim="overlap-protects-short",
-            statement=f"an overlap of {overlap} protects only needles of ≤ {protected} chars",
             verdict=Verdict.BY_CONSTRUCTION,
             reason=f"P(destroyed) = max(0, L − 1 − {overlap})/{size}; the chapter's "
             f"{chapter.DESTROYED_BY_BLIND} of {chapter.CORPUS['questions']} under blind cuts "
             f"implies needles of about {implied:.0f} characters",
-            metric="needles longer than it protects",
             here=f"{longer} of {len(lengths)} longer than {protected}, median "
             f"{float(np.median(lengths)):.0f} chars",
         ),

@@ -7,9 +7,9 @@ averaged; the same on the lab's ordinary questions; their difference, with a per
 bootstrap interval that resamples each group of questions on its own
 (:func:`rag_lab.stats.bootstrap_interaction`).
 
-The rule, the ledger's for a paired claim read through its interval: the claim reproduces
-when the 95 % interval lies above zero, is contradicted when it lies below, and the design
-cannot tell otherwise.
+The claim is declared in ``rag_lab/claims/chapter.yaml`` (``identifier-interaction@R4``)
+and judged on its interval alone (there is no sign test of a difference between two
+independent groups of questions): :class:`rag_lab.claims.judge.IntervalRecord`.
 """
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ from collections.abc import Hashable, Mapping, Sequence
 
 import pandas as pd
 
-from rag_lab.evaluation.ledger import EXPLORATORY, Direction, Entry
-from rag_lab.evaluation.verdicts import Verdict
+from rag_lab.claims.judge import IntervalRecord
+from rag_lab.evaluation.ledger import Entry, entry
 from rag_lab.metrics import Ranks, hits_at
 from rag_lab.stats import bootstrap_interaction, per_question
 
@@ -29,6 +29,9 @@ CLAIM_K = 4
 its hybrids. The table shows every k of :data:`KS`; judging all three would need a family
 correction that a bootstrap interval per k does not carry."""
 A, B = "BM25", "dense"
+METHOD = "bootstrap_percentile_by_group"
+"""The interval's method: :func:`rag_lab.stats.bootstrap_interaction`, each group of
+questions resampled on its own."""
 
 
 def gaps(ranks: Mapping[str, Ranks], clusters: Sequence[Hashable], k: int):
@@ -74,28 +77,17 @@ def entries(
     for k in (CLAIM_K,):
         ident, ordinary = gaps(probe_ranks, probe_clusters, k), gaps(ranks, clusters, k)
         m, lo, hi = bootstrap_interaction(ident, ordinary)
-        verdict = (
-            Verdict.REPRODUCES
-            if lo > 0
-            else Verdict.CONTRADICTED
-            if hi < 0
-            else Verdict.INCONCLUSIVE
-        )
         out.append(
-            Entry(
-                notebook,
+            entry(
                 f"identifier-interaction@R{k}",
-                "d2l probes",
-                f"BM25's edge over dense is larger on identifiers (R@{k})",
-                Direction.BETTER,
-                f"(BM25 − dense) identifiers − ordinary, R@{k}",
-                verdict,
+                notebook=notebook,
+                benchmark="d2l probes",
+                record=IntervalRecord(m, (lo, hi), METHOD),
                 here=f"{ident.mean():+.3f} vs {ordinary.mean():+.3f} by question "
                 f"({len(ident)} and {len(ordinary)})",
                 estimate=m,
                 ci=(lo, hi),
-                family=EXPLORATORY,
-                reason="reproduces when the bootstrap 95 % interval lies above 0",
+                method=METHOD,
             )
         )
     return out

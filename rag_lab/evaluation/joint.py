@@ -24,15 +24,9 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from rag_lab.claims.judge import PairedRecord
 from rag_lab.evaluation import chapter
-from rag_lab.evaluation.ledger import (
-    EXPLORATORY,
-    Direction,
-    Entry,
-    PairedClaim,
-    judge,
-    paired_entries,
-)
+from rag_lab.evaluation.ledger import PAIRED_METHOD, Entry, entry, paired_entries
 from rag_lab.metrics import first_hit_ranks, hits_at, relevant_chunks
 from rag_lab.questions import Query
 from rag_lab.search import ChunkIndex
@@ -131,44 +125,22 @@ def table(j: Joint) -> pd.DataFrame:
 
 
 def entries(j: Joint, notebook: str = "05", benchmark: str = "d2l") -> list[Entry]:
-    """R@1 and MRR, each by the ledger's paired rule over questions."""
-    (r1,) = paired_entries(
-        notebook,
-        benchmark,
-        [
-            PairedClaim(
-                "llm>hybrid@R1",
-                f"an LLM reading query and chunk beats the hybrid at the top ({len(j.queries)} "
-                "sampled)",
-                LLM,
-                HYBRID,
-                1,
-                Direction.BETTER,
-                family=EXPLORATORY,
-            )
-        ],
-        j.ranks,
-        j.clusters,
-    )
+    """R@1 and MRR, each by the ledger's paired rule over questions; the sample's size is in
+    each entry's result (``of 8 questions``)."""
+    (r1,) = paired_entries(notebook, benchmark, ["llm>hybrid@R1"], j.ranks, j.clusters)
     a, b = _rr(j.ranks[LLM]), _rr(j.ranks[HYBRID])
     d = paired_mean_difference(a, b, j.clusters)
     t = cluster_paired_values(a, b, j.clusters)
-    verdict, margin, detectable = judge(Direction.BETTER, d, t, t.p, None)
-    mrr = Entry(
-        notebook,
+    mrr = entry(
         "llm>hybrid@MRR",
-        benchmark,
-        f"… and in MRR ({len(j.queries)} sampled)",
-        Direction.BETTER,
-        "MRR",
-        verdict,
+        notebook=notebook,
+        benchmark=benchmark,
+        record=PairedRecord(d, t),
         here=f"{a.mean():.3f} vs {b.mean():.3f}, +{t.wins}/\N{MINUS SIGN}{t.losses} of "
         f"{t.wins + t.losses + t.ties} questions",
         estimate=d.estimate,
         ci=(d.lo, d.hi),
         p=t.p,
-        family=EXPLORATORY,
-        margin=margin,
-        detectable=detectable,
+        method=PAIRED_METHOD,
     )
     return [r1, mrr]

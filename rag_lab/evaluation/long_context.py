@@ -26,8 +26,9 @@ import pandas as pd
 
 from rag_lab.answers import parse_markers
 from rag_lab.citations import Hit, build_context
-from rag_lab.evaluation.ledger import EXPLORATORY, Direction, Entry, judge
-from rag_lab.evaluation.verdicts import Verdict
+from rag_lab.claims.judge import FixedRecord, PairedRecord
+from rag_lab.claims.verdicts import Verdict
+from rag_lab.evaluation.ledger import PAIRED_METHOD, Entry, entry
 from rag_lab.metrics import relevant_chunks
 from rag_lab.questions import Query
 from rag_lab.search import ChunkIndex
@@ -140,44 +141,30 @@ def entries(trials: Sequence[Trial], notebook: str = "09", benchmark: str = "d2l
     ends = _select(trials, SIZES[-1], ("first", "last"))
     middle = [m for m in _select(trials, SIZES[-1], ("middle",)) for _ in range(2)]
     out = []
-    for claim, statement, (a, b) in (
-        (
-            f"context{SIZES[0]}>context{SIZES[-1]}",
-            f"{SIZES[-1]} chunks instead of {SIZES[0]} lower accuracy",
-            (few, many),
-        ),
-        (
-            "ends>middle",
-            f"in {SIZES[-1]} chunks the needle is used less in the middle",
-            (ends, middle),
-        ),
+    for claim_id, (a, b) in (
+        (f"context{SIZES[0]}>context{SIZES[-1]}", (few, many)),
+        ("ends>middle", (ends, middle)),
     ):
         d, t = _paired(a, b)
-        verdict, margin, detectable = judge(Direction.BETTER, d, t, t.p, None)
-        floor = not any(x.cited for x in (*a, *b))
-        if floor:  # nothing cited on either side: no variation for any test to read
-            verdict, margin, detectable = Verdict.NOT_TESTABLE, None, None
+        record = PairedRecord(d, t)
+        if not any(x.cited for x in (*a, *b)):
+            # nothing cited on either side: no variation for any test to read
+            record = FixedRecord(
+                Verdict.NOT_TESTABLE,
+                "no answer on either side cited the needle's source: a floor, not a comparison",
+            )
         out.append(
-            Entry(
-                notebook,
-                claim,
-                benchmark,
-                statement,
-                Direction.BETTER,
-                "answers citing the needle's source",
-                verdict,
+            entry(
+                claim_id,
+                notebook=notebook,
+                benchmark=benchmark,
+                record=record,
                 here=f"{sum(x.cited for x in a)}/{len(a)} vs {sum(x.cited for x in b)}/{len(b)}, "
                 f"{len({x.query.question.id for x in a})} questions",
                 estimate=d.estimate,
                 ci=(d.lo, d.hi),
                 p=t.p,
-                family=EXPLORATORY,
-                margin=margin,
-                detectable=detectable,
-                reason="no answer on either side cited the needle's source: a floor, not a "
-                "comparison"
-                if floor
-                else "",
+                method=PAIRED_METHOD,
             )
         )
     return out

@@ -31,16 +31,9 @@ import numpy as np
 import pandas as pd
 
 from rag_lab import dense
+from rag_lab.claims.judge import PairedRecord
 from rag_lab.evaluation.lab import Lab
-from rag_lab.evaluation.ledger import (
-    CONFIRMATORY,
-    EXPLORATORY,
-    Direction,
-    Entry,
-    PairedClaim,
-    judge,
-    paired_entries,
-)
+from rag_lab.evaluation.ledger import PAIRED_METHOD, Entry, entry, paired_entries
 from rag_lab.gate import CUTOFF
 from rag_lab.metrics import first_hit_ranks, relevant_chunks
 from rag_lab.models.minilm import Fingerprint
@@ -198,40 +191,10 @@ def nearest_distances(m: Migration) -> dict[str, np.ndarray]:
 def entries(m: Migration, notebook: str = "08", benchmark: str = "d2l") -> list[Entry]:
     """The chapter's claim, measured: recall lost on the stale half, and confident nonsense."""
     ranks, clusters = _subset(m, m.query_stale)
-    lost = paired_entries(
-        notebook,
-        benchmark,
-        [
-            PairedClaim(
-                "migration-loses-stale@R5",
-                "a half-migrated index loses the stale half's answers",
-                CURRENT,
-                MIXED,
-                K,
-                Direction.BETTER,
-                family=CONFIRMATORY,
-            )
-        ],
-        ranks,
-        clusters,
-    )
+    lost = paired_entries(notebook, benchmark, ["migration-loses-stale@R5"], ranks, clusters)
     ranks_fresh, clusters_fresh = _subset(m, ~m.query_stale)
     fresh = paired_entries(
-        notebook,
-        benchmark,
-        [
-            PairedClaim(
-                "migration-current-half@R5",
-                "the current half's answers survive the migration",
-                CURRENT,
-                MIXED,
-                K,
-                Direction.SAME,
-                family=EXPLORATORY,
-            )
-        ],
-        ranks_fresh,
-        clusters_fresh,
+        notebook, benchmark, ["migration-current-half@R5"], ranks_fresh, clusters_fresh
     )
     return [*lost, *fresh, _nonsense(m, notebook, benchmark)]
 
@@ -243,22 +206,16 @@ def _nonsense(m: Migration, notebook: str, benchmark: str) -> Entry:
     clusters = [m.clusters[i] for i in keep]
     d = paired_difference(a, b, clusters)
     t = cluster_paired(a, b, clusters)
-    verdict, margin, detectable = judge(Direction.BETTER, d, t, t.p, None)
-    return Entry(
-        notebook,
+    return entry(
         "migration-confident-nonsense",
-        benchmark,
-        "a half-migrated index answers, without the answer, and raises nothing",
-        Direction.BETTER,
-        f"answered, needle not in top {K}",
-        verdict,
+        notebook=notebook,
+        benchmark=benchmark,
+        record=PairedRecord(d, t),
         here=f"{int(a.sum())} vs {int(b.sum())} of {len(a)} queries",
         estimate=d.estimate,
         ci=(d.lo, d.hi),
         p=t.p,
-        family=EXPLORATORY,
-        margin=margin,
-        detectable=detectable,
+        method=PAIRED_METHOD,
     )
 
 

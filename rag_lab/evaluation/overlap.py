@@ -23,17 +23,9 @@ import numpy as np
 import pandas as pd
 
 from rag_lab import dense
-from rag_lab.chunking import OVERLAP, Chunk
-from rag_lab.evaluation import chapter
+from rag_lab.chunking import Chunk
 from rag_lab.evaluation.lab import Lab
-from rag_lab.evaluation.ledger import (
-    EXPLORATORY,
-    Direction,
-    Entry,
-    PairedClaim,
-    count_entry,
-    paired_entries,
-)
+from rag_lab.evaluation.ledger import Entry, count_entry, paired_entries
 from rag_lab.metrics import first_hit_ranks, hits_at, relevant_chunks
 from rag_lab.ranking import order
 
@@ -105,35 +97,15 @@ def quoted_entries(
     reach the prompt whole (the chapter's implied claim: all of them)."""
     out = []
     for s, r in ranks.items():
-        out += paired_entries(
-            notebook,
-            "d2l",
-            [
-                PairedClaim(
-                    f"{s}-quoted@R{K}",
-                    f"{s}'s hits reach the prompt whole",
-                    "quoted",
-                    "embedded",
-                    K,
-                    Direction.SAME,
-                    family=EXPLORATORY,
-                )
-            ],
-            r,
-            clusters,
-        )
+        out += paired_entries(notebook, "d2l", [f"{s}-quoted@R{K}"], r, clusters)
     for s, ids in rescued.items():
         out.append(
             count_entry(
+                f"{s}-rescues-whole",
                 notebook=notebook,
                 benchmark="d2l",
-                claim=f"{s}-rescues-whole",
-                statement=f"what {s}'s overlap rescues is quoted whole",
-                metric="needles whole only in the overlap",
                 holds=not ids,
                 here=f"{len(ids)} of {questions}" + (f": {', '.join(ids)}" if ids else ""),
-                chapter=f"{chapter.DESTROYED_WITH_OVERLAP} destroyed",
-                rule="reproduces when no needle is whole in an embedded text only",
                 estimate=len(ids),
             )
         )
@@ -213,14 +185,11 @@ def pull_entries(pulls: Sequence[Pull], notebook: str = "03") -> list[Entry]:
         m, lo, hi = p.by_document()
         out.append(
             count_entry(
+                f"{p.strategy}-overlap-pulls",
                 notebook=notebook,
                 benchmark="d2l",
-                claim=f"{p.strategy}-overlap-pulls",
-                statement=f"{OVERLAP} overlap characters pull the vector to the predecessor",
-                metric=f"cosine to predecessor, {p.strategy} − {WITHOUT[p.strategy]}",
                 holds=lo > 0,
                 here=f"{m:+.3f} [{lo:+.3f}, {hi:+.3f}] by document, {len(p.without)} chunks",
-                rule="reproduces when the 95 % interval over documents lies above 0",
                 estimate=m,
             )
         )

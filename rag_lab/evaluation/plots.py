@@ -52,7 +52,7 @@ VERDICT_COLORS = {
     "not_testable": "#cfd8dc",
     "not_measured": "#eceff1",
 }
-"""One colour per verdict (keyed by :class:`~rag_lab.evaluation.verdicts.Verdict` value)."""
+"""One colour per verdict (keyed by :class:`~rag_lab.claims.verdicts.Verdict` value)."""
 
 ROLE_COLORS = {
     "answerable": "#1565c0",

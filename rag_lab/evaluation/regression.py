@@ -6,11 +6,12 @@ each headline metric (Recall@k at the report's ks, MRR, destroyed answers, and, 
 runs have negatives, bluffs and refusals at the cutoff) :func:`compare` gives the paired
 difference new − baseline by question with its 95 % interval
 (:func:`rag_lab.stats.paired_difference`) and the question-level sign test, Holm-adjusted
-over the metrics, judged by the ledger's rule (:func:`rag_lab.evaluation.ledger.judge`) on
-the claim "the new run is worse": a metric **regressed** when that claim reproduces (the
-adjusted test is significant in the worse direction), or when the estimate is worse by more
-than a ``max_drop`` the user sets; it **improved** when the test is significant the other
-way; otherwise no significant change (never "no change": the detectable difference is given).
+over the metrics, judged by the one rule (:func:`rag_lab.claims.judge.judge`) on the claim
+"the new run is worse" (:data:`NEW_RUN_WORSE`): a metric **regressed** when that claim
+reproduces (the adjusted test is significant in the worse direction), or when the estimate is
+worse by more than a ``max_drop`` the user sets; it **improved** when the test is significant
+the other way; otherwise no significant change (never "no change": the detectable difference
+is given).
 
 Only the units both runs hold are paired: a different question file is compared on its
 common questions, and the comparison says so. The questions whose first hit crossed a k
@@ -29,10 +30,11 @@ from typing import Any
 
 import numpy as np
 
+from rag_lab.claims import CONFIRMATORY, Claim, Direction
+from rag_lab.claims.judge import PairedRecord, judge
+from rag_lab.claims.verdicts import Verdict
 from rag_lab.errors import BadInput
 from rag_lab.evaluation.deploy import STAMP_FIELDS
-from rag_lab.evaluation.ledger import Direction, judge
-from rag_lab.evaluation.verdicts import Verdict
 from rag_lab.stats import (
     Difference,
     Paired,
@@ -44,6 +46,25 @@ from rag_lab.stats import (
 )
 
 REGRESSED, IMPROVED, UNCHANGED = "regressed", "improved", "no significant change"
+
+NEW_RUN_WORSE = {
+    higher: Claim(
+        id=f"new-run-worse:{'higher' if higher else 'lower'}-is-better",
+        statement="the new run is worse than the baseline",
+        notebooks={},
+        direction=Direction.WORSE if higher else Direction.BETTER,
+        metric="new − baseline",
+        role="project",
+        population="the questions (or negatives) both runs hold",
+        stand_in=None,
+        family=CONFIRMATORY,
+    )
+    for higher in (True, False)
+}
+"""The gate's claim about a user's run, per kind of metric (higher is better, or lower):
+new − baseline is lower, or higher. Not one of the chapter's claims (``chapter.yaml``), and
+never in the ledger: a hypothesis about two runs of the user's, judged by the same rule, Holm
+over the compared metrics."""
 
 
 class BaselineError(BadInput, ValueError):
@@ -105,7 +126,7 @@ class Metric:
     """Wins: units where the new run's value is higher."""
     p_adjusted: float
     verdict: Verdict
-    """Of the claim "the new run is worse" (:func:`rag_lab.evaluation.ledger.judge`)."""
+    """Of the claim "the new run is worse" (:data:`NEW_RUN_WORSE`)."""
     detectable: float | None
     max_drop: float | None = None
     units: str = "questions"
@@ -380,10 +401,9 @@ def _judge_all(
     adjusted = holm([t.p for *_, t, _ in tested])
     out = []
     for (name, higher, old, new, d, t, units), p_adj in zip(tested, adjusted, strict=True):
-        claim = Direction.WORSE if higher else Direction.BETTER  # "the new run is worse"
-        verdict, _, detectable = judge(claim, d, t, p_adj, None, len(tested))
+        j = judge(NEW_RUN_WORSE[higher], PairedRecord(d, t, p_adj, len(tested)))
         out.append(
-            Metric(name, higher, old, new, d, t, p_adj, verdict, detectable, max_drop, units)
+            Metric(name, higher, old, new, d, t, p_adj, j.verdict, j.detectable, max_drop, units)
         )
     return out
 

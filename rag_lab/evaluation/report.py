@@ -585,12 +585,13 @@ def write(evaluation: Evaluation, out: str | os.PathLike) -> Written:
 
 
 RULE_NOTE = (
-    "Each claim is judged by one rule (`rag_lab/evaluation/ledger.py`): a directional claim "
-    "reproduces when the question-level sign test, Holm-adjusted over the chapter's claims, "
-    "is significant its way, is contradicted when significant the other way, excludes the "
-    "chapter's effect when the 95 % interval of the difference by question does, and is "
-    f"inconclusive otherwise; a no-difference claim reproduces only when the interval lies "
-    f"within ±{ledger.MARGIN:.2f}."
+    "Each claim is declared in `rag_lab/claims/chapter.yaml` and judged by one rule "
+    "(`rag_lab/claims/judge.py`): a directional claim reproduces when the question-level sign "
+    "test, Holm-adjusted over the chapter's confirmatory claims, is significant its way, is "
+    "contradicted when significant the other way, excludes the chapter's effect when the 95 % "
+    "interval of the difference by question does, and is inconclusive otherwise; a "
+    "no-difference claim reproduces only when the interval lies within its declared margin, "
+    "which its verdict names."
 )
 
 

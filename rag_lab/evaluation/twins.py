@@ -472,24 +472,20 @@ def curve_figure(c: Calibration, negatives: pd.DataFrame | None = None, n_negati
 
 def entries(c: Calibration, notebook: str = "06", benchmark: str = "d2l") -> list[Entry]:
     """The chapter's "without negatives there is no threshold, only a number", judged on
-    twins: its 0.675 against the bluff target on the held-out questions."""
+    twins: its 0.675 against the bluff target on the held-out questions (the run's target,
+    named in the metric)."""
     h, ch = c.held_out, c.chapter
     return [
         count_entry(
+            "0.675-uncalibrated",
             notebook=notebook,
             benchmark=benchmark,
-            claim="0.675-uncalibrated",
-            statement="without negatives there is no threshold, only a number",
-            metric=f"held-out question twin bluff rate at {chapter.CUTOFF} against a "
-            f"{c.target:.0%} target",
             holds=ch.rate > c.target,
             here=f"{ch.bluffed}/{ch.questions} at {chapter.CUTOFF} (upper {ch.upper:.2f}); "
             f"calibrated {c.cutoff:.3f}{'' if c.met else ' (target not met)'}: "
             f"{h.bluffed}/{h.questions} (upper {h.upper:.2f})",
-            chapter=f"{chapter.CUTOFF}, set without a bluff target",
-            rule=f"reproduces when {chapter.CUTOFF} lets through more than the {c.target:.0%} "
-            "target of held-out questions' twins (a number that holds no stated bluff rate); "
-            "contradicted when it keeps to the target",
             estimate=ch.rate,
+            metric=f"held-out question twin bluff rate at {chapter.CUTOFF} against a "
+            f"{c.target:.0%} target",
         )
     ]

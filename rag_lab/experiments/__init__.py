@@ -9,7 +9,6 @@ extraction, what survives, running lines, OCR, retrieval over extracted text, th
 the prose). Beside them:
 
 - ``lab``: the one setup call for the lab's own corpus and questions;
-- ``wording``: how a paired claim is said, in a bullet and in a claim table;
 - ``probes``: the identifier questions and literal-trap negatives of ``data/probes.yaml``;
 - ``timing``, ``provenance``: one way to time a stage, one versions line;
 - ``reproduce``: ``make reproduce``, every notebook in order, progress on the terminal.

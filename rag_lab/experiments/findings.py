@@ -9,6 +9,7 @@ reproduce``) writes the README's summary of findings from that file, between its
 
 from __future__ import annotations
 
+import collections
 import re
 import sys
 from collections.abc import Sequence
@@ -17,11 +18,11 @@ from pathlib import Path
 import pandas as pd
 
 from rag_lab import paths
+from rag_lab.claims import ROLES, claims, render
+from rag_lab.claims.judge import POWER
 from rag_lab.evaluation import figures
-from rag_lab.evaluation import ledger as ledger_module
 from rag_lab.evaluation.ledger import Entry, Ledger
-from rag_lab.evaluation.verdicts import Verdict
-from rag_lab.experiments import wording
+from rag_lab.claims.verdicts import Verdict
 from rag_lab.experiments.present import MAX_WIDTH, Table
 from rag_lab.stats import ALPHA
 
@@ -58,7 +59,7 @@ def side_by_side(ledger: Ledger) -> pd.DataFrame:
     rows: dict[str, dict[str, str]] = {}
     for e in ledger.entries:
         row = rows.setdefault(e.claim, {"claim": e.statement, "chapter": e.chapter})
-        row[f"{e.benchmark}: here"] = e.interval if e.interval != "–" else e.here
+        row[f"{e.benchmark}: here"] = render.evidence(e)
         row[f"{e.benchmark}: verdict"] = e.verdict.label
     columns = ["claim", "chapter"] + [
         f"{b}: {part}" for b in benchmarks for part in ("here", "verdict")
@@ -105,7 +106,7 @@ def verdict_tables(ledger: Ledger) -> list[Table]:
         frame = pd.DataFrame(
             {
                 "claim": [e.statement for e in only],
-                "here": [e.interval if e.interval != "–" else (e.here or "–") for e in only],
+                "here": [render.evidence(e) for e in only],
                 "verdict": [e.verdict.short for e in only],
             },
             index=pd.Index([e.claim for e in only], name="id"),
@@ -124,9 +125,11 @@ def _fitted(frame: pd.DataFrame, column: str, caption: str) -> Table:
 
 
 def rule() -> str:
-    """The ledger's rule in words, its constants read from :mod:`rag_lab.evaluation.ledger`
-    (so the text cannot drift from the code)."""
-    m, power, alpha = ledger_module.MARGIN, ledger_module.POWER, ALPHA
+    """The ledger's rule in words, its constants read from the rule
+    (:mod:`rag_lab.claims.judge`) and the declared margins (:mod:`rag_lab.claims`), so the
+    text cannot drift from the code or the plan."""
+    margins = {c.margin_name: c.margin for c in claims().values() if c.margin_name}
+    m, rate, power, alpha = margins["recall"], margins["rate"], POWER, ALPHA
     return "\n".join(
         [
             f"- a directional claim **reproduces** when the question-level sign test, "
@@ -140,7 +143,7 @@ def rule() -> str:
             f"equivalence margin (±{m:.2f} of Recall@k), even if the test sees a difference; "
             "outside it, it is contradicted when the test is significant; a rate the chapter "
             "reports reproduces only "
-            f"when our interval lies within ±{m:.2f} of it; a count reproduces when its stated "
+            f"when our interval lies within ±{rate:.2f} of it; a count reproduces when its stated "
             "condition holds;",
             "- **by construction**, **not testable here** and **not measured** are verdicts of "
             "their own, each with its reason, and never count as agreement.",
@@ -148,14 +151,41 @@ def rule() -> str:
     )
 
 
-def tally(ledger: Ledger) -> pd.DataFrame:
-    """Verdicts counted per benchmark."""
+def tally(ledger: Ledger, roles: Sequence[str] = ("chapter",)) -> pd.DataFrame:
+    """Verdicts counted per benchmark, over the entries of ``roles`` (the chapter's own
+    claims by default: controls, the project's hypotheses and exploratory looks are counted
+    apart, never in the headline)."""
+    mine = [e for e in ledger.entries if e.role in roles]
     counts = pd.crosstab(
-        pd.Series([e.verdict.label for e in ledger.entries], name="verdict"),
-        pd.Series([e.benchmark for e in ledger.entries], name="benchmark"),
+        pd.Series([e.verdict.label for e in mine], name="verdict"),
+        pd.Series([e.benchmark for e in mine], name="benchmark"),
     )
     order = [v.label for v in Verdict if v.label in counts.index]
     return counts.reindex(order)
+
+
+def plan() -> Table:
+    """The analysis plan the ledger was judged against: the claims file, its sha256, its
+    claims by role and its deviations."""
+    from rag_lab import claims as declared
+
+    by_role = collections.Counter(c.role for c in claims().values())
+    frame = pd.DataFrame(
+        {
+            "value": [
+                declared.FILE.name,
+                declared.sha256()[:16],
+                *(str(by_role.get(r, 0)) for r in declared.ROLES),
+                str(len(declared.deviations())),
+            ]
+        },
+        index=pd.Index(
+            ["file", "sha256 (first 16)", *(f"claims: {r}" for r in declared.ROLES),
+             "deviations"],
+            name="",
+        ),
+    )  # fmt: skip
+    return Table(frame, caption="The claims file: declared before the results it judges")
 
 
 def forest_figure(ledger: Ledger):
@@ -167,9 +197,25 @@ def forest_figure(ledger: Ledger):
 
 
 def summary(ledger: Ledger) -> str:
-    """The README's summary of findings, in Markdown: the verdicts counted per benchmark and
-    every claim tested on a number, with its estimate and verdict."""
-    counts = tally(ledger)
+    """The README's summary of findings, in Markdown: first the chapter's own claims (their
+    verdicts counted per benchmark, then each claim tested on a number with its estimate and
+    verdict), then the controls, the project's hypotheses and exploratory looks, apart."""
+    others = tuple(r for r in ROLES if r != "chapter")
+    return "\n".join(
+        [
+            "**The chapter's claims**",
+            "",
+            *_summary_block(ledger, ("chapter",)),
+            "",
+            "**Controls, the project's hypotheses and exploratory looks** (never counted above)",
+            "",
+            *_summary_block(ledger, others),
+        ]
+    )
+
+
+def _summary_block(ledger: Ledger, roles: Sequence[str]) -> list[str]:
+    counts = tally(ledger, roles)
     lines = [
         "| verdict | " + " | ".join(counts.columns) + " |",
         "|---" * (len(counts.columns) + 1) + "|",
@@ -178,16 +224,18 @@ def summary(ledger: Ledger) -> str:
             for v in counts.index
         ),
         "",
-        "| claim | benchmark | chapter | here | verdict |",
-        "|---|---|---|---|---|",
+        "| claim | role | benchmark | chapter | here | verdict |",
+        "|---|---|---|---|---|---|",
     ]
     for e in ledger.entries:
-        if e.verdict.tested:
-            evidence = e.interval if e.interval != "–" else e.here
+        if e.verdict.tested and e.role in roles:
+            evidence = render.evidence(e)
+            flag = " (stand-in)" if e.stand_in else ""
             lines.append(
-                f"| {e.statement} | {e.benchmark} | {e.chapter} | {evidence} | {e.verdict.label} |"
+                f"| {e.statement}{flag} | {e.role} | {e.benchmark} | {e.chapter} | {evidence} "
+                f"| {e.verdict.label} |"
             )
-    return "\n".join(lines)
+    return lines
 
 
 def update_readme(ledger: Ledger, readme: Path = README) -> bool:
@@ -201,6 +249,34 @@ def update_readme(ledger: Ledger, readme: Path = README) -> bool:
     if new != text:
         readme.write_text(new, encoding="utf-8")
     return new != text
+
+
+def reading(ledger: Ledger) -> str:
+    """What the ledger says of the chapter's own claims, counted: per benchmark, how many of
+    those tested on a number reproduce, and which are contradicted or exclude the chapter's
+    effect (controls, the project's hypotheses and exploratory looks are not counted)."""
+    lines = []
+    decided = (
+        Verdict.REPRODUCES,
+        Verdict.CONTRADICTED,
+        Verdict.EXCLUDES_CHAPTER_EFFECT,
+        Verdict.INCONCLUSIVE,
+    )
+    for benchmark in dict.fromkeys(e.benchmark for e in ledger.entries):
+        mine = [e for e in ledger.entries if e.benchmark == benchmark and e.role == "chapter"]
+        tested = [e for e in mine if e.verdict.tested]
+        counts = "; ".join(_named(tested, v) for v in decided)
+        lines.append(
+            f"- **{benchmark}**: {len(mine)} chapter claims, {len(tested)} decided by a test or a count: "
+            f"{counts}. {len(mine) - len(tested)} hold by construction, cannot be tested here "
+            "or were not measured, and count as nothing."
+        )
+    return "\n".join(lines)
+
+
+def _named(entries: Sequence[Entry], verdict: Verdict) -> str:
+    ids = [e.claim for e in entries if e.verdict is verdict]
+    return f"{len(ids)} {verdict.label}" + (f" ({', '.join(ids)})" if ids else "")
 
 
 def main() -> int:
@@ -217,38 +293,11 @@ if __name__ == "__main__":
     raise SystemExit(main())
 
 
-def reading(ledger: Ledger) -> str:
-    """What the ledger says, counted: per benchmark, how many of the claims tested on a number
-    reproduce, and which are contradicted or exclude the chapter's effect."""
-    lines = []
-    decided = (
-        Verdict.REPRODUCES,
-        Verdict.CONTRADICTED,
-        Verdict.EXCLUDES_CHAPTER_EFFECT,
-        Verdict.INCONCLUSIVE,
-    )
-    for benchmark in dict.fromkeys(e.benchmark for e in ledger.entries):
-        mine = [e for e in ledger.entries if e.benchmark == benchmark]
-        tested = [e for e in mine if e.verdict.tested]
-        counts = "; ".join(_named(tested, v) for v in decided)
-        lines.append(
-            f"- **{benchmark}**: {len(mine)} claims, {len(tested)} decided by a test or a count: "
-            f"{counts}. {len(mine) - len(tested)} hold by construction, cannot be tested here "
-            "or were not measured, and count as nothing."
-        )
-    return "\n".join(lines)
-
-
-def _named(entries: Sequence[Entry], verdict: Verdict) -> str:
-    ids = [e.claim for e in entries if e.verdict is verdict]
-    return f"{len(ids)} {verdict.label}" + (f" ({', '.join(ids)})" if ids else "")
-
-
 def not_confirmed(ledger: Ledger) -> str:
     """The claims this lab's numbers go against (contradicted, or the chapter's effect
-    excluded), one bullet each with their test (:func:`wording.entry_line`)."""
+    excluded), one bullet each with their test (:func:`rag_lab.claims.render.entry_line`)."""
     against = (Verdict.CONTRADICTED, Verdict.EXCLUDES_CHAPTER_EFFECT)
     picked = [e for e in ledger.entries if e.verdict in against]
     if not picked:
         return "No claim is contradicted, and no chapter effect is excluded."
-    return "\n".join(f"{wording.entry_line(e)[:-1]} ({e.benchmark})." for e in picked)
+    return "\n".join(f"{render.entry_line(e)[:-1]} ({e.benchmark})." for e in picked)

@@ -64,12 +64,9 @@ def refusal_entry(check: StampCheck, stale: frozenset[str], notebook: str = "08"
 
     holds = check.refusal is not None and check.refused == stale
     return count_entry(
+        "migration-refused",
         notebook=notebook,
         benchmark="d2l",
-        claim="migration-refused",
-        statement="stamps refuse the half-migrated index",
-        metric="stale documents named by the refusal",
         holds=holds,
         here=f"{len(check.refused)} of {check.documents} named, {len(stale)} stale",
-        rule="reproduces when the search is refused and names exactly the stale half",
     )

@@ -2,10 +2,11 @@
 
 The records are the corpus's Markdown structure (:func:`rag_lab.markdown.structure`) and the
 question set; this module counts where the needles sit, lays the counts out in tables and
-figures that fit a page, checks the properties every later notebook relies on
-(:func:`entries`) and reads them. Those checks are not chapter claims under test: each holds
-*by construction* (the corpus and the question file were made so) and is checked on the
-run, so they open the notebook in the ledger's form but are not saved to the ledger.
+figures that fit a page and checks the properties every later notebook relies on
+(:func:`entries`); the notebook's Markdown says how to read them, with no number of its own.
+Those checks are not chapter claims under test: each holds *by construction* (the corpus and
+the question file were made so) and is checked on the run, so they open the notebook in the
+ledger's form but are not saved to the ledger.
 """
 
 from __future__ import annotations
@@ -20,7 +21,8 @@ import pandas as pd
 from rag_lab.chunking import section_of, sections
 from rag_lab.documents import Document
 from rag_lab.evaluation import chapter, plots
-from rag_lab.evaluation.ledger import Entry, construction_entry
+from rag_lab.evaluation.ledger import Entry, fixed_entry
+from rag_lab.claims.verdicts import Verdict
 from rag_lab.experiments.present import Table
 from rag_lab.markdown import MarkdownDoc, structure
 from rag_lab.questions import (
@@ -301,10 +303,10 @@ def entries(
     found = {(v.line, v.id, v.field) for v in violations}
     caught = [f for f in PLANTED if f in found]
     return [
-        construction_entry(
+        fixed_entry(
+            "corpus-kind",
             **at,
-            claim="corpus-kind",
-            statement="a real technical corpus: prose with code, tables and mathematics",
+            verdict=Verdict.BY_CONSTRUCTION,
             holds=bool(
                 totals["code blocks"] > 0
                 and totals["tables"] > 0
@@ -313,16 +315,13 @@ def entries(
             here=f"{len(docs)} documents, {totals['characters']:,} characters, "
             f"{totals['sections']} sections: {totals['code blocks']} code blocks, "
             f"{totals['tables']} tables, {totals['display equations']} display equations",
-            chapter=f"{ref['documents']} documents, {ref['characters']:,} characters, "
-            f"{ref['sections']} sections",
             reason="chosen so (chapters of *Dive into Deep Learning*); another text than the "
             "chapter's, so sizes compare and only directions carry over",
         ),
-        construction_entry(
+        fixed_entry(
+            "design",
             **at,
-            claim="design",
-            statement="each question asked twice, in the course's words and as a ticket; "
-            "negatives the corpus should refuse",
+            verdict=Verdict.BY_CONSTRUCTION,
             holds=s["questions"] == ref["questions"]
             and s["queries"] == ref["queries"]
             and negatives == chapter.NEGATIVES
@@ -330,35 +329,32 @@ def entries(
             here=f"{s['questions']} × 2 = {s['queries']} queries; {negatives} negatives ("
             + ", ".join(f"{n} {k}" for k, n in kinds.items())
             + ")",
-            chapter=f"{ref['questions']} × 2 = {ref['queries']} queries; {chapter.NEGATIVES} "
-            "negatives",
             reason="the question file is written to the chapter's design and setup refuses "
             "any other count",
         ),
-        construction_entry(
+        fixed_entry(
+            "needle-once",
             **at,
-            claim="needle-once",
-            statement="every needle occurs verbatim exactly once in the corpus, in prose",
+            verdict=Verdict.BY_CONSTRUCTION,
             holds=all(prose),
             here=f"{sum(prose)} of {len(prose)} needles",
-            chapter="every needle",
             reason="the validator refuses any other file (this notebook's last section shows "
             "it at work)",
         ),
-        construction_entry(
+        fixed_entry(
+            "needle-spread",
             **at,
-            claim="needle-spread",
-            statement="the needles lie across the corpus, in intros and deep sections",
+            verdict=Verdict.BY_CONSTRUCTION,
             holds=s["documents"] >= CHAPTER_DESIGN.min_documents and s["intro needles"] > 0,
             here=f"{s['documents']} of {len(docs)} documents, {s['sections']} sections, "
             f"{s['intro needles']} intros",
             reason=f"the questions were chosen so; setup requires at least "
             f"{CHAPTER_DESIGN.min_documents} documents",
         ),
-        construction_entry(
+        fixed_entry(
+            "validator-faults",
             **at,
-            claim="validator-faults",
-            statement="a broken question file gets every fault at once, each with its line",
+            verdict=Verdict.BY_CONSTRUCTION,
             holds=len(caught) == len(PLANTED),
             here=f"{len(caught)} of the {len(PLANTED)} faults planted, {len(violations)} reported",
             reason="every rule is checked on every item before any error is raised",
@@ -376,31 +372,3 @@ def _once_in_prose(docs: Sequence[Document], needle: str) -> bool:
     start = text.index(needle)
     return not any(MarkdownDoc(text).overlaps(start, start + len(needle)).values())
 
-
-def reading(per_doc: pd.DataFrame, qset: QuestionSet, docs: Sequence[Document]) -> str:
-    """What the corpus and the ground truth mean for the later notebooks, computed."""
-    table = beside_chapter(per_doc)
-    ratio = table["here ÷ chapter"]
-    per_section = table.loc["characters per section"]
-    s = spread(docs, qset)
-    return "\n".join(
-        [
-            f"- **Another text of the same kind.** {ratio['characters']:.2f}× the chapter's "
-            f"characters in {ratio['documents']:.2f}× its documents and "
-            f"{ratio['sections']:.2f}× its sections: a section here averages "
-            f"{per_section['here']:,.0f} characters against the chapter's "
-            f"{per_section['chapter']:,.0f} "
-            f"({'shorter' if per_section['here'] < per_section['chapter'] else 'longer'}). "
-            "Counts and sizes compare; the text is another, so across the two corpora a later "
-            "notebook reads only the direction of a difference.",
-            f"- **The unit of inference.** The {s['queries']} queries are {s['questions']} "
-            "questions asked twice: both phrasings share one needle, so they are not "
-            "independent trials. Every later interval and "
-            "paired test takes the question as the unit, with the chapter's per-query "
-            "statistics beside it for comparison.",
-            f"- **Where the needles sit.** From {s['documents']} documents and {s['sections']} "
-            f"sections, {s['intro needles']} of them in intros (the text before the first "
-            "`##` heading, which the chapter's chunker drops: notebook 02). They were chosen "
-            "for what they answer, not for where a cut would fall.",
-        ]
-    )

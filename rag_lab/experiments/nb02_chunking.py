@@ -1,9 +1,11 @@
-"""Notebook 02: what each chunking does to the corpus, worded against the chapter.
+"""Notebook 02: what each chunking does to the corpus, beside the chapter's counts.
 
 The measures (sizes, destroyed answers, word-pieces) are :mod:`rag_lab.evaluation.chunking`'s;
 this module adds what only the notebook shows (offsets sliced back, where a cut falls in a
 destroyed needle and whether the overlap rescues it, what a chunker starting at the first
-section would drop), lays the records out in tables that fit a page, and reads them.
+section would drop) and lays the records out in tables and figures that fit a page; the
+notebook's Markdown says how to read them, and its claims are worded by
+:mod:`rag_lab.claims.render`.
 """
 
 from __future__ import annotations
@@ -14,11 +16,12 @@ from dataclasses import dataclass
 import pandas as pd
 
 from rag_lab.chunking import OVERLAP as OVERLAP_CHARS
-from rag_lab.chunking import STRATEGIES, TARGET, Chunk, offset_errors
+from rag_lab.chunking import TARGET, Chunk, offset_errors
 from rag_lab.documents import Document
 from rag_lab.evaluation import chapter, claims, geometry, plots
 from rag_lab.evaluation.chunking import Chunking, Destroyed, Sizes, WordPieces, destroyed_questions
 from rag_lab.evaluation.ledger import Entry
+from rag_lab.evaluation.overlap import WITHOUT
 from rag_lab.experiments.present import Table
 from rag_lab.questions import Question
 
@@ -28,15 +31,35 @@ CUT = "‖"
 HEADLINE = ("A-destroys", "B-destroys-none", "header-window", "overlap-window")
 """The claims this notebook opens with: every chunking claim the chapter counts."""
 
-NEEDLE_WIDTH = 58
+GEOMETRY = ("geometry-A", "geometry-B", "overlap-protects-short")
+"""The claims of the geometry of destroyed needles (:func:`rag_lab.evaluation.geometry.entries`)."""
+
+NEEDLE_WIDTH = 48
 """Characters a needle's column of :func:`cut_table` holds."""
 
+CHAPTER_DESTROYED = {
+    "A": chapter.DESTROYED_BY_BLIND,
+    **dict.fromkeys(WITHOUT, chapter.DESTROYED_WITH_OVERLAP),
+}
+"""The chapter's destroyed answers on its own corpus: blind cuts, and every strategy with an
+overlap; it gives no count for the others."""
 
-def offset_check(chunks_by: Mapping[str, Sequence[Chunk]], docs: Sequence[Document]) -> str:
-    """Every chunk of every strategy sliced back from its document: the errors, counted."""
-    n_chunks = sum(len(c) for c in chunks_by.values())
-    errors = [e for chunks in chunks_by.values() for e in offset_errors(chunks, docs)]
-    return f"{len(errors)} offset errors in {n_chunks} chunks across {len(chunks_by)} strategies"
+
+def offset_table(chunks_by: Mapping[str, Sequence[Chunk]], docs: Sequence[Document]) -> Table:
+    """Every chunk of every strategy sliced back from its document: chunks and errors, per
+    strategy."""
+    frame = pd.DataFrame(
+        {
+            "chunks": [len(chunks) for chunks in chunks_by.values()],
+            "offset errors": [len(offset_errors(chunks, docs)) for chunks in chunks_by.values()],
+        },
+        index=pd.Index(list(chunks_by), name="strategy"),
+    )
+    return Table(
+        frame,
+        caption="Each chunk's content sliced back from its document by its offsets; offset "
+        "errors: chunks whose slice differs from their content",
+    )
 
 
 @dataclass(frozen=True)
@@ -91,25 +114,72 @@ def sizes_table(sizes: Sizes) -> Table:
     )
 
 
+def rescued_by_overlap(destroyed: Destroyed) -> dict[str, tuple[str, ...]]:
+    """Per strategy with an overlap: the questions its overlap-free twin destroys
+    (:data:`rag_lab.evaluation.overlap.WITHOUT`: A for B, C for D, E for F) and it holds
+    whole, in question order. Notebooks 02 and 03 both count B's rescues with this."""
+    return {
+        s: tuple(q for q in destroyed.questions[base] if q not in destroyed.questions[s])
+        for s, base in WITHOUT.items()
+        if s in destroyed.questions and base in destroyed.questions
+    }
+
+
 def destroyed_table(destroyed: Destroyed) -> Table:
-    """Per strategy, the questions whose needle no chunk holds whole."""
+    """Per strategy, the questions whose needle no chunk holds whole; for a strategy with an
+    overlap, how many of its twin's it rescues (:func:`rescued_by_overlap`); the chapter's
+    count on its own corpus where it gives one."""
+    rescued = rescued_by_overlap(destroyed)
+    view = destroyed.view()
+    view.insert(2, "rescued", [len(rescued[s]) if s in rescued else "–" for s in view.index])
+    view.insert(3, "chapter", [CHAPTER_DESTROYED.get(s, "–") for s in view.index])
     return Table(
-        destroyed.view(),
+        view,
         caption=f"Destroyed answers: questions (of {destroyed.of}) whose needle no chunk's "
-        "embedded text holds whole",
+        "embedded text holds whole; rescued: of those the same cuts without the overlap "
+        "destroy, the ones the overlap holds whole; chapter: its counts on its own corpus",
     )
 
 
-def pieces_table(pieces: WordPieces) -> Table:
-    """Word-pieces embedded per strategy (thousands separated), the header's share, chunks
-    past the window."""
-    shown = pieces.view()
-    for column in ("embedded word-pieces", "header word-pieces"):
-        shown[column] = [f"{int(v):,}" for v in shown[column]]
+def pieces_table(pieces: WordPieces, sizes: Sizes) -> Table:
+    """Word-pieces embedded per strategy (all chunks, thousands separated), the header's
+    share, the header's and the body's word-pieces per chunk (the body: all but the
+    header, ``[CLS]`` and ``[SEP]`` included), chunks past the window and the longest; then
+    the chapter's figures for E and F, per chunk over its
+    :data:`~rag_lab.evaluation.chapter.CHUNKS_PER_BOUNDARY_STRATEGY` chunks."""
+    over = f"over {pieces.window}"
+    rows = {}
+    for s, row in pieces.table.iterrows():
+        chunks = sizes.chunks(str(s))
+        embedded, header = int(row["embedded word-pieces"]), int(row["header word-pieces"])
+        rows[s] = {
+            "embedded": f"{embedded:,}",
+            "header": f"{header:,}",
+            "header share": f"{float(row['header share']):.1%}",
+            "header per chunk": f"{header / chunks:.1f}",
+            "body per chunk": f"{(embedded - header) / chunks:.1f}",
+            over: int(row["over window"]),
+            "max": int(row["max"]),
+        }
+    per = chapter.CHUNKS_PER_BOUNDARY_STRATEGY
+    rows["chapter E"] = {
+        "embedded": f"{chapter.EMBEDDED_TOKENS:,}",
+        "header": f"{chapter.HEADER_TOKENS:,}",
+        "header share": f"{chapter.HEADER_TOKENS / chapter.EMBEDDED_TOKENS:.1%}",
+        "header per chunk": f"{chapter.HEADER_TOKENS / per:.1f}",
+        "body per chunk": f"{(chapter.EMBEDDED_TOKENS - chapter.HEADER_TOKENS) / per:.1f}",
+        over: chapter.OVER_WINDOW["E"],
+        "max": "–",
+    }
+    rows["chapter F"] = {
+        **dict.fromkeys(rows["chapter E"], "–"),
+        over: chapter.OVER_WINDOW["F"],
+    }
     return Table(
-        shown,
-        caption=f"Word-pieces embedded, all chunks of a strategy; over {pieces.window}: chunks "
-        "past the encoder's window; max: the longest chunk",
+        pd.DataFrame.from_dict(rows, orient="index").rename_axis("strategy"),
+        caption="Word-pieces embedded: all chunks of a strategy, and per chunk the header and "
+        f"the rest (the body); over {pieces.window}: chunks past the encoder's window; max: the "
+        f"longest chunk; chapter: its figures, per chunk over its {per} chunks",
     )
 
 
@@ -119,7 +189,8 @@ def cut_table(
     questions: Sequence[Question],
 ) -> Table:
     """The needles blind cuts destroy (strategy A), one row each: its length, the characters
-    of it before A's first cut, whether B's overlap keeps it whole, and the needle with
+    of it before A's first cut, whether that is within the overlap's reach (at most
+    :data:`OVERLAP_CHARS`), whether B's overlap keeps it whole, and the needle with
     :data:`CUT` where A's chunks start inside it (wrapped in HTML within :data:`NEEDLE_WIDTH`
     characters; the plain text cuts it there with ``…``)."""
     lost_by_b = {q.id for q in destroyed_questions(chunks_by["B"], questions)}
@@ -129,6 +200,7 @@ def cut_table(
             "question": cut.question,
             "length": cut.end - cut.start,
             "before cut": cut.before,
+            "reach": "–" if cut.before is None else _reach(cut.before),
             "under B": "cut" if cut.question in lost_by_b else "whole",
             "needle, ‖ at A's cut": cut.marked(texts[cut.doc]),
         }
@@ -137,9 +209,14 @@ def cut_table(
     return Table(
         pd.DataFrame(rows).set_index("question"),
         caption="The needles A destroys: length and characters before A's cut, in characters; "
-        f"under B: does B's {OVERLAP_CHARS}-character overlap hold it whole",
+        f"reach: at most {OVERLAP_CHARS} characters before the cut (within the reach of B's "
+        "overlap) or more (beyond); under B: does B's overlap hold it whole",
         shorten={"needle, ‖ at A's cut": NEEDLE_WIDTH},
     )
+
+
+def _reach(before: int) -> str:
+    return "beyond" if before > OVERLAP_CHARS else "within"
 
 
 def overlap_cuts(
@@ -225,25 +302,6 @@ def overlap_figure(cuts: pd.DataFrame):
     return fig
 
 
-def chapter_token_line() -> str:
-    """The chapter's word-piece figures for strategy E, in one line."""
-    ref = chapter_token_row()
-    return (
-        f"chapter, strategy E: {ref['header word-pieces']:,} of {ref['embedded word-pieces']:,} "
-        f"word-pieces ({ref['header share']:.1%}); over the window: E {chapter.OVER_WINDOW['E']}, "
-        f"F {chapter.OVER_WINDOW['F']}"
-    )
-
-
-def chapter_token_row() -> dict[str, float]:
-    """The chapter's strategy-E token figures, for display beside ours."""
-    return {
-        "embedded word-pieces": chapter.EMBEDDED_TOKENS,
-        "header word-pieces": chapter.HEADER_TOKENS,
-        "header share": chapter.HEADER_TOKENS / chapter.EMBEDDED_TOKENS,
-    }
-
-
 def preamble_loss(
     docs: Sequence[Document], chunks: Sequence[Chunk], questions: Sequence[Question]
 ) -> dict[str, object]:
@@ -264,13 +322,6 @@ def preamble_loss(
     }
 
 
-def chapter_destroyed_line() -> str:
-    return (
-        f"chapter: A {chapter.DESTROYED_BY_BLIND} of {chapter.CORPUS['questions']}, "
-        f"overlap strategies {chapter.DESTROYED_WITH_OVERLAP}"
-    )
-
-
 def destroyed_counts(measured: Chunking) -> dict[str, int]:
     """Destroyed needles per strategy (questions), as :func:`geometry.entries` takes them."""
     return {s: measured.destroyed.count(s) for s in measured.destroyed.questions}
@@ -283,7 +334,6 @@ GEOMETRY_STRATEGIES = {"A": 0, "B": OVERLAP_CHARS}
 def geometry_table(lengths: Sequence[int], destroyed: Mapping[str, int]) -> Table:
     """For A and B: destroyed needles observed, the geometry's expectation from the needles'
     lengths and its central 95 % range, and the chapter's count on its own corpus."""
-    chapter_count = {"A": chapter.DESTROYED_BY_BLIND, "B": chapter.DESTROYED_WITH_OVERLAP}
     rows = []
     for s, overlap in GEOMETRY_STRATEGIES.items():
         e = geometry.expected_destroyed(lengths, destroyed[s], TARGET, overlap)
@@ -295,7 +345,7 @@ def geometry_table(lengths: Sequence[int], destroyed: Mapping[str, int]) -> Tabl
                 "expected": f"{e.expected:.1f}",
                 "95 % range": f"{e.low}–{e.high}",
                 "in range": "yes" if e.agrees else "no",
-                "chapter": chapter_count[s],
+                "chapter": CHAPTER_DESTROYED[s],
             }
         )
     return Table(
@@ -306,152 +356,6 @@ def geometry_table(lengths: Sequence[int], destroyed: Mapping[str, int]) -> Tabl
     )
 
 
-def geometry_line(lengths: Sequence[int], overlap: int = OVERLAP_CHARS) -> str:
-    """The general statement with the numbers it rests on, in three short lines."""
-    protected = geometry.protected_length(overlap)
-    longer = sum(int(n) > protected for n in lengths)
-    implied = geometry.implied_length(
-        chapter.DESTROYED_BY_BLIND, chapter.CORPUS["questions"], TARGET
-    )
-    median = float(pd.Series(lengths).median())
-    return (
-        f"an overlap of {overlap} characters keeps whole every needle of at most {protected}\n"
-        f"here: {longer} of {len(lengths)} needles are longer, median {median:.0f} characters\n"
-        f"the chapter's {chapter.DESTROYED_BY_BLIND} of {chapter.CORPUS['questions']} under "
-        f"blind cuts implies needles of about {implied:.0f} characters"
-    )
-
-
 def entries(measured: Chunking) -> list[Entry]:
     """The chapter's chunking counts on the lab's corpus: this notebook's part of the ledger."""
     return claims.chunking_entries(measured, "02", "d2l")
-
-
-def reading(
-    measured: Chunking,
-    cuts: pd.DataFrame | None = None,
-    lengths: Sequence[int] | None = None,
-) -> str:
-    """What the counts mean, read from the record and worded with the ledger's verdicts
-    (:func:`entries`); ``cuts`` (:func:`overlap_cuts`) adds where the overlap reaches,
-    ``lengths`` (the needles', in characters) what the geometry predicts."""
-    judged = {e.claim: e for e in entries(measured)}
-    lines = [_cuts(measured, judged, cuts)]
-    if lengths is not None:
-        lines.append(_geometry(lengths, measured))
-    lines += [_header_cost(measured), _window(measured, judged)]
-    return "\n".join(lines)
-
-
-def _geometry(lengths: Sequence[int], m: Chunking) -> str:
-    """The geometry's prediction against the counts, and the general statement."""
-    judged = {e.claim: e for e in geometry.entries(lengths, destroyed_counts(m), "02", "d2l")}
-    blind, kept = (
-        geometry.expected_destroyed(lengths, m.destroyed.count(s), TARGET, o)
-        for s, o in GEOMETRY_STRATEGIES.items()
-    )
-    protected = geometry.protected_length(OVERLAP_CHARS)
-    longer = sum(int(n) > protected for n in lengths)
-    implied = geometry.implied_length(
-        chapter.DESTROYED_BY_BLIND, chapter.CORPUS["questions"], TARGET
-    )
-    median = float(pd.Series(lengths).median())
-    agree = judged["geometry-A"].verdict.agrees and judged["geometry-B"].verdict.agrees
-    title = "The geometry predicts the counts" if agree else "The geometry and the counts"
-    return (
-        f"- **{title}.** From the needles' lengths alone, blind cuts "
-        f"should destroy {blind.expected:.1f} (95 % range {blind.low}–{blind.high}) and A "
-        f"destroys {blind.observed} ({_verdict(judged['geometry-A'])}); with the overlap "
-        f"{kept.expected:.1f} ({kept.low}–{kept.high}) and B destroys {kept.observed} "
-        f"({_verdict(judged['geometry-B'])}). An overlap of {OVERLAP_CHARS} characters keeps "
-        f"whole only needles of at most {protected} characters "
-        f"({_verdict(judged['overlap-protects-short'])}); {longer} of {len(lengths)} needles "
-        f"here are longer (median {median:.0f}). The chapter's "
-        f"{chapter.DESTROYED_BY_BLIND} of {chapter.CORPUS['questions']} under blind cuts "
-        f"implies needles of about {implied:.0f} characters"
-        + (
-            f", short enough for the overlap to keep them all (its "
-            f"{chapter.DESTROYED_WITH_OVERLAP} with overlap)"
-            if round(implied) <= protected
-            else ", longer than the overlap protects"
-        )
-        + (": the counts differ by the needles' length, not by the chunker." if agree else ".")
-    )
-
-
-def _verdict(e: Entry) -> str:
-    return f"{e.claim}: *{e.verdict.label}*"
-
-
-def _cuts(m: Chunking, judged: Mapping[str, Entry], cuts: pd.DataFrame | None) -> str:
-    """Blind cuts, the overlap, and what boundaries do, in one bullet."""
-    d = m.destroyed
-    blind, overlap = d.count("A"), d.count("B")
-    boundaries = [s for s in d.questions if STRATEGIES[s].cuts == "boundaries"]
-    lost_by_boundaries = sum(d.count(s) for s in boundaries)
-    text = (
-        f"- **Where answers are destroyed.** Under blind cuts {blind} of {d.of} needles lie "
-        f"whole in no chunk (the chapter: {chapter.DESTROYED_BY_BLIND} of "
-        f"{chapter.CORPUS['questions']}; "
-        f"{_verdict(judged['A-destroys'])}); the overlap keeps {blind - overlap} of them whole "
-        f"and loses {overlap} (the chapter: {chapter.DESTROYED_WITH_OVERLAP}; "
-        f"{_verdict(judged['B-destroys-none'])})."
-    )
-    if cuts is not None and len(cuts):
-        explained = int((cuts["lost"] == cuts["beyond"]).sum())
-        text += (
-            f" B's chunk repeats the {OVERLAP_CHARS} characters before a cut, so it holds a "
-            f"needle whole only when at most {OVERLAP_CHARS} of it lie before the cut: that "
-            f"accounts for {explained} of the {len(cuts)}."
-        )
-        kept, lost = cuts[~cuts["lost"]]["length"], cuts[cuts["lost"]]["length"]
-        if len(kept) and len(lost):
-            text += (
-                f" Length does not decide it: the needles kept are {kept.min()}–{kept.max()} "
-                f"characters long, those lost {lost.min()}–{lost.max()}."
-            )
-    return text + (
-        f" Cutting at paragraph and sentence boundaries loses {lost_by_boundaries} needles "
-        f"over the {len(boundaries)} boundary strategies ({', '.join(boundaries)}): it is the "
-        "boundaries, not the overlap, that keep sentences whole."
-    )
-
-
-def _header_cost(m: Chunking) -> str:
-    e = m.pieces.table.loc["E"]
-    chunks = m.sizes.chunks("E")
-    per_chunk = float(e["header word-pieces"]) / chunks
-    body_here = (float(e["embedded word-pieces"]) - per_chunk * chunks) / chunks
-    chapter_share = chapter.HEADER_TOKENS / chapter.EMBEDDED_TOKENS
-    chapter_per_chunk = chapter.HEADER_TOKENS / chapter.CHUNKS_PER_BOUNDARY_STRATEGY
-    chapter_body = (chapter.EMBEDDED_TOKENS - chapter.HEADER_TOKENS) / (
-        chapter.CHUNKS_PER_BOUNDARY_STRATEGY
-    )
-    return (
-        f"- **The header costs tokens.** It is {float(e['header share']):.1%} of the word-pieces "
-        f"E embeds (the chapter: {chapter_share:.1%}). Measured per chunk: {per_chunk:.1f} "
-        f"header word-pieces and {body_here:.1f} of body here; the chapter's totals imply "
-        f"{chapter_per_chunk:.1f} and {chapter_body:.1f}. So the gap in share is the header's "
-        "length, not the bodies': its headers are about "
-        f"{chapter_per_chunk / per_chunk:.1f}× as long as ours (its titles and section names "
-        "are not published, so the reason cannot be measured here)."
-    )
-
-
-def _window(m: Chunking, judged: Mapping[str, Entry]) -> str:
-    over = {s: m.pieces.over(s) for s in ("C", "E", "F")}
-    by_header, by_overlap = over["E"] - over["C"], over["F"] - over["E"]
-    header = float(m.pieces.table.loc["E", "header word-pieces"]) / m.sizes.chunks("E")
-    return (
-        f"- **Chunks past the {m.pieces.window}-word-piece window.** C {over['C']}, E "
-        f"{over['E']}, F {over['F']} (the chapter: E {chapter.OVER_WINDOW['E']}, F "
-        f"{chapter.OVER_WINDOW['F']}). The header adds {by_header} "
-        f"({_verdict(judged['header-window'])}); the overlap on top of it adds {by_overlap} "
-        f"({_verdict(judged['overlap-window'])}). A chunk past the window is truncated without "
-        "a warning, so its tail is never embedded."
-        + (
-            f" The header's {header:.1f} word-pieces per chunk carry no chunk over the line here."
-            if by_header == 0
-            else ""
-        )
-    )

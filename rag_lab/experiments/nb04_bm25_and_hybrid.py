@@ -1,12 +1,13 @@
-"""Notebook 04: dense, BM25 and their fusion on one chunking, worded against the chapter.
+"""Notebook 04: dense, BM25 and their fusion on one chunking, laid out in tables and figures.
 
 The measures are :func:`rag_lab.evaluation.retrieval.systems`'s (a
 :class:`~rag_lab.evaluation.retrieval.Systems` record); this module lays the record out in
-tables that fit a page, draws where each query's needle lands under dense and BM25, and
-reads the record (its recall figure is :func:`rag_lab.evaluation.figures.systems_figure`).
-It also shows the fusions of :mod:`rag_lab.evaluation.fusion` (RRF at other ks, convex
-combinations of normalised scores) after checking that its RRF at k = 60 is the hybrid, and
-the identifier interaction of :mod:`rag_lab.evaluation.identifiers`, each read claim by claim.
+tables that fit a page and draws where each query's needle lands under dense and BM25 (its
+recall figure is :func:`rag_lab.evaluation.figures.systems_figure`). It also shows the
+fusions of :mod:`rag_lab.evaluation.fusion` (RRF at other ks, convex combinations of
+normalised scores) after checking that its RRF at k = 60 is the hybrid, and the identifier
+interaction of :mod:`rag_lab.evaluation.identifiers`. The claims are judged by the ledger and
+worded by :mod:`rag_lab.claims.render`; the prose that explains them is the notebook's.
 """
 
 from __future__ import annotations
@@ -16,19 +17,18 @@ from collections.abc import Callable, Hashable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from rag_lab.evaluation import chapter, claims, identifiers, plots
-from rag_lab.evaluation.fusion import REFERENCE_K, FusionRuns, weights_line
-from rag_lab.evaluation.ledger import Direction, Entry
-from rag_lab.evaluation.recall import KS, recall_table
+from rag_lab.claims import render
+from rag_lab.evaluation import chapter, claims, identifiers, paired, plots
+from rag_lab.evaluation.fusion import CLAIM_K, OBJECTIVE_K, REFERENCE_K, FusionRuns
+from rag_lab.evaluation.ledger import PAIRED_METHOD, Entry
+from rag_lab.evaluation.recall import recall_table
 from rag_lab.evaluation.retrieval import TWO_BY_TWO_KS, Systems
-from rag_lab.evaluation.verdicts import Verdict
-from rag_lab.experiments import probes
 from rag_lab.experiments.present import Table
 from rag_lab.experiments.timing import CONDITION, Latency, cost_table
-from rag_lab.metrics import Ranks, first_hit_ranks, hits_at, paired_at, relevant_chunks
+from rag_lab.metrics import Ranks, first_hit_ranks, hits_at, relevant_chunks
 from rag_lab.questions import Query
 from rag_lab.search import ChunkIndex
-from rag_lab.stats import bootstrap_interaction, clustered_wilson, paired_difference
+from rag_lab.stats import clustered_wilson
 
 HEADLINE = (
     "BM25>dense@R1",
@@ -40,22 +40,10 @@ HEADLINE = (
 """The claims this notebook opens with: the chapter's top-1 and fusion claims on its
 questions, and fusion on the identifier probes."""
 
-SYSTEMS = {
-    "dense": "cosine distance between all-MiniLM-L6-v2 vectors",
-    "BM25": "Robertson–Zaragoza, k1 = 1.2, b = 0.75",
-    "hybrid": "reciprocal rank fusion of the two, k = 60",
-}
-"""The three retrievers, as the text above a table names them."""
-
 
 def entries(systems: Systems) -> list[Entry]:
     """The chapter's claims about dense, BM25 and hybrid: this notebook's part of the ledger."""
     return claims.system_entries(systems, "04", "d2l")
-
-
-def legend() -> str:
-    """The retrievers in one line, for the text above a table: ``**dense** cosine … · …``."""
-    return " · ".join(f"**{name}** {what}" for name, what in SYSTEMS.items())
 
 
 # --- tables that fit a page -----------------------------------------------------------------
@@ -329,11 +317,36 @@ def fusion_table(runs: FusionRuns, clusters: Sequence[Hashable], ks=FUSION_KS) -
     )
 
 
-def weights_text(runs: FusionRuns, width: int = 100) -> str:
-    """:func:`rag_lab.evaluation.fusion.weights_line` wrapped to ``width`` characters."""
-    import textwrap
+def weights_table(runs: FusionRuns) -> Table:
+    """The weight of dense each fold's cross-validation chose, one row per fold, one column
+    per normalisation."""
+    frame = pd.DataFrame(
+        {how: [f"{w:.2f}" for w in ws] for how, ws in runs.weights.items()},
+        index=pd.Index(range(1, runs.folds + 1), name="fold"),
+    )
+    return Table(
+        frame,
+        caption="w, the weight of dense, each fold ranked with (chosen on the other "
+        f"{runs.folds - 1} folds, for Recall@{OBJECTIVE_K})",
+    )
 
-    return textwrap.fill(weights_line(runs), width, subsequent_indent="  ")
+
+def convex_table(runs: FusionRuns, clusters: Sequence[Hashable], ks=FUSION_KS) -> Table:
+    """Each convex combination against RRF at the chapter's k, at every k of ``ks``, paired by
+    question. The claims are judged at R@:data:`~rag_lab.evaluation.fusion.CLAIM_K` alone
+    (:func:`rag_lab.evaluation.fusion.entries`); the other rows are shown, not judged."""
+    reference = runs.rrf(REFERENCE_K)
+    pairs = [(how, reference) for how in runs.ranks if not how.startswith("RRF")]
+    view = paired.paired_table(runs.ranks, pairs, ks, clusters).view(
+        columns=["pair", "k", "a − b by question", "questions", "p"]
+    )
+    return Table(
+        view.rename(columns={"questions": "won/lost"}),
+        caption=f"Convex combination − RRF k = {REFERENCE_K} in Recall@k, by question (95 % "
+        f"interval: {render.METHODS[PAIRED_METHOD]}); won/lost: the questions it wins and "
+        f"loses; p: their sign test, unadjusted; only R@{CLAIM_K} is judged, fixed before "
+        "looking",
+    )
 
 
 def fusion_color(name: str) -> str:
@@ -396,202 +409,4 @@ def interaction_table(
         "the ordinary questions, and the first minus the second with its bootstrap 95 % "
         f"interval; questions: identifier + ordinary; the claim is judged at R@"
         f"{identifiers.CLAIM_K} alone",
-    )
-
-
-def claim_bullet(e: Entry) -> str:
-    """One claim read in the ledger's verdict words, its interval read for what it can say:
-    one that includes zero means this design cannot tell, which is not evidence of none."""
-    head = f"- **{e.claim}** — {e.statement}: {e.interval} by question"
-    lo, hi = e.ci if e.ci is not None else (None, None)
-    if e.direction is Direction.SAME:
-        if e.verdict is Verdict.REPRODUCES:
-            why = f"lies within ±{e.margin:.2f}, so the two do not differ by more"
-        elif lo is not None and lo <= 0 <= hi:
-            why = (
-                f"includes zero but reaches past ±{e.margin:.2f}: this design cannot tell "
-                "the two apart from a difference, which is not evidence of either"
-            )
-        else:
-            why = "excludes zero"
-    elif e.verdict is Verdict.REPRODUCES:
-        why = "lies above zero" if lo is not None and lo > 0 else "and its test clears"
-    elif e.verdict is Verdict.CONTRADICTED:
-        why = (
-            "lies below zero" if hi is not None and hi < 0 else "and its test clears the other way"
-        )
-    elif lo is not None and lo <= 0 <= hi:
-        why = "includes zero: this design cannot tell, which is not evidence of none"
-    else:
-        why = "excludes zero, but the ledger's test does not clear: this design cannot confirm it"
-    return f"{head} {why}. Verdict: {e.verdict_text}."
-
-
-def fusion_reading(
-    entries: Sequence[Entry],
-    runs: FusionRuns | None = None,
-    clusters: Sequence[Hashable] = (),
-    ks: Sequence[int] = FUSION_KS,
-) -> list[str]:
-    """One bullet per fusion claim (:func:`rag_lab.evaluation.fusion.claims`); given ``runs``,
-    one more with each convex combination against RRF k = 60 at the other ks, shown by
-    question and not judged (the claims' k was fixed before looking)."""
-    lines = [claim_bullet(e) for e in entries]
-    if runs is None:
-        return lines
-    judged = {int(e.metric.removeprefix("R@")) for e in entries}
-    reference = runs.ranks[runs.rrf(REFERENCE_K)]
-    shown, apart = [], False
-    for k in (k for k in ks if k not in judged):
-        for how in (name for name in runs.ranks if not name.startswith("RRF")):
-            d = paired_difference(hits_at(runs.ranks[how], k), hits_at(reference, k), clusters)
-            read = "includes zero" if d.lo <= 0 <= d.hi else "excludes zero"
-            apart = apart or read == "excludes zero"
-            shown.append(f"{how} R@{k} {d.estimate:+.3f} [{d.lo:+.3f}, {d.hi:+.3f}] {read}")
-    if shown:
-        lines.append(
-            f"- **Convex against RRF k = {REFERENCE_K} at the other cutoffs, shown, not "
-            "judged.** "
-            + "; ".join(shown)
-            + (
-                ". An interval that excludes zero here is one look among several, not a verdict."
-                if apart
-                else ". Each includes zero: this design cannot tell, which is not evidence of none."
-            )
-        )
-    return lines
-
-
-def interaction_reading(
-    entries: Sequence[Entry],
-    probe_ranks: Mapping[str, Ranks],
-    probe_queries: Sequence[Query],
-    systems: Systems,
-) -> list[str]:
-    """The identifier interaction's claim, and the other ks of its table read as shown, not
-    judged (the claim's k was fixed before looking)."""
-    probe_clusters = [q.question.id for q in probe_queries]
-    others = []
-    for k in identifiers.KS:
-        if k == identifiers.CLAIM_K:
-            continue
-        m, lo, hi = bootstrap_interaction(
-            identifiers.gaps(probe_ranks, probe_clusters, k),
-            identifiers.gaps(systems.ranks, systems.clusters, k),
-        )
-        read = "includes zero" if lo <= 0 <= hi else "excludes zero"
-        others.append(f"R@{k} {m:+.3f} [{lo:+.3f}, {hi:+.3f}] {read}")
-    return [claim_bullet(e) for e in entries] + [
-        "- **The identifier interaction at the other cutoffs, shown, not judged.** "
-        + "; ".join(others)
-        + f". The claim's k (R@{identifiers.CLAIM_K}) was fixed before looking; judging the "
-        "cutoff whose interval looks best would need a correction that one bootstrap interval "
-        "per k does not carry."
-    ]
-
-
-# --- the reading ----------------------------------------------------------------------------
-
-
-def reading(
-    systems: Systems,
-    probe_ranks: Mapping[str, Ranks] | None = None,
-    traps: pd.DataFrame | None = None,
-    judged: Sequence[Entry] = (),
-    read: Sequence[str] = (),
-) -> str:
-    """What the tables add to the findings, as Markdown bullets: top-1 and rank 8, the
-    different failures, the fusion's point estimates, (given) the identifier probes and the
-    literal traps (:func:`rag_lab.experiments.probes.reading`), then the bullets ``read``
-    (claims read one by one, e.g. :func:`fusion_reading`), and how the intervals of the other
-    entries of ``judged`` (the ledger's) read beside their verdicts. An entry whose claim a
-    bullet of ``read`` names (``**claim**``) is not read twice."""
-    lines = [_top1(systems), _different_failures(systems), _hybrid_points(systems)]
-    if probe_ranks is not None and traps is not None:
-        lines += probes.reading(probe_ranks, traps)
-    lines += read
-    named = [e for e in judged if not any(f"**{e.claim}**" in line for line in read)]
-    lines += _intervals(named)
-    return "\n".join(lines)
-
-
-def _top1(s: Systems) -> str:
-    r1 = {name: s.recall[name].at(1) for name in s.ranks}
-    r8 = {name: s.recall[name].at(8) for name in s.ranks}
-    top1 = paired_at(s.ranks["BM25"], s.ranks["dense"], 1)
-    ratio = r1["BM25"] / r1["dense"] if r1["dense"] else float("inf")
-    return (
-        f"- **Top-1.** BM25 R@1 = {r1['BM25']:.3f}, dense {r1['dense']:.3f}: {ratio:.2f}× "
-        f"dense's (the chapter: more than double); BM25 vs dense per query {top1}."
-        f"\n- **Rank 8.** dense {r8['dense']:.3f}, BM25 {r8['BM25']:.3f}."
-    )
-
-
-def _intervals(judged: Sequence[Entry]) -> list[str]:
-    """The paired claims whose interval says more, or less, than their verdict: one that
-    excludes zero while the ledger's test (after Holm over its family) does not clear, and a
-    no-difference claim whose interval reaches past the margin."""
-    paired = [e for e in judged if e.ci is not None and e.direction is not Direction.VALUE]
-    apart = [
-        e for e in paired if (e.ci[0] > 0 or e.ci[1] < 0) and e.verdict is Verdict.INCONCLUSIVE
-    ]
-    wide = [
-        e
-        for e in paired
-        if e.direction is Direction.SAME
-        and e.margin is not None
-        and e.ci[0] <= 0 <= e.ci[1]
-        and (e.ci[0] < -e.margin or e.ci[1] > e.margin)
-    ]
-    lines = []
-    if apart:
-        listed = "; ".join(f"{e.claim} {e.interval} ({_p(e)})" for e in apart)
-        lines.append(
-            f"- **Intervals that exclude zero, verdicts that stay inconclusive.** {listed}. Each "
-            "interval, read alone, excludes zero; the ledger judges the question-level sign "
-            "test (Holm-adjusted within a confirmatory family), which does not clear: this "
-            "design cannot confirm these differences, which is not evidence that they are absent."
-        )
-    for e in wide:
-        lines.append(
-            f"- **{e.claim}.** {e.interval} by question includes zero, and differences past "
-            f"the margin of ±{e.margin:.2f} too: this design cannot tell {e.statement!r} "
-            "apart from a difference, which is not evidence of either."
-        )
-    return lines
-
-
-def _p(e: Entry) -> str:
-    if e.p_adjusted is not None:
-        return f"Holm p = {e.p_adjusted:#.2g}"
-    return f"p = {e.p:#.2g}, {e.family}"
-
-
-def _different_failures(s: Systems, k: int = 8) -> str:
-    d8, b8 = hits_at(s.ranks["dense"], k), hits_at(s.ranks["BM25"], k)
-    h8 = hits_at(s.ranks["hybrid"], k)
-    only_d, only_b = d8 & ~b8, ~d8 & b8
-    return (
-        f"- **Different failures.** At R@{k}, {int(only_d.sum())} queries are found only by "
-        f"dense and {int(only_b.sum())} only by BM25: "
-        + (
-            "they fail on different queries."
-            if only_d.any() and only_b.any()
-            else "one dominates the other."
-        )
-        + f" The hybrid keeps {int((only_d & h8).sum())} of the first and "
-        f"{int((only_b & h8).sum())} of the second within {k}."
-    )
-
-
-def _hybrid_points(s: Systems) -> str:
-    hybrid, dense = s.recall["hybrid"], s.recall["dense"]
-    below = [
-        f"R@{k} ({hybrid.at(k):.3f} vs {dense.at(k):.3f})" for k in KS if hybrid.at(k) < dense.at(k)
-    ]
-    return "- **Hybrid against dense, point estimates.** " + (
-        f"Fusion is below dense at {', '.join(below)}: adding BM25's ranking pushes down "
-        "some chunks dense had found."
-        if below
-        else "Fusion is at least as good as dense at every k."
     )

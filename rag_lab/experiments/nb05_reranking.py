@@ -1,10 +1,11 @@
-"""Notebook 05: a second stage on the hybrid's top 25, its quality, its cost, its reading.
+"""Notebook 05: a second stage on the hybrid's top 25: its quality, where it moves each
+query's first hit, and its cost, laid out in tables and figures.
 
-Every verdict is derived from the numbers passed in (:mod:`rag_lab.evaluation.verdicts`).
-Whatever is measured with the stand-in cross-encoder is named for what it is, and a
-stand-in's quality numbers are never read as evidence about the chapter's claim.
+The claims are judged by the ledger (:func:`entries`) and worded by
+:mod:`rag_lab.claims.render`. Whatever is measured with the stand-in cross-encoder is named
+for what it is, and a stand-in's quality numbers are never judged as evidence about the
+chapter's claim.
 """
-
 from __future__ import annotations
 
 import textwrap
@@ -15,22 +16,21 @@ import pandas as pd
 
 from rag_lab.evaluation import chapter, plots
 from rag_lab.evaluation.ledger import (
-    Direction,
     Entry,
     PairedClaim,
     count_entry,
     fixed_entry,
     paired_entries,
 )
-from rag_lab.evaluation.paired import Comparison, PairedTable, paired_table
+from rag_lab.evaluation.paired import PairedTable, paired_table
 from rag_lab.evaluation.recall import recall_table
 from rag_lab.evaluation.runs import Rankings
-from rag_lab.evaluation.verdicts import Verdict
+from rag_lab.claims.verdicts import Verdict
 from rag_lab.experiments.nb04_bm25_and_hybrid import costs
 from rag_lab.experiments.present import Table
 from rag_lab.experiments.timing import Latency, chapter_reference, time_per_call
 from rag_lab.late_interaction import maxsim
-from rag_lab.metrics import Ranks, first_hit_ranks, hits_at, mrr, relevant_chunks
+from rag_lab.metrics import Ranks, first_hit_ranks, relevant_chunks
 from rag_lab.models.cross_encoder import ENV_VAR, HUB_ID, STANDIN_LABEL, Reranker
 from rag_lab.models.token_vectors import LateInteraction
 from rag_lab.questions import Query
@@ -116,16 +116,6 @@ def paired_view(ranks: Mapping[str, Ranks], queries: Sequence[Query]) -> pd.Data
 def system_name(reranker: Reranker) -> str:
     """The row name of the hybrid reranked by ``reranker``, its label included."""
     return f"{HYBRID} + {reranker.label}"
-
-
-def chapter_quality() -> str:
-    """The chapter's reranking figures, on its own corpus, in one line."""
-    r1, m = chapter.RERANK_R1, chapter.RERANK_MRR
-    return (
-        f"The chapter (its corpus, cross-encoder on its top {chapter.RERANK_TOP_N}): "
-        f"R@1 {r1['dense']:.3f} → {r1['cross-encoder']:.3f}, "
-        f"MRR {m['dense']:.3f} → {m['cross-encoder']:.3f}"
-    )
 
 
 def quality_table(ranks: Mapping[str, Ranks], clusters: Sequence[Hashable]) -> Table:
@@ -356,41 +346,6 @@ def rank_figure(
     return fig
 
 
-# --- the reading -------------------------------------------------------------------
-
-
-def reading(
-    ranks: Mapping[str, Ranks],
-    latencies: Sequence[Latency],
-    reranker: Reranker | None,
-    queries: Sequence[Query],
-    n: int = TOP_N,
-) -> str:
-    """The chapter's reranking claims, judged on our numbers, as Markdown bullets.
-
-    ``ranks`` holds :data:`HYBRID`, :data:`LATE` and, when ``reranker`` is given, its
-    :func:`system_name`. ``latencies`` holds the BM25, vector-scan, late-interaction and
-    cross-encoder stages (names as produced by the package).
-    """
-    cost = {_kind(lat.stage): lat.median for lat in latencies}
-    paired = comparisons(ranks, queries)
-    judged = {e.claim: e for e in entries(ranks, latencies, reranker, queries)}
-    lines = [
-        _cross_quality(ranks, reranker, paired, judged["cross>hybrid@R1"]),
-        _cost(cost, reranker, n, judged["cross-cost"]),
-        _late(ranks, cost, paired),
-    ]
-    base = ranks[HYBRID]
-    out_of_reach = sum(r is None or r > n for r in base)
-    lines.append(
-        f"- **Ceiling.** Reranking the top {n} cannot reach the {out_of_reach} of {len(base)} "
-        f"queries whose needle the hybrid ranks below {n}; their ranks, and Recall@k for k > "
-        f"{n}, are unchanged. No second stage here can lift R@1 above the hybrid's "
-        f"R@{n} = {float(hits_at(base, n).mean()):.3f}."
-    )
-    return "\n".join(lines)
-
-
 def entries(
     ranks: Mapping[str, Ranks],
     latencies: Sequence[Latency],
@@ -402,143 +357,39 @@ def entries(
     cross, scan = cost["cross-encoder"], cost["vector scan"]
     real = reranker is not None and not reranker.standin
     at = {"notebook": "05", "benchmark": "d2l"}
-    chapter_lift = (
-        f"R@1 {chapter.RERANK_R1['dense']:.3f} → {chapter.RERANK_R1['cross-encoder']:.3f}"
-    )
     if real:
-        lift = PairedClaim(
-            "cross>hybrid@R1",
-            f"a cross-encoder on the top {chapter.RERANK_TOP_N} lifts R@1",
-            system_name(reranker),
-            HYBRID,
-            1,
-            Direction.BETTER,
-        )
+        lift = PairedClaim("cross>hybrid@R1", a=system_name(reranker))
         quality = paired_entries(**at, claims=[lift], ranks=ranks, clusters=_clusters(queries))
     else:
         quality = [
             fixed_entry(
+                "cross>hybrid@R1",
                 **at,
-                claim="cross>hybrid@R1",
-                statement=f"a cross-encoder on the top {chapter.RERANK_TOP_N} lifts R@1",
                 verdict=Verdict.NOT_MEASURED,
                 reason=f"the weights of {HUB_ID} are not here (${ENV_VAR}); the stand-in's "
                 "scores are meaningless",
-                metric="R@1",
-                chapter=chapter_lift,
-                direction=Direction.BETTER,
             )
         ]
     return [
         *quality,
         count_entry(
+            "cross-cost",
             **at,
-            claim="cross-cost",
-            statement="scoring the short list costs two orders of magnitude more than the scan",
-            metric=f"median ms per query, {TOP_N} pairs against the vector scan",
             holds=cross >= 100 * scan,
             here=f"{cross:.0f} ms against {scan:.2f} ms" + ("" if real else " (stand-in)"),
-            chapter=f"{chapter.CROSS_ENCODER_MS_PER_QUERY:.0f} ms against "
-            f"{chapter.VECTOR_SCAN_MS_PER_QUERY} ms",
-            rule="reproduces when the cross-encoder costs at least 100 times the scan",
         ),
         fixed_entry(
+            "colbert",
             **at,
-            claim="colbert",
-            statement="late interaction (ColBERT) ranks between the two",
             verdict=Verdict.NOT_TESTABLE,
             reason="no ColBERT checkpoint here: MaxSim over all-MiniLM-L6-v2's token vectors "
             "(trained to be mean-pooled) tests those weights, not the method",
-            metric="R@1",
         ),
     ]
 
 
 def _clusters(queries: Sequence[Query]) -> list[str]:
     return [q.question.id for q in queries]
-
-
-def _cross_quality(
-    ranks: Mapping[str, Ranks], reranker: Reranker | None, paired: PairedTable, judged: Entry
-) -> str:
-    claim = (
-        f"the chapter's gain from reranking its top {chapter.RERANK_TOP_N} (R@1 "
-        f"{chapter.RERANK_R1['dense']:.3f} → {chapter.RERANK_R1['cross-encoder']:.3f}, MRR "
-        f"{chapter.RERANK_MRR['dense']:.3f} → {chapter.RERANK_MRR['cross-encoder']:.3f})"
-    )
-    if reranker is None:
-        return (
-            f"- **Cross-encoder quality: not measured.** The weights of {HUB_ID} are not "
-            f"available here, so {claim} is neither confirmed nor refuted by this run. Put them "
-            f"at ${ENV_VAR} and re-run: the same notebook then measures it."
-        )
-    name = system_name(reranker)
-    r1, m = _r1(ranks[name]), mrr(ranks[name])
-    c = paired.get(name, HYBRID, 1)
-    numbers = (
-        f"R@1 {_r1(ranks[HYBRID]):.3f} → {r1:.3f}, MRR {mrr(ranks[HYBRID]):.3f} → {m:.3f} "
-        f"(vs hybrid at R@1: {_at(c)})"
-    )
-    if reranker.standin:
-        return (
-            f"- **Cross-encoder quality: stand-in only.** The reranker is the stand-in, whose "
-            f"scores are meaningless: {numbers} is noise and says nothing about {claim}."
-        )
-    return (
-        f"- **Cross-encoder quality.** {numbers}. Against {claim}, the ledger's verdict: "
-        f"{judged.verdict_text}."
-    )
-
-
-def _cost(cost: Mapping[str, float], reranker: Reranker | None, n: int, judged: Entry) -> str:
-    cross = cost["cross-encoder"]
-    which = (
-        "the stand-in (same architecture, so the same cost)"
-        if (reranker is None or reranker.standin)
-        else "the real model"
-    )
-    c = chapter
-    return (
-        f"- **Cost.** Scoring {n} pairs with {which} takes {cross:.0f} ms per query "
-        f"(the chapter: {c.CROSS_ENCODER_MS_PER_QUERY:.0f} ms), {cross / cost['BM25']:,.0f}× "
-        f"BM25 and {cross / cost['vector scan']:,.0f}× the vector scan (the chapter: "
-        f"{c.CROSS_ENCODER_MS_PER_QUERY / c.BM25_MS_PER_QUERY:.0f}× and "
-        f"{c.CROSS_ENCODER_MS_PER_QUERY / c.VECTOR_SCAN_MS_PER_QUERY:.0f}×). By the ledger's "
-        f"rule ({judged.reason}), the chapter's trade of a cheap wide first stage for a "
-        f"scorer two orders of magnitude dearer on a short list: {judged.verdict_text}."
-    )
-
-
-def _late(ranks: Mapping[str, Ranks], cost: Mapping[str, float], paired: PairedTable) -> str:
-    rows = {k: paired.get(LATE, HYBRID, k) for k in (1, 4)}
-    at = "; ".join(f"R@{k} {c.difference} (Holm p = {c.p_holm:#.2g})" for k, c in rows.items())
-    apart = [k for k, c in rows.items() if c.difference is not None and c.difference.excludes(0)]
-    effect = (
-        "every interval includes zero: this design cannot tell late interaction from the "
-        "hybrid, which is not evidence that they rank alike."
-        if not apart
-        else f"the interval at R@{', R@'.join(map(str, apart))} excludes zero."
-    )
-    late, first, cross = cost["late interaction"], cost["vector scan"], cost["cross-encoder"]
-    between = first < late < cross
-    return (
-        f"- **Late interaction, on weights not trained for it.** MaxSim over all-MiniLM-L6-v2's "
-        f"token vectors (trained to be mean-pooled, not matched token by token as ColBERT's "
-        f"are) gives R@1 {_r1(ranks[LATE]):.3f} and MRR {mrr(ranks[LATE]):.3f} against the "
-        f"hybrid's {_r1(ranks[HYBRID]):.3f} and {mrr(ranks[HYBRID]):.3f}. Late interaction − "
-        f"hybrid by question: {at}; {effect} It costs {late:.1f} ms per query, "
-        + (
-            "between the vector scan and the cross-encoder, as the chapter places it."
-            if between
-            else "outside the span between the vector scan and the cross-encoder."
-        )
-        + " A ColBERT checkpoint would be the fair test of the method; this is a test of the "
-        "packaged weights."
-    )
-
-
-def _at(c: Comparison) -> str:
-    return f"{c.per_query} per query, {c.per_question} per question, Holm p = {c.p_holm:#.2g}"
 
 
 def _kind(stage: str) -> str:
@@ -548,15 +399,22 @@ def _kind(stage: str) -> str:
     return stage
 
 
-def _r1(ranks: Ranks) -> float:
-    return float(hits_at(ranks, 1).mean())
-
-
 def joint_view(j) -> Table:
-    """The LLM reranker on its sample beside the hybrid, and the chapter's cross-encoder."""
+    """The LLM reranker on its sample beside the hybrid, and the chapter's first stage and
+    cross-encoder on its own queries."""
     from rag_lab.evaluation import joint
 
     frame = joint.table(j)
+    first = pd.DataFrame(
+        {
+            "queries": [chapter.CORPUS["queries"]],
+            "R@1": [chapter.RERANK_R1["dense"]],
+            "R@5": [float("nan")],
+            "MRR": [chapter.RERANK_MRR["dense"]],
+        },
+        index=["the chapter, first stage"],
+    )
+    frame = pd.concat([frame.iloc[:-1], first, frame.iloc[-1:]])
     shown = pd.DataFrame(
         {
             "queries": frame["queries"],
@@ -570,8 +428,8 @@ def joint_view(j) -> Table:
         shown,
         caption=f"{len(j.queries)} sampled questions (seed {joint.SEED}), course phrasing, one "
         f"query each; the hybrid's top {joint.TOP_N} reordered by the generator's Yes/No "
-        "log-odds on each chunk's quoted content. The chapter's row is its cross-encoder on 64 "
-        "queries; what a query costs is timed live, in the cost table above.",
+        "log-odds on each chunk's quoted content. The chapter's rows are its first stage and "
+        f"its cross-encoder on its top {chapter.RERANK_TOP_N}, on its own queries.",
     )
 
 
@@ -589,34 +447,8 @@ def llm_latency(scorer, query: Query, passages: Sequence[str]) -> Latency:
     return Latency(f"{LLM_STAGE} × {len(passages)}", np.array([ms]))
 
 
-def llm_cost_line(latency: Latency) -> str:
-    return (
-        f"{latency.stage}: {latency.median:,.0f} ms for one query; the chapter's cross-encoder "
-        f"{chapter.CROSS_ENCODER_MS_PER_QUERY:.0f} ms"
-    )
-
-
-def joint_reading(j, judged: Sequence[Entry], latency: Latency) -> str:
-    """One bullet: the LLM reranker's claims in the ledger's words, and what it cost."""
-    by = {e.claim: e for e in judged}
-    r1, m = by["llm>hybrid@R1"], by["llm>hybrid@MRR"]
-    ms = float(latency.median)
-    ratio = ms / chapter.CROSS_ENCODER_MS_PER_QUERY
-    said = []
-    for name, e in (("R@1", r1), ("MRR", m)):
-        if e.verdict is Verdict.INCONCLUSIVE:
-            said.append(f"{name}'s interval includes zero: {len(j.queries)} questions cannot tell")
-        elif e.verdict is Verdict.CONTRADICTED:
-            said.append(f"{name} is worse than the hybrid's, beyond its interval")
-        else:
-            said.append(f"{name} is better than the hybrid's")
-    return (
-        f"- **A joint scorer we can run** (an LLM reranker, not the chapter's cross-encoder; "
-        f"{len(j.queries)} sampled questions). R@1 against the hybrid: {r1.interval} by "
-        f"question, {r1.here}: **{r1.verdict.label}**; MRR {m.interval}: "
-        f"**{m.verdict.label}**. " + "; ".join(said).capitalize() + ". A 0.5B instruct model "
-        "never trained to judge relevance tests this model, not the architecture: it leaves "
-        "the chapter's cross-encoder claim where it was, not measured. "
-        + f"One query took {ms:,.0f} ms here ({ratio:.0f}× "
-        f"the chapter's {chapter.CROSS_ENCODER_MS_PER_QUERY:.0f} ms cross-encoder, on another CPU)."
-    )
+def llm_cost_view(latencies: Sequence[Latency], llm: Latency) -> Table:
+    """What one query costs the LLM reranker (:func:`llm_latency`) beside the cross-encoder
+    timed here and the chapter's."""
+    cross = [lat for lat in latencies if _kind(lat.stage) == "cross-encoder"]
+    return cost_view([*cross, llm])

@@ -3,7 +3,9 @@
 Everything is measured on cosine distance ``1 − q·c`` between unit vectors, which for
 unit vectors equals half the squared Euclidean distance: ``‖a − b‖² = 2 − 2 a·b``. The
 distributions and the sweep are :func:`rag_lab.evaluation.refusal.refusal`'s; this module adds
-the identity, what breaks without normalisation, the kinds of failure, and the reading.
+the identity, what breaks without normalisation, the kinds of failure and what each cutoff
+costs, as tables and figures; the claims are judged by the ledger and worded by
+:mod:`rag_lab.claims.render`.
 """
 
 from __future__ import annotations
@@ -14,18 +16,18 @@ import numpy as np
 import pandas as pd
 from scipy import stats as sps
 
+from rag_lab import gate
 from rag_lab.chunking import Chunk
 from rag_lab.evaluation import chapter, claims, plots, twins
 from rag_lab.evaluation.lab import Lab
 from rag_lab.evaluation.ledger import Entry, count_entry, fixed_entry
 from rag_lab.evaluation.refusal import Refusal
 from rag_lab.evaluation.twins import Calibration
-from rag_lab.evaluation.verdicts import Verdict
+from rag_lab.claims.verdicts import Verdict
 from rag_lab.experiments.present import Table
 from rag_lab.experiments.probes import classify
 from rag_lab.questions import Negative
 from rag_lab.stats import clustered_wilson, wilson
-from rag_lab.text import counted
 
 HEADLINE = (
     "distances-overlap",
@@ -140,13 +142,23 @@ def bluffs_at(
 # --- tables that fit a page ------------------------------------------------------------------
 
 
-def identity_table(pair: dict[str, float]) -> Table:
-    """:func:`identity_pair` as one row: the two norms, both distances and their gap."""
-    cells = {k: f"{v:.9f}" if v > 1e-4 else f"{v:.2e}" for k, v in pair.items()}
+def identity_table(pair: dict[str, float], all_pairs: float | None = None, n: int = 0) -> Table:
+    """:func:`identity_pair` as one row: the two norms, both distances and their gap; given
+    ``all_pairs`` (:func:`identity_all_pairs` over ``n`` vectors), a second row with that
+    largest gap alone."""
+
+    def cell(v: float) -> str:
+        return f"{v:.9f}" if v > 1e-4 else f"{v:.2e}"
+
+    rows = {"chunks 0 and 1": {k: cell(v) for k, v in pair.items()}}
+    gap = "|L2²/2 − (1 − cos)|"
+    if all_pairs is not None:
+        rows[f"max, {n} × {n}"] = {k: cell(all_pairs) if k == gap else "–" for k in pair}
     return Table(
-        pd.DataFrame([cells]),
+        pd.DataFrame.from_dict(rows, orient="index").rename_axis("pair"),
         caption="Two chunk vectors of the index: their norms, L2 distance, half its square "
-        "and the cosine distance",
+        "and the cosine distance"
+        + (f"; then the largest gap over every pair of the first {n} chunks" if n else ""),
     )
 
 
@@ -192,6 +204,25 @@ def outcomes_view(gated: Refusal) -> Table:
     )
 
 
+def price_table(gated: Refusal, prices: Sequence[float] = PRICES) -> Table:
+    """The cheapest cutoff at each price of a bluff (:func:`rag_lab.gate.cheapest_cutoff`),
+    the notebook's own price among them: its bluffs, refusals and cost."""
+    rows = {}
+    for price in sorted({*prices, gated.bluff_cost}):
+        best = gate.cheapest_cutoff(gated.sweep, price)
+        rows[f"{price:g}"] = {
+            "cheapest cutoff": f"{best['cutoff']:.3f}",
+            "bluffs": f"{int(best['bluffs'])}/{gated.negatives}",
+            "refused": f"{int(best['refused'])}/{gated.answerable}",
+            "cost": f"{best['cost']:g}",
+        }
+    return Table(
+        pd.DataFrame.from_dict(rows, orient="index").rename_axis("refusals per bluff"),
+        caption="The cutoff of the sweep with the least cost, price × bluffs + refused, at each "
+        f"price of a bluff (this run's: {gated.bluff_cost:g}); ties go to the smaller cutoff",
+    )
+
+
 def bluffs_view(failures: pd.DataFrame) -> Table:
     """:func:`bluffs_at` as a table: each bluff's two nearest chunks and what they share."""
     return Table(
@@ -211,6 +242,45 @@ def twins_view(c: Calibration) -> Table:
         f"({c.held_out.queries} queries); chosen on the other {len(c.chosen_on)}. Bluffed: "
         f"questions whose twin passes; upper: exact one-sided bound (Clopper–Pearson); "
         "refused: answerable queries, 95 % by question",
+    )
+
+
+def twins_beside_negatives(c: Calibration, gated: Refusal) -> Table:
+    """At the twin-calibrated cutoff and the chapter's: the held-out questions whose twin
+    passes, beside the hand-written negatives that pass (two kinds, never pooled)."""
+    rows = {}
+    for name, h in (("twin-calibrated", c.held_out), ("the chapter's", c.chapter)):
+        bluffs = int(gated.at(h.cutoff)["bluffs"])
+        rows[name] = {
+            "cutoff": f"{h.cutoff:.3f}",
+            "twins bluffed": f"{h.bluffed}/{h.questions}",
+            "twin rate": round(h.rate, 3),
+            "negatives bluffed": f"{bluffs}/{gated.negatives}",
+            "negative rate": round(bluffs / gated.negatives, 3),
+        }
+    return Table(
+        pd.DataFrame.from_dict(rows, orient="index").rename_axis("cutoff"),
+        caption="Twins bluffed: held-out questions whose twin passes the gate; negatives "
+        "bluffed: hand-written negatives that pass it, on their own curve",
+    )
+
+
+def twin_distance_table(c: Calibration) -> Table:
+    """Every query's distance to its nearest chunk, and its twin's to the nearest chunk left
+    (both halves): the quartiles."""
+    quartiles = {"25 %": 0.25, "median": 0.5, "75 %": 0.75}
+    frame = pd.DataFrame(
+        [
+            {name: float(np.quantile(v, q)) for name, q in quartiles.items()}
+            for v in (c.twins.nearest, c.twins.twin)
+        ],
+        index=["the query", "its twin"],
+    )
+    return Table(
+        frame.rename_axis("nearest chunk of"),
+        caption=f"Cosine distance to the nearest chunk, over the {len(c.twins.nearest)} "
+        "answerable queries: the query's, and its twin's once every chunk holding the needle "
+        "is removed",
     )
 
 
@@ -363,198 +433,19 @@ def entries(
     landed = traps[traps["passes"] & traps["holds rare term"]]
     return [
         fixed_entry(
+            "identity",
             **at,
-            claim="identity",
-            statement="cosine distance is L2²/2 on unit vectors",
             verdict=Verdict.BY_CONSTRUCTION,
             reason="an identity of unit vectors (‖a − b‖² = 2 − 2 a·b); measured, the float32 "
             f"error is {identity_unit:.1e}",
-            metric="max |L2²/2 − (1 − cos)|",
-            chapter=f"max error {chapter.IDENTITY_MAX_DIFF:.1e}",
             here=f"max error {identity_unit:.1e}",
         ),
         *claims.refusal_entries(gated, "06", "d2l"),
         count_entry(
+            "literal-match-bluff",
             **at,
-            claim="literal-match-bluff",
-            statement="a negative that shares a literal term with a chunk bluffs",
-            metric=f"trap negatives under {chapter.CUTOFF} on a chunk holding their rare term",
             holds=len(landed) > 0,
             here=", ".join(f"{i} at {d:.3f}" for i, d in landed["distance"].items()) or "none",
-            chapter=f"its example at {chapter.TRAP_DISTANCE}",
-            rule="reproduces when at least one trap negative does (data/probes.yaml)",
         ),
         *twins.entries(calibrated, "06", "d2l"),
     ]
-
-
-def reading(
-    identity_unit: float,
-    unnormalized: dict[str, float],
-    gated: Refusal,
-    failures: pd.DataFrame,
-    traps: pd.DataFrame,
-    calibrated: Calibration,
-) -> str:
-    """A plain-language verdict on the chapter's distance and threshold claims."""
-    lines = [
-        _identity(identity_unit, unnormalized),
-        _overlap(gated),
-        _bluffs(gated),
-        _rates(claims.refusal_entries(gated, "06", "d2l")),
-        _without_needle(gated),
-        _price(gated),
-        _failure_kinds(failures, traps),
-        _twins(calibrated, gated),
-    ]
-    return "\n".join(lines)
-
-
-def _rates(judged: Sequence[Entry]) -> str:
-    """How each rate's interval reads beside the chapter's value and the ledger's verdict."""
-    rates = [e for e in judged if e.ci is not None and e.chapter_effect is not None]
-    parts = []
-    for e in rates:
-        lo, hi = e.ci
-        holds = "holds" if lo <= e.chapter_effect <= hi else "excludes"
-        parts.append(
-            f"{e.claim} {e.interval} {holds} the chapter's {e.chapter_effect:.3f} "
-            f"(*{e.verdict.label}*)"
-        )
-    wide = [e for e in rates if e.margin is not None and e.ci[1] - e.ci[0] > 2 * e.margin]
-    note = (
-        f" {len(wide)} of these intervals are wider than the ±{wide[0].margin:.2f} the ledger "
-        "asks of a match: at this many queries the design cannot tell such a rate from the "
-        "chapter's, which is not evidence that they differ."
-        if wide
-        else ""
-    )
-    return "- **Rates beside the chapter's.** " + "; ".join(parts) + "." + note
-
-
-def _without_needle(g: Refusal) -> str:
-    hi = g.at(chapter.CUTOFF)
-    wrong, bluffs = int(hi["answered without needle"]), int(hi["bluffs"])
-    more = wrong / g.answerable > bluffs / g.negatives
-    return (
-        f"- **Answered without the answer.** At {chapter.CUTOFF}, {wrong} of {g.answerable} "
-        f"answerable queries pass the gate with no chunk that holds their needle, beside "
-        f"{bluffs} of {g.negatives} bluffs: "
-        + (
-            "a larger share than the bluffs, and no cutoff can catch them, for their chunks "
-            "are near, only not right."
-            if more
-            else "a smaller share than the bluffs."
-        )
-    )
-
-
-def _identity(identity_unit: float, u: dict[str, float]) -> str:
-    return (
-        f"- **Identity.** On the index's unit vectors, max |L2²/2 − (1 − cos)| over all pairs "
-        f"is {identity_unit:.1e}, floating-point noise (the chapter: "
-        f"{chapter.IDENTITY_MAX_DIFF:.1e}). Without normalisation norms range from "
-        f"{u['norm min']:.2f} to {u['norm max']:.2f}, the identity is off by up to "
-        f"{u['max |L2²/2 − (1 − cos)|']:.1f}, and a text's norm follows its length "
-        f"(Spearman ρ = {u['Spearman(length, norm)']:+.2f})."
-    )
-
-
-def _overlap(g: Refusal) -> str:
-    both = g.overlap.loc["both"]
-    return (
-        f"- **Overlap.** The worst in-domain query ({both['query']}) is "
-        f"{both['worst in-domain']:.3f} from its answer; the best out-of-domain one "
-        f"({both['negative']}) is {both['best out-of-domain']:.3f} from a chunk (the chapter: "
-        f"{chapter.WORST_IN_DOMAIN} and {chapter.BEST_OUT_OF_DOMAIN}). "
-        + (
-            "The distributions overlap, so no cutoff is right for both."
-            if both["overlap"]
-            else "Here they do not overlap: some cutoff separates them."
-        )
-    )
-
-
-def _bluffs(g: Refusal) -> str:
-    none, hi, lo = g.at(None), g.at(chapter.CUTOFF), g.at(chapter.STRICT_CUTOFF)
-    return (
-        f"- **Bluffs.** With no cutoff, {int(none['bluffs'])} of {g.negatives} negatives get an "
-        f"answer (the chapter: {chapter.BLUFFS[None]} of {chapter.NEGATIVES}). At "
-        f"{chapter.CUTOFF}: {counted(int(hi['bluffs']), 'bluff')} and "
-        f"{counted(int(hi['refused']), 'refusal')} (the chapter: "
-        f"{chapter.BLUFFS[chapter.CUTOFF]} bluffs). At {chapter.STRICT_CUTOFF}: "
-        f"{counted(int(lo['bluffs']), 'bluff')}, {int(lo['refused'])} of {g.answerable} "
-        f"answerable queries refused (the chapter: {chapter.BLUFFS[chapter.STRICT_CUTOFF]} and "
-        f"{chapter.REFUSED_ANSWERABLE[chapter.STRICT_CUTOFF]})."
-    )
-
-
-def _price(g: Refusal) -> str:
-    c = g.cheapest
-    return (
-        f"- **A cutoff is a price.** If one bluff costs as much as {g.bluff_cost:g} refusals, "
-        f"the cheapest cutoff here is {c['cutoff']:.3f}: {counted(int(c['bluffs']), 'bluff')} "
-        f"and {counted(int(c['refused']), 'refusal')}. Change the price and the cutoff moves."
-    )
-
-
-def _failure_kinds(failures: pd.DataFrame, traps: pd.DataFrame) -> str:
-    kinds = failures.drop_duplicates("negative").groupby("kind")["negative"].apply(list)
-    found = "; ".join(f"{kind}: {', '.join(ids)}" for kind, ids in kinds.items())
-    literal = "literal match" in kinds.index
-    landed = traps[traps["passes"] & traps["holds rare term"]]
-    if len(landed):
-        where = ", ".join(f"{i} at {d:.3f}" for i, d in landed["distance"].items())
-        trap_note = (
-            f"The trap negatives of `data/probes.yaml`, built to trigger it, do: {where} "
-            f"(the chapter's example: {chapter.TRAP_DISTANCE})."
-        )
-    else:
-        trap_note = "Nor do the trap negatives of `data/probes.yaml`, built to trigger it."
-    kinds_note = (
-        "Both of the chapter's kinds appear. "
-        if literal and "near miss" in kinds.index
-        else "Literal matches appear. "
-        if literal
-        else "None of these negatives bluffs on a literal match, but none was built to. "
-    )
-    return (
-        f"- **Failure kinds of every bluff at {chapter.CUTOFF}** "
-        f"({failures['negative'].nunique()} negatives, each judged on its two nearest chunks) "
-        f"— {found or 'none'}. " + kinds_note + trap_note
-    )
-
-
-def _twins(c: Calibration, g: Refusal) -> str:
-    h, ch = c.held_out, c.chapter
-    neg = g.at(h.cutoff)
-    chosen = (
-        f"the largest cutoff at which at most {c.target:.0%} of {len(c.chosen_on)} questions' "
-        f"twins pass is {c.cutoff:.3f}"
-        if c.met
-        else f"no cutoff of the sweep lets through the twins of at most {c.target:.0%} of "
-        f"{len(c.chosen_on)} questions; the smallest, {c.cutoff:.3f}, is scored"
-    )
-    negatives_rate = int(neg["bluffs"]) / g.negatives
-    harder = (
-        "twins pass more often: a near miss sits beside its answer"
-        if h.rate > negatives_rate
-        else "twins pass no more often than they do"
-    )
-    verdict = (
-        f"with twins there is one, at the price of {len(h.refused)} refusals"
-        if c.met
-        else "and with twins a distance alone cannot hold the target: the median query is "
-        f"{np.median(c.twins.nearest):.3f} from its nearest chunk, the median twin "
-        f"{np.median(c.twins.twin):.3f} from its nearest chunk left"
-    )
-    return (
-        f"- **Unanswerable twins.** With every chunk holding a needle removed, {chosen}. On "
-        f"the {h.questions} held-out questions it lets {h.bluffed} through (exact "
-        f"{c.level:.0%} upper bound {h.upper:.2f}) and refuses {len(h.refused)} of "
-        f"{h.queries} answerable queries; the chapter's {chapter.CUTOFF} lets {ch.bluffed} of "
-        f"{ch.questions} through (bound {ch.upper:.2f}) and refuses {len(ch.refused)}. The "
-        f"hand-written negatives, on a curve of their own, bluff {int(neg['bluffs'])} of "
-        f"{g.negatives} times at {h.cutoff:.3f}: {harder}. Without negatives there is no "
-        f"threshold, only a number; {verdict}."
-    )

@@ -8,9 +8,9 @@ from dataclasses import dataclass
 import pandas as pd
 
 from rag_lab import citations
+from rag_lab.claims.verdicts import Verdict
 from rag_lab.evaluation import chapter
-from rag_lab.evaluation.ledger import Entry, construction_entry, fixed_entry
-from rag_lab.evaluation.verdicts import Verdict
+from rag_lab.evaluation.ledger import Entry, fixed_entry
 from rag_lab.experiments.present import Table, Verbatim
 from rag_lab.pipeline import Answer, Refusal, Retriever, answer
 from rag_lab.questions import Negative, Query
@@ -48,13 +48,6 @@ class QuoteAudit:
     def refused(self) -> int:
         return self.queries - self.answered
 
-    def __str__(self) -> str:
-        good = self.citations - len(self.mismatched)
-        return (
-            f"{self.citations} citations over {self.answered} answered queries: {good} quotes "
-            f"match the document at their offsets, {len(self.mismatched)} do not"
-        )
-
 
 def quote_audit(
     queries: Sequence[Query],
@@ -84,93 +77,97 @@ def entries(audit: QuoteAudit, refusals: int, negatives: int, prompt_tokens: int
     """The chapter's citation claims: this notebook's part of the ledger."""
     at = {"notebook": "07", "benchmark": "d2l"}
     return [
-        construction_entry(
+        fixed_entry(
+            "locators-exact",
             **at,
+            verdict=Verdict.BY_CONSTRUCTION,
             holds=not audit.mismatched,
-            claim="locators-exact",
-            statement="the server builds every locator from exact offsets",
             reason="each citation's locator is made from the chunk's recorded offsets; "
             "checked: every quote is its document sliced there",
-            metric="quotes equal to the document at their #char range",
-            chapter="every quote exact",
             here=f"{audit.citations - len(audit.mismatched)} of {audit.citations} exact",
         ),
-        construction_entry(
+        fixed_entry(
+            "refusal-no-call",
             **at,
+            verdict=Verdict.BY_CONSTRUCTION,
             holds=refusals > 0,
-            claim="refusal-no-call",
-            statement="a refusal never reaches the model",
             reason="the pipeline returns a refusal before it builds a prompt (notebook 09 "
             "counts a real generator's calls)",
-            metric="negatives refused before any call",
             here=f"{refusals} of {negatives}",
         ),
         fixed_entry(
+            "prompt-size",
             **at,
-            claim="prompt-size",
-            statement="the first question's prompt size",
             verdict=Verdict.NOT_TESTABLE,
             reason="another corpus, question, generator and tokenizer: a size, not a claim",
-            metric="prompt tokens",
-            chapter=f"{chapter.PROMPT_TOKENS} tokens",
             here=f"{prompt_tokens} tokens",
         ),
     ]
-
-
-def reading(audit: QuoteAudit, refusals: int, negatives: int, prompt_tokens: int) -> str:
-    """What the findings rest on, one bullet per claim: the counts behind each, worded by
-    the ledger's verdict (:func:`entries`), never by a rule of its own."""
-    verdict = {e.claim: e.verdict.label for e in entries(audit, refusals, negatives, prompt_tokens)}
-    good = audit.citations - len(audit.mismatched)
-    ratio = prompt_tokens / chapter.PROMPT_TOKENS
-    return "\n".join(
-        [
-            f"- **Locators from offsets** ({verdict['locators-exact']}). {audit.citations} "
-            f"citations over the {audit.answered} of {audit.queries} queries that passed the "
-            f"cutoff; {good} quotes are exactly the document sliced at their `#char` range and "
-            f"{len(audit.mismatched)} are not. The locator is made from the chunk's recorded "
-            "offsets, so a mismatch would mean the offsets themselves are wrong.",
-            f"- **No model call without a source** ({verdict['refusal-no-call']}). {refusals} "
-            f"of {negatives} negatives and {audit.refused} of {audit.queries} answerable "
-            "queries stop at the gate: the pipeline returns the refusal before it builds a "
-            f"prompt. The other {negatives - refusals} negatives do reach a prompt; what a model "
-            "writes for them is notebook 09's.",
-            f"- **Prompt size** ({verdict['prompt-size']}). The example's prompt is "
-            f"{prompt_tokens:,} tokens for this generator, {ratio:.2f} times the chapter's "
-            f"{chapter.PROMPT_TOKENS} for its first question: another corpus, question, "
-            "generator and tokenizer, so a size to know, not a claim to test.",
-        ]
-    )
 
 
 # --- how the notebook shows them ------------------------------------------------------------
 
 
 def prompt_view(prompt: str) -> Verbatim:
-    """The prompt exactly as the generator receives it, wrapped for the page only."""
-    lines = prompt.split("\n")
-    return Verbatim(
-        prompt,
-        caption=f"{len(prompt):,} characters, {len(lines)} lines, the longest "
-        f"{max(map(len, lines))}; wrapped for the page (↪), the text unchanged",
-    )
+    """The prompt exactly as the generator receives it, wrapped for the page only; its size
+    is :func:`prompt_size`'s."""
+    return Verbatim(prompt, caption="Wrapped for the page (↪), the text unchanged")
 
 
 def prompt_size(prompt: str, generator_tokens: int, word_pieces: int) -> Table:
-    """The prompt's size in the units that matter: characters, the generator's tokens (what
-    its context window counts), MiniLM's word-pieces; the chapter's count beside them."""
+    """The prompt's size in the units that matter: characters and lines (the longest line
+    is why the page wraps it), the generator's tokens (what its context window counts),
+    MiniLM's word-pieces; the chapter's count beside them."""
+    lines = prompt.split("\n")
+    here = [len(prompt), len(lines), max(map(len, lines)), generator_tokens, word_pieces]
     frame = pd.DataFrame(
         {
-            "here": [f"{len(prompt):,}", f"{generator_tokens:,}", f"{word_pieces:,}"],
-            "chapter": ["–", str(chapter.PROMPT_TOKENS), "–"],
+            "here": [f"{n:,}" for n in here],
+            "chapter": ["–", "–", "–", str(chapter.PROMPT_TOKENS), "–"],
         },
         index=pd.Index(
-            ["characters", "generator tokens (Qwen2.5 + chat template)", "MiniLM word-pieces"],
+            [
+                "characters",
+                "lines",
+                "characters in the longest line",
+                "generator tokens (Qwen2.5 + chat template)",
+                "MiniLM word-pieces",
+            ],
             name="the prompt in",
         ),
     )
     return Table(frame, caption="The example's prompt; no generator runs in this notebook")
+
+
+def sources_table(result: Answer | Refusal, query: Query) -> Table:
+    """One question's passage through the gate: how many sources passed the cutoff, and
+    which of them hold the needle whole (:func:`needle_sources`)."""
+    passed = 0 if isinstance(result, Refusal) else len(result.citations)
+    holding = needle_sources(result, query)
+    frame = pd.DataFrame(
+        {
+            "sources within the cutoff": [passed],
+            "sources holding the needle": [", ".join(f"[{i}]" for i in holding) or "none"],
+        },
+        index=pd.Index([query.id], name="query"),
+    )
+    return Table(frame, caption="The question's sources: chunks under the cutoff, nearest first")
+
+
+def audit_table(audit: QuoteAudit) -> Table:
+    """:class:`QuoteAudit` as counts: the queries, those the gate answered and refused, the
+    citations, and how many quotes equal their document sliced at their offsets."""
+    rows = {
+        "queries": audit.queries,
+        "answered (a source within the cutoff)": audit.answered,
+        "refused at the cutoff": audit.refused,
+        "citations": audit.citations,
+        "quotes equal to the document at their #char range": audit.citations
+        - len(audit.mismatched),
+        "quotes that differ": len(audit.mismatched),
+    }
+    frame = pd.DataFrame({"count": list(rows.values())}, index=pd.Index(list(rows), name=""))
+    return Table(frame, caption="Every answerable query, every citation checked at its offsets")
 
 
 def citation_tables(cited: Sequence[citations.Citation]) -> tuple[Table, Table]:

@@ -3,13 +3,14 @@
 :func:`run` takes the index through a day of its life in a temporary folder (index a folder
 with two bad files, upgrade the pipeline while a document changes, refuse the mixed index,
 rebuild, retry the fixed file) and returns a :class:`Hygiene` record of every step; the
-rest of the module lays that record out in tables and reads it against the ledger.
+rest of the module lays that record out in tables and judges the claims on it.
 
 The upgrade there changes a version string only, so the vectors on both sides of the stamp
 are the same. The half-migrated index of :mod:`rag_lab.evaluation.migration` shows what the
 refusal prevents: half the corpus embedded by an older pipeline (CLS pooling of the same
-model), searched by the current one. :func:`migration_entries`, :func:`migration_recall`,
-:func:`bluffs_table`, :func:`shown_refusal` and :func:`migration_reading` lay it out.
+model), searched by the current one. :func:`migration_entries` judges it;
+:func:`migration_recall`, :func:`distances_table`, :func:`bluffs_table`,
+:func:`stamp_check_table` and :func:`shown_refusal` lay it out.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from __future__ import annotations
 import shutil
 import tempfile
 import textwrap
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -29,16 +30,15 @@ from rag_lab.app.index import STRATEGY, IndexStatus
 from rag_lab.app.ingest import IngestReport
 from rag_lab.app.store import DocumentRecord, Status
 from rag_lab.chunking import chunk_document
+from rag_lab.claims.verdicts import Verdict
 from rag_lab.documents import Document
 from rag_lab.evaluation import migration
-from rag_lab.evaluation.ledger import Entry, construction_entry
+from rag_lab.evaluation.ledger import Entry, fixed_entry
 from rag_lab.evaluation.migration import CURRENT, MIXED, Migration
-from rag_lab.evaluation.verdicts import Verdict
 from rag_lab.experiments.migration import StampCheck, refusal_entry
 from rag_lab.experiments.present import Table
 from rag_lab.pipeline import Answer, Refusal, answer
 from rag_lab.search import TextEncoder
-from rag_lab.text import counted
 
 HEADLINE = ("failed-visible", "counts-recorded", "stale-refused", "migration-confident-nonsense")
 """The claims this notebook opens with: the three true by how the index is built and checked
@@ -220,6 +220,40 @@ def failures_table(report: IngestReport) -> Table:
     return Table(frame, caption="Failed, each with its reason; the other documents are indexed")
 
 
+def runs_table(reports: Mapping[str, IngestReport]) -> Table:
+    """What each indexing run did (a run's name → its report), in documents: indexed,
+    unchanged, failed, left stale, removed; the counts ``rag-lab index`` prints."""
+    frame = pd.DataFrame(
+        {
+            "indexed": [len(r.indexed) for r in reports.values()],
+            "unchanged": [len(r.skipped) for r in reports.values()],
+            "failed": [len(r.failed) for r in reports.values()],
+            "stale": [len(r.stale) for r in reports.values()],
+            "removed": [len(r.removed) for r in reports.values()],
+        },
+        index=pd.Index(list(reports), name="run"),
+    )
+    return Table(frame, caption="What the run did, in documents")
+
+
+def searches_table(searches: Mapping[str, Searched]) -> Table:
+    """Each query against the index (when it was asked → what it got): the chunks searched,
+    the sources within the cutoff and the nearest one's link."""
+    cited = {
+        when: s.result.citations if isinstance(s.result, Answer) else []
+        for when, s in searches.items()
+    }
+    frame = pd.DataFrame(
+        {
+            "chunks searched": [s.chunks for s in searches.values()],
+            "sources": [len(c) for c in cited.values()],
+            "nearest": [c[0].href if c else "–" for c in cited.values()],
+        },
+        index=pd.Index(list(searches), name="query"),
+    )
+    return Table(frame, caption="The question against the index; sources: chunks within the cutoff")
+
+
 def citations_table(searched: Searched) -> Table:
     """The sources of one answer: their number, cosine distance, link and section."""
     cited = searched.result.citations if isinstance(searched.result, Answer) else []
@@ -231,11 +265,7 @@ def citations_table(searched: Searched) -> Table:
         },
         index=pd.Index([c.index for c in cited], name="[n]"),
     )
-    return Table(
-        frame,
-        caption=f"{len(cited)} sources from {searched.chunks} chunks searched; distance: cosine",
-        shorten={"section": 50},
-    )
+    return Table(frame, caption="The answer's sources; distance: cosine", shorten={"section": 50})
 
 
 def status_table(st: IndexStatus) -> Table:
@@ -281,7 +311,7 @@ def stamps_table(st: IndexStatus) -> Table:
     return Table(frame, caption=caption, shorten={"model": 30})
 
 
-# --- the ledger and the reading -------------------------------------------------------------
+# --- the ledger -------------------------------------------------------------------------
 
 
 def entries(h: Hygiene) -> list[Entry]:
@@ -289,66 +319,34 @@ def entries(h: Hygiene) -> list[Entry]:
     on this run: this notebook's part of the ledger."""
     at = {"notebook": "08", "benchmark": "d2l"}
     return [
-        construction_entry(
+        fixed_entry(
+            "failed-visible",
             **at,
+            verdict=Verdict.BY_CONSTRUCTION,
             holds=bool(h.first.failed),
-            claim="failed-visible",
-            statement="failed documents are visible, with reasons",
             reason="ingestion records a failed document with its reason instead of skipping it; "
             "the run fails some on purpose",
-            metric="documents failed, each with a reason",
             here=f"{len(h.first.failed)} failed, each with its reason",
         ),
-        construction_entry(
+        fixed_entry(
+            "counts-recorded",
             **at,
+            verdict=Verdict.BY_CONSTRUCTION,
             holds=h.counts_agree,
-            claim="counts-recorded",
-            statement="counts are recorded by the indexer",
             reason="the indexer stores each document's chunk count as it writes it; checked "
             "against a fresh chunking",
-            metric="recorded chunk counts against a fresh chunking",
             here="equal" if h.counts_agree else "differ",
         ),
-        construction_entry(
+        fixed_entry(
+            "stale-refused",
             **at,
+            verdict=Verdict.BY_CONSTRUCTION,
             holds=bool(h.refusals),
-            claim="stale-refused",
-            statement="a stale index refuses mixed queries",
             reason="every document carries the stamp of what built it, and a search refuses "
             "when they differ; the run upgrades on purpose",
-            metric="pipeline versions refused during the upgrade",
             here=f"{len(h.refusals)} refused",
         ),
     ]
-
-
-def reading(h: Hygiene) -> str:
-    """What the findings rest on, one bullet per claim and one for the way back, worded by
-    the ledger's verdicts (:func:`entries`)."""
-    verdict = {e.claim: e.verdict.label for e in entries(h)}
-    failed = ", ".join(f"{d} ({r})" for d, r in h.first.failed.items()) or "none"
-    final, total = h.final, sum(h.final.counts.values())
-    stale = h.upgrade_status.counts[Status.STALE.value]
-    return "\n".join(
-        [
-            f"- **Failed documents are visible** ({verdict['failed-visible']}). The first run "
-            f"indexed {len(h.first.indexed)} documents and failed {len(h.first.failed)}, each "
-            f"with its reason: {failed}. Nothing was dropped silently, and the failures did "
-            "not stop the others from being searched.",
-            f"- **Counts recorded by the indexer** ({verdict['counts-recorded']}). The chunk "
-            "counts in the index "
-            + ("equal" if h.counts_agree else "differ from")
-            + f" a fresh chunking of every document ({h.fresh_chunks} chunks in all).",
-            f"- **A stamped index refuses mixed vectors** ({verdict['stale-refused']}). During "
-            f"the upgrade {stale} of {sum(h.upgrade_status.counts.values())} documents were "
-            f"stale, and queries with {len(h.refusals)} of 2 pipeline versions were refused, "
-            "each naming the stale documents and the command that rebuilds them.",
-            f"- **Rebuild and retry.** After `--rebuild` and `retry`: "
-            f"{final.counts[Status.INDEXED.value]} of {total} documents indexed, "
-            f"{final.counts[Status.FAILED.value]} failed, {final.counts[Status.STALE.value]} "
-            f"stale; {counted(len(final.stamps), 'stamp')} in the index.",
-        ]
-    )
 
 
 # --- the half-migrated index ------------------------------------------------------------------
@@ -365,22 +363,39 @@ def _questions(m: Migration, mask: np.ndarray) -> int:
 
 
 def migration_recall(m: Migration) -> Table:
-    """Recall@k of the whole index and the half-migrated one, on each half's questions; the
-    questions and queries per half in the caption."""
-    frame = migration.recall_table(m)
-    halves = {
-        half: (_questions(m, mask), int(mask.sum()))
+    """Recall@k of the whole index and the half-migrated one, on the questions whose needle
+    lies in each half, with the questions and queries of each half."""
+    frame = migration.recall_table(m).reset_index(level="k")
+    sizes = {
+        half: _questions(m, mask)
         for half, mask in (("stale half", m.query_stale), ("current half", ~m.query_stale))
     }
-    sizes = {n for n in halves.values()}
-    if len(sizes) == 1:
-        ((questions, queries),) = sizes
-        each = f"{questions} questions each, both phrasings ({queries} queries)"
-    else:
-        each = "; ".join(f"{h}: {q} questions ({n} queries)" for h, (q, n) in halves.items())
+    frame["questions"] = [sizes[h] for h in frame.index]
+    frame = frame[["k", CURRENT, MIXED, "questions", "queries"]].rename_axis("needle in")
     return Table(
-        frame.drop(columns="queries").reset_index(level="k"),
-        caption=f"Recall@k, whole index (current) and half-migrated, by half: {each}",
+        frame,
+        caption="Recall@k, whole index (current) and half-migrated, by the half the needle lies "
+        "in; queries: each question's phrasings",
+    )
+
+
+def distances_table(m: Migration) -> Table:
+    """The distances behind :func:`rag_lab.evaluation.migration.distance_figure`, as
+    numbers: for each kind of nearest chunk, how many queries, the median cosine distance and
+    how many lie within the cutoff."""
+    found = migration.nearest_distances(m)
+    frame = pd.DataFrame(
+        {
+            "queries": [len(d) for d in found.values()],
+            "median distance": [float(np.median(d)) for d in found.values()],
+            "within the cutoff": [int((d <= m.cutoff).sum()) for d in found.values()],
+        },
+        index=pd.Index(list(found), name="nearest"),
+    )
+    return Table(
+        frame,
+        caption=f"Each query's nearest chunk of a kind, cosine distance; cutoff {m.cutoff:g}. "
+        "Stale and current: the half-migrated index; needle and negatives: the whole one",
     )
 
 
@@ -402,6 +417,11 @@ def bluffs_table(m: Migration) -> Table:
         "stale half: answered": {**answered, "of": of["stale"]},
         f"… needle not in top {migration.K}": {**nonsense, "of": of["stale"]},
         "nearest chunk is stale": {CURRENT: "–", MIXED: int(top.sum()), "of": of["all"]},
+        "… for the stale half's queries": {
+            CURRENT: "–",
+            MIXED: int(top[stale].sum()),
+            "of": of["stale"],
+        },
         "negatives answered": {**negatives, "of": f"{len(m.mixed[1])} negatives"},
     }
     frame = pd.DataFrame.from_dict(rows, orient="index").rename_axis("at the cutoff")
@@ -424,74 +444,14 @@ def shown_refusal(check: StampCheck, folder: str | Path, width: int = 100) -> st
     return textwrap.fill(text, width, break_on_hyphens=False)
 
 
-def _recall(m: Migration, which: str, mask: np.ndarray) -> float:
-    ranks = m.ranks(which)
-    hits = [r is not None and r <= migration.K for r, keep in zip(ranks, mask, strict=True) if keep]
-    return float(np.mean(hits))
-
-
-def migration_reading(m: Migration, check: StampCheck) -> str:
-    """One bullet per claim of :func:`migration_entries`, worded by the ledger's verdicts,
-    with the distances that explain them."""
-    by = {e.claim: e for e in migration_entries(m, check)}
-    lost, fresh = by["migration-loses-stale@R5"], by["migration-current-half@R5"]
-    nonsense, refused = by["migration-confident-nonsense"], by["migration-refused"]
-    d = migration.nearest_distances(m)
-    old, new = d["stale chunks (older pipeline)"], d["current chunks"]
-    stale, k, cut = m.query_stale, migration.K, f"{m.cutoff:g}"
-    top = m.top_is_stale()
-    far = np.median(old) > np.median(new)
-    where = "The older pipeline's CLS vectors sit " + (
-        "far from the queries" if far else "no farther from the queries than the current ones"
-    )
-    side = "beyond" if np.median(old) > m.cutoff else "within"
-    found = (
-        "The current pipeline's queries all but never reach the older vectors: the stale half "
-        "is not found, and what the search returns for its questions comes from the other half."
-        if top[stale].mean() < 0.25
-        else "The older vectors are still found first for many of the stale half's queries."
-    )
-    answered = int(((m.mixed[0].min(axis=1) <= m.cutoff) & stale).sum())
-    a_mixed = int(m.answered_without_needle(MIXED)[stale].sum())
-    a_current = int(m.answered_without_needle(CURRENT)[stale].sum())
-    n_stale, n_all = int(stale.sum()), len(stale)
-    survives = {
-        Verdict.REPRODUCES: "the interval lies within the margin.",
-        Verdict.CONTRADICTED: "the question-level test finds a difference.",
-    }.get(
-        fresh.verdict,
-        f"the interval reaches beyond the margin: {_questions(m, ~stale)} questions cannot show "
-        "the halves the same, which is not evidence of a difference.",
-    )
-    if fresh.estimate is not None and fresh.estimate < 0:
-        survives += (
-            " If anything the half-migrated index is ahead here: the stale chunks, far from "
-            "every query, no longer compete for the top places."
-        )
-    return "\n".join(
-        [
-            f"- **A half-migrated index loses the stale half** ({lost.verdict_text}). Recall@{k} "
-            f"on the stale half's questions: {_recall(m, CURRENT, stale):.3f} in the whole index, "
-            f"{_recall(m, MIXED, stale):.3f} in the half-migrated one; by question {lost.interval} "
-            f"({lost.here}). {where}: the nearest stale chunk is at a median cosine distance of "
-            f"{np.median(old):.3f}, {side} the cutoff {cut}, the nearest current one at "
-            f"{np.median(new):.3f}; {int((old <= m.cutoff).sum())} of {n_all} queries have a "
-            f"stale chunk within the cutoff, and the nearest chunk is stale for {int(top.sum())} "
-            f"of {n_all} ({int(top[stale].sum())} of the stale half's own {n_stale}). {found}",
-            f"- **The current half's answers survive** ({fresh.verdict_text}). Recall@{k} on "
-            f"the other half's questions: {_recall(m, CURRENT, ~stale):.3f} in the whole index, "
-            f"{_recall(m, MIXED, ~stale):.3f} in the half-migrated one; by question "
-            f"{fresh.interval} ({fresh.here}): {survives}",
-            f"- **Answers without the answer, and no error** ({nonsense.verdict_text}). Of the "
-            f"stale half's {n_stale} queries, the half-migrated index lets {answered} through "
-            f"the cutoff {cut}, {a_mixed} of them with no needle in the top {k} (the whole "
-            f"index: {a_current}); by question {nonsense.interval}. The current half's chunks "
-            "answer the stale half's questions, close enough to pass the gate, and the search "
-            "raises nothing.",
-            f"- **The stamps refuse the mixed index** ({refused.verdict_text}). The SQLite index "
-            f"half built by each pipeline refused the current pipeline's query and named "
-            f"{len(check.refused)} of its {check.documents} documents, "
-            + ("exactly" if check.refused == m.stale else "not exactly")
-            + f" the {len(m.stale)} embedded by the older pipeline.",
-        ]
-    )
+def stamp_check_table(check: StampCheck, stale: frozenset[str]) -> Table:
+    """The real index half built by each pipeline: its documents, those its status calls
+    stale, those the refusal names, and those the older pipeline embedded (``stale``)."""
+    rows = {
+        "in the index": check.documents,
+        "stale by the index's status": len(check.stale),
+        "named stale by the refusal": len(check.refused),
+        "embedded by the older pipeline": len(stale),
+    }
+    frame = pd.DataFrame({"documents": list(rows.values())}, index=pd.Index(list(rows), name=""))
+    return Table(frame, caption="The stamped copy, searched with the current pipeline")

@@ -16,17 +16,17 @@ import numpy as np
 import pandas as pd
 
 from rag_lab.answers import CitedAnswer, declines, map_citations, render
+from rag_lab.claims.judge import FixedRecord
+from rag_lab.claims.verdicts import Verdict
 from rag_lab.evaluation import plots
-from rag_lab.evaluation.ledger import Entry, construction_entry, count_entry, fixed_entry
-from rag_lab.evaluation.verdicts import Verdict
-from rag_lab.experiments import timing
+from rag_lab.evaluation.ledger import Entry, count_entry, entry, fixed_entry
 from rag_lab.experiments.present import Table
 from rag_lab.models.generator import Generation, Generator
 from rag_lab.pipeline import Answer, Refusal, Retriever, answer
 from rag_lab.progress import bar
 from rag_lab.questions import Negative, Query
 from rag_lab.stats import clustered_wilson
-from rag_lab.text import counted, longest_common_run, words
+from rag_lab.text import longest_common_run, words
 
 COPY_RUN = 20
 """An answer that repeats this many consecutive words of a source is copying it."""
@@ -255,17 +255,6 @@ class Split:
     def of(cls, outcomes: Sequence[Outcome]) -> Split:
         return cls([o for o in outcomes if not o.negative], [o for o in outcomes if o.negative])
 
-    def calls(self) -> str:
-        """How many times the generator ran, and that it never ran for a refusal."""
-        outcomes = self.answerable + self.negatives
-        calls = sum(o.generation is not None for o in outcomes)
-        refused = [o for o in outcomes if o.refused]
-        return (
-            f"generator calls: {calls} = {sum(not o.refused for o in self.answerable)} answerable "
-            f"+ {len(self.slipped)} negatives that passed; "
-            f"{sum(o.generation is not None for o in refused)} for the {len(refused)} refusals"
-        )
-
 
 def rate_table(outcomes: Sequence[Outcome], rows: Mapping[str, Row], caption: str) -> Table:
     """One row per named count: ``k/n`` and the rate with its 95 % interval in one cell,
@@ -280,6 +269,25 @@ def rate_table(outcomes: Sequence[Outcome], rows: Mapping[str, Row], caption: st
             {"outcome": name, "queries": f"{k}/{n}", "rate [95 % CI]": _rate(k, n, lo, hi)}
         )
     return Table(pd.DataFrame(table).set_index("outcome"), caption=caption)
+
+
+def calls_table(split: Split) -> Table:
+    """The generator's calls, from its own record of them: for the answerable queries that
+    passed the gate, the negatives that passed, and the refusals (which must have none)."""
+    everything = split.answerable + split.negatives
+    groups = {
+        "answerable queries that passed the gate": [o for o in split.answerable if not o.refused],
+        "negatives that passed the gate": split.slipped,
+        "refusals (both kinds)": [o for o in everything if o.refused],
+    }
+    frame = pd.DataFrame(
+        {
+            "queries": [len(g) for g in groups.values()],
+            "generator calls": [sum(called(o) for o in g) for g in groups.values()],
+        },
+        index=pd.Index(list(groups), name="queries that were"),
+    )
+    return Table(frame, caption="How often the generator ran, counted by the generator")
 
 
 def units(outcomes: Sequence[Outcome]) -> int:
@@ -512,130 +520,44 @@ def probe_table(answers: Sequence[ProbeAnswer]) -> Table:
     )
 
 
-# --- reading ------------------------------------------------------------------------------
+def probe_counts(answers: Sequence[ProbeAnswer]) -> Table:
+    """The probe in counts: the papers asked for, the answers holding a well-formed
+    identifier, how many distinct ones they are, how many fit arXiv's numbering, and how
+    many are the paper's own."""
+    ids = [a.identifier for a in answers if a.identifier]
+    rows = {
+        "papers asked for": len(answers),
+        "answers with a well-formed identifier": len(ids),
+        "distinct identifiers among them": len(set(ids)),
+        "plausible by arXiv's numbering": sum(a.plausible for a in answers),
+        "the paper's own identifier": sum(a.correct for a in answers),
+    }
+    frame = pd.DataFrame({"count": list(rows.values())}, index=pd.Index(list(rows), name=""))
+    return Table(frame, caption="The identifier probe, counted")
 
 
-def run_summary(outcomes: Sequence[Outcome], elapsed: float, budget: int) -> str:
-    """What the run cost: the calls, how many came from the answer cache, the model's time
-    when the answers were generated (beside the machine), the prompts' sizes."""
+# --- what the run cost and the ledger ---------------------------------------------------------
+
+
+def run_table(outcomes: Sequence[Outcome], elapsed: float) -> Table:
+    """What the run cost: the queries and the wall time, the generator's calls and how many
+    came from the answer cache, the model's time when the answers were generated, the
+    prompts' sizes and the answers stopped by the new-token budget."""
     calls = [o.generation for o in outcomes if o.generation is not None]
-    if not calls:
-        return f"{len(outcomes)} queries in {elapsed:.0f} s; nothing passed the gate"
     seconds = sum(g.seconds for g in calls)
     tokens = [g.prompt_tokens for g in calls]
-    return "\n".join(
-        [
-            f"{len(outcomes)} queries in {elapsed:.0f} s: {counted(len(calls), 'generator call')}"
-            f", {sum(g.cached for g in calls)} served from the answer cache",
-            f"model time when generated: {seconds:.0f} s, {seconds / len(calls):.1f} s per "
-            f"answer ({calls[0].model})",
-            timing.machine(),
-            f"prompts of {min(tokens)} to {max(tokens)} tokens, none truncated; "
-            f"{counted(sum(g.hit_budget for g in calls), 'answer')} stopped at {budget} new tokens",
-        ]
-    )
-
-
-def reading(outcomes: Sequence[Outcome], probe: Sequence[ProbeAnswer], cutoff: float) -> str:
-    """What the findings rest on, every number computed from ``outcomes`` and ``probe`` and
-    every verdict the ledger's (:func:`entries`)."""
-    split = Split.of(outcomes)
-    verdict = {e.claim: e.verdict.label for e in entries(split, probe)}
-    return "\n".join(
-        [
-            _gate_first(split, cutoff, verdict["no-call-on-refusal"]),
-            _citing(split.answerable, verdict["cites-by-number"]),
-            _slipping(split),
-            _identifiers(probe, verdict),
-        ]
-    )
-
-
-def _share(outcomes: Sequence[Outcome], row: Row) -> str:
-    """``k of n (p %, 95% CI [lo, hi])``, the interval with the questions as the sample."""
-    n, k = len(outcomes), _count(row, outcomes)
-    if not n:
-        return "0 of 0"
-    lo, hi = _interval(outcomes, row)
-    return f"{k} of {n} ({k / n:.0%}, 95% CI {_ci(lo, hi)})"
-
-
-def _count(row: Row, among: Sequence[Outcome]) -> int:
-    return sum(row(o) for o in among)
-
-
-def _gate_first(split: Split, cutoff: float, verdict: str) -> str:
-    answerable, negatives = split.answerable, split.negatives
-    return (
-        f"- **The gate first** ({verdict}). At cutoff {cutoff}, "
-        f"{_count(refused, answerable)} of {len(answerable)} answerable queries and "
-        f"{_count(refused, negatives)} of {len(negatives)} negatives were refused; the "
-        f"generator ran {_count(called, answerable)} times for answerable queries, "
-        f"{_count(called, negatives)} for negatives that passed and "
-        f"{sum(called(o) for o in answerable + negatives if o.refused)} for the refusals. "
-        f"{_count(needle_among_sources, answerable)} answerable queries reached it with the "
-        "needle among their sources."
-    )
-
-
-def _citing(answerable: Sequence[Outcome], verdict: str) -> str:
-    bare = _count(only_markers, answerable)
-    return (
-        f"- **Citing the right source** ({verdict}: the chapter gives no rate). Answers cite "
-        "a source holding the needle for "
-        f"{_share(answerable, cites_needle)} answerable queries"
-        + (
-            f", but {bare} of those answers are nothing but a marker such as `[1]`: "
-            "a valid citation attached to no claim. "
-            if bare
-            else ". "
-        )
-        + "The needle was among the sources and not cited in "
-        f"{_share(answerable, needle_not_cited)}; answers cite nothing in "
-        f"{_share(answerable, cites_nothing)} and cite a number that names no "
-        f"source in {_share(answerable, cites_invalid)}. Only the server's table "
-        "turns a number into a link, so an invalid number is caught, not followed. "
-        f"{_share(answerable, copies_source)} answers copy {COPY_RUN} or more "
-        "consecutive words of a source."
-    )
-
-
-def _slipping(split: Split) -> str:
-    slipped = split.slipped
-    passed = _share(split.negatives, slipped_through)
-    head = f"- **Negatives that slip through.** {passed} negatives passed the gate"
-    if not slipped:
-        return head + ", so the model was never asked to answer one."
-    n_declined = _count(declined, slipped)
-    return (
-        head + f"; the model said the sources do not answer for {_share(slipped, declined)} "
-        f"of them and answered {'the other' if n_declined else 'all'} "
-        f"{len(slipped) - n_declined} anyway. "
-        + (
-            "Retrieved text in the prompt did not make the model refuse when it did not "
-            "fit: the gate is what refuses."
-            if n_declined < len(slipped)
-            else "Here the model declined every one the gate let through."
-        )
-    )
-
-
-def _identifiers(probe: Sequence[ProbeAnswer], verdict: Mapping[str, str]) -> str:
-    ids = [a.identifier for a in probe if a.identifier]
-    return (
-        f"- **Identifiers** (well-formed: {verdict['ids-well-formed']}; not the paper's: "
-        f"{verdict['ids-wrong']}; real: {verdict['ids-real']}). Asked without sources for "
-        "the arXiv identifiers of "
-        f"{len(probe)} papers, the model gave a well-formed identifier for {len(ids)} of them "
-        f"({counted(len(set(ids)), 'distinct identifier')}"
-        + ("; the same one for different papers" if len(set(ids)) < len(ids) else "")
-        + f"), of which {sum(a.plausible for a in probe)} fit arXiv's numbering for their "
-        f"month and {counted(sum(a.correct for a in probe), 'is', 'are')} the paper's own "
-        "identifier (checked against the papers' real ones, kept in `ARXIV`). Whether the "
-        "others exist on arXiv cannot be checked here: that needs a network this machine "
-        "does not have. A well-formed identifier is no evidence of a right one, which is why "
-        "the model here writes only `[n]` and the server supplies the link."
-    )
+    rows = {
+        "queries": f"{len(outcomes)}",
+        "wall time (s)": f"{elapsed:.0f}",
+        "generator calls": f"{len(calls)}",
+        "served from the answer cache": f"{sum(g.cached for g in calls)}",
+        "model time when generated (s)": f"{seconds:.0f}",
+        "… per answer (s)": f"{seconds / len(calls):.1f}" if calls else "–",
+        "prompt tokens, fewest to most": f"{min(tokens)}–{max(tokens)}" if calls else "–",
+        "answers stopped by the token budget": f"{sum(g.hit_budget for g in calls)}",
+    }
+    frame = pd.DataFrame({"this run": list(rows.values())}, index=pd.Index(list(rows), name=""))
+    return Table(frame, caption="What the run cost; the model and machine: Environment")
 
 
 def entries(split: Split, probe: Sequence[ProbeAnswer]) -> list[Entry]:
@@ -648,59 +570,53 @@ def entries(split: Split, probe: Sequence[ProbeAnswer]) -> list[Entry]:
     right = [a for a in probe if a.correct]
     n = len(probe)
     return [
-        construction_entry(
+        fixed_entry(
+            "no-call-on-refusal",
             **at,
+            verdict=Verdict.BY_CONSTRUCTION,
             holds=called_on_refusal == 0,
-            claim="no-call-on-refusal",
-            statement="no model call when nothing passes the threshold",
             reason="the pipeline returns a refusal before it builds a prompt; counted on a "
             "real generator",
-            metric="generator calls for refusals",
-            chapter="0 calls for a refusal",
             here=f"{called_on_refusal} calls for {len(refusals)} refusals",
         ),
-        fixed_entry(
-            **at,
-            claim="cites-by-number",
-            statement="a model cites the sources it was given, by number",
-            verdict=Verdict.NOT_TESTABLE,
-            reason="the chapter gives no rate to compare with; ours is shown with its interval",
-            metric="answers citing the needle's source",
-            here=_share(split.answerable, cites_needle),
-        ),
+        _cites_by_number(split.answerable, at),
         count_entry(
+            "ids-well-formed",
             **at,
-            claim="ids-well-formed",
-            statement="asked for arXiv identifiers, a model gives well-formed ones",
-            metric="well-formed identifiers",
             holds=len(ids) == n,
             here=f"{len(ids)} of {n}",
-            chapter=f"{n} of {n}",
-            rule="reproduces when every answer holds one",
         ),
         count_entry(
+            "ids-wrong",
             **at,
-            claim="ids-wrong",
-            statement="and they are not the paper asked for",
-            metric="identifiers that are the paper's own",
             holds=not right,
             here=f"{len(right)} of {n} right"
             + (f" ({', '.join(a.identifier for a in right)})" if right else ""),
-            chapter=f"0 of {n}",
-            rule="reproduces when none is the paper's own (ARXIV holds the right ones)",
         ),
         fixed_entry(
+            "ids-real",
             **at,
-            claim="ids-real",
-            statement="and they exist on arXiv",
             verdict=Verdict.NOT_TESTABLE,
             reason="whether an identifier exists needs arXiv itself, which this machine cannot "
-            "reach; plausible by arXiv's numbering: "
-            f"{sum(a.plausible for a in probe)} of {n}",
-            metric="identifiers that exist",
-            chapter=f"{n} of {n}",
+            "reach",
+            here=f"{sum(a.plausible for a in probe)} of {n} plausible by arXiv's numbering",
         ),
     ]
+
+
+def _cites_by_number(answerable: Sequence[Outcome], at: Mapping[str, str]) -> Entry:
+    """The citing rate: not testable (the chapter gives none), but measured, its Wilson
+    interval taking the questions as the sample."""
+    k, n = sum(cites_needle(o) for o in answerable), len(answerable)
+    return entry(
+        "cites-by-number",
+        **at,
+        record=FixedRecord(Verdict.NOT_TESTABLE, "the chapter gives no rate to compare with"),
+        here=f"{k} of {n}",
+        estimate=k / n if n else None,
+        ci=_interval(answerable, cites_needle) if n else None,
+        method="clustered_wilson",
+    )
 
 
 def _ci(lo: float, hi: float) -> str:
@@ -720,31 +636,3 @@ def long_view(trials) -> Table:
         "interval, the questions as the sample]. Distractors: the hybrid's best chunks "
         "without the needle, in rank order.",
     )
-
-
-def long_reading(trials, judged: Sequence[Entry]) -> str:
-    """One bullet per long-context claim, in the ledger's words."""
-    questions = len({t.query.question.id for t in trials})
-    lines = []
-    at_most = max(t.size for t in trials)
-    none_at_most = not any(t.cited for t in trials if t.size == at_most)
-    for e in judged:
-        if e.claim == "ends>middle" and none_at_most:
-            e_note = (
-                f" No answer with {at_most} sources cited the needle's source, wherever it was "
-                "placed, so its place had nothing to change here."
-            )
-        else:
-            e_note = ""
-        tail = e_note + (
-            f" On {questions} questions an interval that includes zero means this sample "
-            "cannot tell, which is not evidence of no effect."
-            if e.verdict is Verdict.INCONCLUSIVE
-            else ""
-        )
-        lines.append(
-            f"- **{e.statement[0].upper()}{e.statement[1:]}** (a stated sample of {questions} "
-            f"questions): {e.here}; difference by question {e.interval}, p = {e.p:.3g}: "
-            f"**{e.verdict.label}**.{tail}"
-        )
-    return "\n".join(lines)

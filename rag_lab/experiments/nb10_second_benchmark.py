@@ -1,7 +1,7 @@
 """Notebook 10: the chapter's advice on a benchmark nobody here wrote (Chroma's).
 
 Smith & Troynikov's general evaluation set (:mod:`rag_lab.sources.chroma`): five corpora
-without Markdown headings and 472 questions, each answered by one to five excerpts given as
+without Markdown headings and their questions, each answered by one or more excerpts given as
 character offsets. The chapter's criterion, restated with offsets: a question is answered
 within k when every excerpt lies whole inside the document span of some chunk among the top
 k (:func:`rag_lab.metrics.span_first_hit_rank`); Chroma's own recall, precision and IoU
@@ -20,20 +20,18 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from rag_lab.chunking import STRATEGIES, sized
+from rag_lab.chunking import OVERLAP, STRATEGIES, sized
+from rag_lab.claims import render
 from rag_lab.evaluation import chapter, claims, figures, plots
 from rag_lab.evaluation.ledger import Entry
 from rag_lab.evaluation.retrieval import Retrieval, Strategies, Systems
 from rag_lab.evaluation.spans import METRICS, SIZES, Bench, SpanEvaluation, bench_of, span_metrics
-from rag_lab.evaluation.verdicts import Verdict
 from rag_lab.experiments.present import Table
 from rag_lab.metrics import hits_at
 from rag_lab.search import TextEncoder
 from rag_lab.stats import wilson
 
 SWEEP_K = 5
-CHROMA_MODEL = "OpenAI text-embedding-3-large"
-"""The embedding model of Chroma's published results: only their directions compare."""
 HEADLINE = ("A-destroys", "B=A@R20", "F<E@R20", "BM25>dense@R1", "hybrid>BM25@R4")
 """The claims this notebook opens with, on Chroma's benchmark: what blind cuts destroy, what
 overlap buys, and the chapter's two claims about BM25 and fusion at the top of the ranking."""
@@ -79,11 +77,6 @@ def corpus_table(bench: Bench) -> pd.DataFrame:
     table = pd.DataFrame(rows).set_index("corpus")
     table.loc["all"] = table.sum()
     return table
-
-
-def legend() -> str:
-    """The strategies' letters, for the text above a table: ``A blind · B blind + overlap …``."""
-    return " · ".join(f"**{name}** {s.label}" for name, s in STRATEGIES.items())
 
 
 def corpus_view(bench: Bench) -> Table:
@@ -322,13 +315,14 @@ def sweep_table(bench: Bench, k: int = SWEEP_K, context_tokens=None) -> pd.DataF
 
 
 def sweep_views(sweep: pd.DataFrame, k: int = SWEEP_K) -> tuple[Table, Table]:
-    """:func:`sweep_table` for reading: what each chunking retrieves, then what ``k`` of its
-    chunks cost, in characters, generator tokens and chunks past the encoder's window."""
+    """:func:`sweep_table` for reading: what each chunking retrieves (with its rank on
+    Chroma's IoU among the chunkings, 1 the best), then what it costs: its chunks, and the
+    characters and generator tokens ``k`` of them put in a prompt, and its chunks past the
+    encoder's window."""
     retrieved = pd.DataFrame(
         {
             "size": sweep["size"],
-            "overlap": ["64 chars" if o else "none" for o in sweep["overlap"]],
-            "chunks": sweep["chunks"].map("{:,}".format),
+            "overlap": [f"{OVERLAP} chars" if o else "none" for o in sweep["overlap"]],
             f"R@{k}": [
                 f"{v:.3f} [{lo:.3f}, {hi:.3f}]"
                 for v, lo, hi in zip(
@@ -336,6 +330,7 @@ def sweep_views(sweep: pd.DataFrame, k: int = SWEEP_K) -> tuple[Table, Table]:
                 )
             ],
             **{f"{_LABELS[m]} @{k}": sweep[f"{m} @{k}"] for m in METRICS},
+            f"IoU @{k} rank": sweep[f"iou @{k}"].rank(ascending=False, method="min").astype(int),
         },
         index=sweep.index,
     )
@@ -343,6 +338,7 @@ def sweep_views(sweep: pd.DataFrame, k: int = SWEEP_K) -> tuple[Table, Table]:
     window = past.split()[1]
     cost = pd.DataFrame(
         {
+            "chunks": sweep["chunks"].map("{:,}".format),
             f"characters for {k} chunks": sweep[f"chars for {k}"].map("{:,.0f}".format),
             **(
                 {f"generator tokens for {k}": sweep[f"tokens for {k}"].map("{:,.0f}".format)}
@@ -357,12 +353,13 @@ def sweep_views(sweep: pd.DataFrame, k: int = SWEEP_K) -> tuple[Table, Table]:
         Table(
             retrieved,
             caption=f"Size: characters per chunk. R@{k}: share of the questions with every "
-            f"excerpt in the top {k} (Wilson 95 %); Chroma's metrics, means",
+            f"excerpt in the top {k} (Wilson 95 %); Chroma's metrics, means; IoU rank among "
+            "these chunkings, 1 the highest",
         ),
         Table(
             cost,
-            caption=f"What {k} chunks put in a prompt, mean per question; chunks whose text "
-            "the encoder truncates",
+            caption=f"Chunks in the index; what {k} of them put in a prompt, mean per "
+            "question; chunks whose text the encoder truncates",
         ),
     )
 
@@ -460,17 +457,33 @@ def fusion_runs(bench: Bench, name: str):
     return fusion.fuse(s, lambda r: span_first_hit_ranks(r, spans, references), bench.ids)
 
 
-def fusion_view(runs, name: str, ks: Sequence[int] = FUSION_KS) -> Table:
-    """Recall@k of every fusion run (shares of the questions), one row a run."""
+def fusion_view(runs, name: str, hybrid: Sequence, ks: Sequence[int] = FUSION_KS) -> Table:
+    """Recall@k of every fusion run (shares of the questions), one row a run, and whether
+    its first-hit ranks are those of ``hybrid`` (the systems table's fusion: RRF at the
+    chapter's k must give the same ranks)."""
+    hybrid = list(hybrid)
     frame = pd.DataFrame(
         {f"R@{k}": [hits_at(r, k).mean() for r in runs.ranks.values()] for k in ks},
         index=pd.Index(list(runs.ranks), name="fusion"),
     ).round(3)
+    frame["ranks = hybrid"] = ["yes" if list(r) == hybrid else "no" for r in runs.ranks.values()]
     n = len(next(iter(runs.ranks.values())))
     return Table(
         frame,
         caption=f"Strategy {name}: Recall@k of each fusion over the {n} questions; min-max "
-        "and z-score: convex, weight cross-validated",
+        "and z-score: convex, weight cross-validated; ranks = hybrid: the same first-hit "
+        "ranks as the hybrid of the systems table",
+    )
+
+
+def weights_view(runs) -> Table:
+    """The weight of dense each fold's cross-validation chose, one column a normalisation."""
+    frame = pd.DataFrame(runs.weights)
+    frame.index = pd.RangeIndex(1, len(frame) + 1, name="fold")
+    return Table(
+        frame,
+        caption=f"Weight of dense in the convex combination, chosen on the other "
+        f"{runs.folds - 1} folds for each of the {runs.folds}",
     )
 
 
@@ -484,7 +497,6 @@ def geometry_inputs(bench: Bench, theirs: SpanEvaluation) -> tuple[list[int], di
 
 def geometry_view(lengths: Sequence[int], destroyed: dict[str, int]) -> Table:
     """Excerpts A and B destroy against what the geometry predicts from their lengths."""
-    from rag_lab.chunking import OVERLAP
     from rag_lab.evaluation.geometry import expected_destroyed
 
     rows = {}
@@ -502,63 +514,6 @@ def geometry_view(lengths: Sequence[int], destroyed: dict[str, int]) -> Table:
         caption=f"Excerpts destroyed of {len(lengths)} (one needle per excerpt): observed, "
         "expected Σ P(destroyed), Poisson-binomial 95 % range",
     )
-
-
-def _verdict(e: Entry) -> str:
-    return f"**{e.verdict_text[0].upper() + e.verdict_text[1:]}**"
-
-
-def _interval_words(e: Entry) -> str:
-    """What a paired interval says, in the ledger's terms (a no-difference claim is read
-    against its margin, a directional one against zero)."""
-    from rag_lab.evaluation.ledger import Direction
-
-    lo, hi = e.ci
-    if e.direction is Direction.SAME:
-        inside = e.margin is not None and -e.margin <= lo and hi <= e.margin
-        where = f"lies within ±{e.margin:.2f}" if inside else f"reaches past ±{e.margin:.2f}"
-        if e.verdict is Verdict.CONTRADICTED:
-            return f"{where}, but the question-level test finds a difference"
-        return where
-    if lo <= 0 <= hi:
-        return "includes zero: this design cannot tell, which is not evidence of none"
-    return "lies above zero" if lo > 0 else "lies below zero"
-
-
-def issue25_reading(
-    table: Sequence[Entry], fused: Sequence[Entry], geometry: Sequence[Entry], rrf60_is_hybrid: bool
-) -> list[str]:
-    """One bullet per new claim, in the ledger's verdict words: Chroma's rows, the fusion
-    claims, the geometry."""
-    lines = []
-    for e in table:
-        lo, hi = (100 * x for x in e.ci)
-        lines.append(
-            f"- **{e.claim}**: ours {100 * e.estimate:.1f} % [{lo:.1f}, {hi:.1f}] against the "
-            f"published {100 * e.chapter_effect:.1f} % (quoted from the report via issue 25; it "
-            f"could not be re-read offline; the ledger's margin ±{e.margin:.2f} of a fraction is "
-            f"{100 * e.margin:.0f} points): {_verdict(e)}"
-            + (
-                "."
-                if e.verdict.agrees
-                else "; our run differs from theirs where the chunks lie (cut at offsets here, "
-                "found by search in their code) and in k (their code's default, not read from "
-                "the report); nothing was tuned."
-            )
-        )
-    for e in fused:
-        lines.append(
-            f"- **{e.claim}** ({e.statement}): {e.interval} in {e.metric} by question, "
-            f"{e.here}; the interval {_interval_words(e)}. {_verdict(e)}."
-        )
-    lines.append(
-        "- RRF k = 60 here is the hybrid of the systems table: "
-        + ("the same first-hit ranks." if rrf60_is_hybrid else "**different ranks**; see above.")
-    )
-    for e in geometry:
-        why = f" ({e.reason})" if e.reason and e.verdict.tested else ""
-        lines.append(f"- **{e.claim}** ({e.statement}): {e.here}{why}. {_verdict(e)}.")
-    return lines
 
 
 # --- the closing comparison -------------------------------------------------------
@@ -588,7 +543,7 @@ def ours(dense: Strategies, systems: Systems) -> list[Entry]:
 def side_by_side(d2l: Sequence[Entry], chroma: Sequence[Entry]) -> pd.DataFrame:
     """Each claim on both corpora, one row a claim in the order of ``d2l``: its statement,
     on each corpus the evidence (the estimate with its interval, or the count) and the
-    :class:`~rag_lab.evaluation.verdicts.Verdict` (None where Chroma's part lacks the claim),
+    :class:`~rag_lab.claims.verdicts.Verdict` (None where Chroma's part lacks the claim),
     and whether the verdicts are the same (None unless the claim is tested on both)."""
     theirs = {e.claim: e for e in chroma}
     rows = []
@@ -599,9 +554,9 @@ def side_by_side(d2l: Sequence[Entry], chroma: Sequence[Entry]) -> pd.DataFrame:
             {
                 "claim": o.claim,
                 "statement": o.statement,
-                "d2l": _evidence(o),
+                "d2l": render.evidence(o),
                 "d2l verdict": o.verdict,
-                "Chroma": _evidence(t) if t else "–",
+                "Chroma": render.evidence(t) if t else "–",
                 "Chroma verdict": t.verdict if t else None,
                 "same verdict": (o.verdict is t.verdict) if both else None,
             }
@@ -658,90 +613,3 @@ def both_forest(d2l: Sequence[Entry], chroma: Sequence[Entry], d2l_n: int, chrom
         f"n = {chroma_n})",
         label_benchmark=True,
     )
-
-
-def agreement(d2l: Sequence[Entry], chroma: Sequence[Entry]) -> tuple[list[str], list[str]]:
-    """(claims tested on both corpora, those whose verdicts differ): a claim not testable or
-    not measured on either corpus is tested on neither, so it is never counted as agreement."""
-    theirs = {e.claim: e for e in chroma}
-    both = [
-        o for o in d2l if o.claim in theirs and o.verdict.tested and theirs[o.claim].verdict.tested
-    ]
-    return [o.claim for o in both], [
-        o.claim for o in both if o.verdict is not theirs[o.claim].verdict
-    ]
-
-
-def _evidence(e: Entry) -> str:
-    return e.interval if e.interval != "–" else (e.here or "–")
-
-
-def chroma_directions(sweep: pd.DataFrame, means5: pd.DataFrame, k: int = SWEEP_K) -> list[str]:
-    """Two of Chroma's published findings, compared by direction only (their numbers come
-    from :data:`CHROMA_MODEL`): overlap lowers precision; small chunks without overlap are
-    among the best on IoU."""
-    lines = []
-    lower = [
-        (a, b)
-        for a, b in (("D", "C"), ("F", "E"))
-        if means5.loc[a, "precision"] < means5.loc[b, "precision"]
-    ]
-    lines.append(
-        f"- *Overlap lowers precision* (Chroma): here at k = {k}, "
-        + ", ".join(
-            f"{a} {means5.loc[a, 'precision']:.4f} vs {b} {means5.loc[b, 'precision']:.4f}"
-            for a, b in (("D", "C"), ("F", "E"))
-        )
-        + (
-            ": **same direction**."
-            if len(lower) == 2
-            else ": **not the same direction** in every pair."
-        )
-    )
-    iou = sweep[f"iou @{k}"]
-    best = iou.idxmax()
-    small = sized("C", min(SIZES)).name
-    rank = int((iou > iou[small]).sum()) + 1
-    lines.append(
-        f"- *Small chunks without overlap score among the best on IoU* (Chroma, 200 tokens): "
-        f"here {small} ranks {rank} of {len(iou)} on IoU@{k} ({iou[small]:.4f}; best {best}, "
-        f"{iou[best]:.4f}): **{'same direction' if rank <= 2 else 'not the same direction'}**."
-    )
-    return lines
-
-
-def reading(
-    theirs: SpanEvaluation,
-    d2l: Sequence[Entry],
-    chroma: Sequence[Entry],
-    sweep: pd.DataFrame,
-    k: int = SWEEP_K,
-) -> str:
-    """The notebook's reading, computed from its records."""
-    tested, differ = agreement(d2l, chroma)
-    untested = [e.claim for e in chroma if not e.verdict.tested]
-    a, c = theirs.destroyed.loc["A"], theirs.destroyed.loc["C"]
-    recall = theirs.strategies.recall
-    by_r = sweep[f"R@{k}"]
-    lines = [
-        f"- **Blind cuts** destroy {a['excerpts destroyed']} of {a['of excerpts']} excerpts "
-        f"({a['questions destroyed']} of {a['of questions']} questions can never be answered); "
-        f"boundaries destroy {c['excerpts destroyed']} ({c['questions destroyed']} questions).",
-        "- **R@20** (every excerpt of the question in the top 20): "
-        + ", ".join(f"{n} {recall[n].at(20):.3f}" for n in recall.names)
-        + f". The best boundary strategy is {theirs.best}.",
-        f"- **Chunk size**: R@{k} is highest at {by_r.idxmax()} ({by_r.max():.3f}) and lowest at "
-        f"{by_r.idxmin()} ({by_r.min():.3f}); {sweep.loc[by_r.idxmax(), f'chars for {k}']:,.0f} "
-        f"against {sweep.loc[by_r.idxmin(), f'chars for {k}']:,.0f} characters of context "
-        f"for {k} chunks.",
-        f"- **Side by side**: of the {len(tested)} claims tested on both corpora, the verdicts "
-        f"agree on {len(tested) - len(differ)}"
-        + (f" and differ on {', '.join(differ)}" if differ else "")
-        + (
-            f"; {', '.join(untested)} cannot be tested on Chroma's corpora (no sections) and "
-            "are not counted."
-            if untested
-            else "."
-        ),
-    ]
-    return "\n".join(lines)

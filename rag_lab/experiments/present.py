@@ -30,7 +30,8 @@ import pandas as pd
 
 from rag_lab.errors import BadInput
 from rag_lab.evaluation.ledger import Entry
-from rag_lab.experiments import provenance, timing, wording
+from rag_lab.claims import render
+from rag_lab.experiments import provenance, timing
 
 MAX_COLUMNS = 8
 """Columns of a table, its index included."""
@@ -228,7 +229,7 @@ class Findings:
         self.entries = picked
 
     def markdown(self) -> str:
-        return "\n".join(wording.finding_line(e) for e in self.entries)
+        return "\n".join(render.finding_line(e) for e in self.entries)
 
     def _repr_markdown_(self) -> str:
         return self.markdown()
@@ -249,8 +250,8 @@ def findings(entries: Sequence[Entry], claims: Sequence[str]) -> Findings:
 def every_claim(entries: Sequence[Entry]) -> str:
     """Every claim of a notebook, one bullet each: the estimate and its interval, the counts,
     the question-level p (Holm-adjusted in a confirmatory family), the chapter's result and
-    the verdict (:func:`rag_lab.experiments.wording.entry_line`)."""
-    return "\n".join(wording.entry_line(e) for e in entries)
+    the verdict (:func:`rag_lab.claims.render.entry_line`)."""
+    return "\n".join(render.entry_line(e) for e in entries)
 
 
 def environment(with_model: bool = True) -> str:

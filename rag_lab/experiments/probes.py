@@ -12,7 +12,6 @@ term of the corpus but ask what it does not answer. It is kept apart from
 >>> probes = load(lab.docs)                                # doctest: +SKIP
 >>> ranks = identifier_ranks(lab, probes)                  # doctest: +SKIP
 >>> traps = trap_table(lab, probes)                        # doctest: +SKIP
->>> print("\\n".join(reading(ranks, traps)))               # doctest: +SKIP
 """
 
 from __future__ import annotations
@@ -29,14 +28,14 @@ from rag_lab.chunking import Chunk
 from rag_lab.documents import Document
 from rag_lab.evaluation import chapter
 from rag_lab.evaluation.lab import Lab
-from rag_lab.evaluation.ledger import Direction, Entry, PairedClaim, paired_entries
+from rag_lab.evaluation.ledger import Entry, paired_entries
 from rag_lab.evaluation.paired import PairedTable, paired_table
 from rag_lab.evaluation.recall import recall_table
 from rag_lab.evaluation.runs import rank_all
 from rag_lab.experiments.present import Table
-from rag_lab.metrics import Ranks, hits_at
+from rag_lab.metrics import Ranks
 from rag_lab.questions import Query, QuestionSet, load_questions
-from rag_lab.text import counted, longest_common_run, words
+from rag_lab.text import longest_common_run, words
 
 PROBES = paths.DATA / "probes.yaml"
 
@@ -55,15 +54,12 @@ GENERIC_NAMES = frozenset({"pytorch", "python"})
 
 LITERAL_WORDS = 4
 """A run of this many consecutive query words in a chunk makes a literal match."""
-KINDS = {
-    "literal match": f"the chunk holds a run of {LITERAL_WORDS} or more of the query's words, "
-    "in order",
-    "near miss": "they share content words (stop words aside) but no such run: the chunk "
-    "is about a neighbouring thing",
-    "semantic only": "they share no content word: the vectors are close on meaning alone",
-}
+KINDS = ("literal match", "near miss", "semantic only")
 """What a query the corpus cannot answer shares with a chunk it lands near (:func:`classify`),
-from the most literal to the least. Notebooks 04 and 06 both use these words."""
+from the most literal to the least: a run of :data:`LITERAL_WORDS` or more of the query's
+words, in order; content words (stop words aside) but no such run, the chunk being about a
+neighbouring thing; no content word, the vectors close on meaning alone. Notebooks 04 and 06
+both use these words."""
 
 _WORD = re.compile(r"[A-Za-z0-9_]+(?:-[A-Za-z0-9_]+)*")
 _BACKTICKED = re.compile(r"`([^`]+)`")
@@ -91,11 +87,6 @@ def classify(query: str, content: str, literal_words: int = LITERAL_WORDS) -> tu
     if shared:
         return "near miss", ", ".join(shared)
     return "semantic only", ""
-
-
-def kinds_legend() -> str:
-    """:data:`KINDS` as Markdown bullets, for the text above a table that uses them."""
-    return "\n".join(f"- *{kind}*: {meaning};" for kind, meaning in KINDS.items())[:-1] + "."
 
 
 def load(docs: Sequence[Document], path=PROBES) -> QuestionSet:
@@ -199,14 +190,7 @@ def trap_table(
     return pd.DataFrame(rows).set_index("id")
 
 
-IDENTIFIER_CLAIMS = tuple(
-    PairedClaim(f"{a}>{b}@R{k}:identifiers", f"{claim} (R@{k})", a, b, k, Direction.BETTER)
-    for a, b, claim in (
-        ("BM25", "dense", "BM25 catches identifiers that dense misses"),
-        ("hybrid", "dense", "fusion recovers what dense misses"),
-    )
-    for k in KS
-)
+IDENTIFIER_CLAIMS = tuple(f"{a}>dense@R{k}:identifiers" for a in ("BM25", "hybrid") for k in KS)
 """The chapter's two identifier claims, each at every k of :data:`KS`: one family of six."""
 
 
@@ -264,27 +248,6 @@ def trap_tables(traps: pd.DataFrame, cutoff: float = chapter.CUTOFF) -> tuple[Ta
             shorten={"rare terms": 26, "shared": 24},
         ),
     )
-
-
-def reading(ranks: Mapping[str, Ranks], traps: pd.DataFrame) -> list[str]:
-    """What the probes add, as Markdown bullets: recall on the identifier queries, and the
-    traps (:func:`trap_table`). Each claim's test is the ledger's (:func:`entries`)."""
-    n = len(next(iter(ranks.values())))
-    recall = ", ".join(
-        f"{name} {hits_at(r, 1).mean():.3f} / {hits_at(r, 8).mean():.3f}"
-        for name, r in ranks.items()
-    )
-    passing = traps[traps["passes"]]
-    held_term = int(passing["holds rare term"].sum())
-    where = ", ".join(f"{i} at {d:.3f}" for i, d in passing["distance"].sort_values().items())
-    return [
-        f"- **Recall on {n} identifier queries** (R@1 / R@8): {recall}.",
-        f"- **Literal traps.** {len(passing)} of {len(traps)} pass the chapter's cutoff "
-        f"{chapter.CUTOFF} (strictly under it){': ' + where if where else ''}; "
-        f"{counted(held_term, 'of them lands', 'of them land')} on a chunk holding its rare "
-        f"term. The nearest trap is {traps['distance'].min():.3f} from a chunk, the farthest "
-        f"{traps['distance'].max():.3f} (the chapter's example: {chapter.TRAP_DISTANCE}).",
-    ]
 
 
 def _looks_like_identifier(word: str, first: bool) -> bool:

@@ -1,6 +1,7 @@
 """Our implementations against independent ones, and against the chapter's printed numbers.
 
-References: bm25s (BM25), ranx (RRF), statsmodels (Wilson), scipy (binomial test).
+References: bm25s (BM25), ranx (RRF); Wilson, the sign test and Holm (statsmodels and scipy
+in rag_lab.stats) checked against their formulas.
 They are needed only here, by the ``comparison`` marker.
 """
 
@@ -20,8 +21,6 @@ pytestmark = pytest.mark.comparison
 
 bm25s = pytest.importorskip("bm25s")
 ranx = pytest.importorskip("ranx")
-proportion = pytest.importorskip("statsmodels.stats.proportion")
-scipy_stats = pytest.importorskip("scipy.stats")
 
 
 # BM25 -------------------------------------------------------------------------
@@ -136,24 +135,35 @@ def test_rrf_equals_ranx():
         assert along_ours == sorted(along_ours, reverse=True)
 
 
-# Wilson and the sign test -----------------------------------------------------
+# Wilson, the sign test and Holm: the library calls checked against the formulas -----
+# (rag_lab.stats calls statsmodels and scipy; these check the call, not the library)
 
 
-@pytest.mark.parametrize("level", [0.5, 0.8, 0.9, 0.95, 0.99, 0.999])
-def test_wilson_equals_statsmodels(level):
-    for n in [1, 2, 3, 5, 10, 20, 32, 64, 100, 1000]:
+@pytest.mark.parametrize("level", [0.5, 0.95, 0.999])
+def test_wilson_is_the_score_interval(level):
+    from statistics import NormalDist
+
+    z = NormalDist().inv_cdf(0.5 + level / 2)
+    for n in [1, 2, 5, 32, 64, 1000]:
         for k in range(n + 1):
-            lo, hi = proportion.proportion_confint(k, n, alpha=1 - level, method="wilson")
-            assert wilson(k, n, level) == pytest.approx((lo, hi), rel=1e-12, abs=1e-14)
+            p, z2n = k / n, z * z / n
+            centre = (p + z2n / 2) / (1 + z2n)
+            half = z / (1 + z2n) * np.sqrt(p * (1 - p) / n + z2n / (4 * n))
+            lo, hi = wilson(k, n, level)
+            assert (lo, hi) == pytest.approx((centre - half, centre + half), abs=1e-12)
+            assert (lo == 0.0) == (k == 0) and (hi == 1.0) == (k == n)
 
 
-def test_sign_test_equals_scipy_binomtest():
-    for wins in range(61):
-        for losses in range(61):
-            if wins + losses == 0:
-                continue  # scipy needs n >= 1; ours returns 1.0
-            expected = scipy_stats.binomtest(wins, wins + losses, 0.5).pvalue
-            assert sign_test(wins, losses) == pytest.approx(expected, rel=1e-10, abs=1e-300)
+def test_sign_test_is_the_exact_binomial_tail():
+    from fractions import Fraction
+    from math import comb
+
+    for wins in range(41):
+        for losses in range(41):
+            n = wins + losses
+            tail = sum(comb(n, i) for i in range(min(wins, losses) + 1))
+            exact = min(1.0, float(Fraction(2 * tail, 2**n))) if n else 1.0
+            assert sign_test(wins, losses) == pytest.approx(exact, rel=1e-10, abs=1e-300)
 
 
 # The chapter's printed values --------------------------------------------------
@@ -179,12 +189,14 @@ def test_chapter_sign_tests(wins, losses, printed, places):
     assert round(sign_test(wins, losses), places) == printed
 
 
-def test_holm_matches_statsmodels():
-    from statsmodels.stats.multitest import multipletests
-
+def test_holm_is_the_step_down_rule():
     from rag_lab.stats import holm
 
     rng = np.random.default_rng(7)
     for m in (1, 2, 5, 10, 40):
         p = rng.random(m) ** 3
-        np.testing.assert_allclose(holm(p), multipletests(p, method="holm")[1], atol=1e-12)
+        order = np.argsort(p, kind="stable")
+        stepped = np.minimum(np.maximum.accumulate((m - np.arange(m)) * p[order]), 1.0)
+        expected = np.empty(m)
+        expected[order] = stepped
+        np.testing.assert_allclose(holm(p), expected, atol=1e-12)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from rag_lab.claims.verdicts import Verdict
 from rag_lab.evaluation import baselines
-from rag_lab.evaluation.verdicts import Verdict
 from rag_lab.questions import Query, Question
 
 
@@ -28,6 +28,8 @@ def test_entries_compare_with_the_chapter_values():
     assert r1.estimate == 0.0
     assert mrr.estimate == pytest.approx(0.5)
     assert mrr.verdict is Verdict.EXCLUDES_CHAPTER_EFFECT
+    assert (r1.chapter_effect, mrr.chapter_effect) == (0.094, 0.28)  # the declared values
+    assert (r1.method, mrr.method) == ("clustered_wilson", "bootstrap_percentile")
     # Ranks that reproduce the chapter's MRR exactly land inside their own interval.
     ranks = [1] * 6 + [4] * 20 + [None] * 38
     (_, near) = baselines.entries(ranks, qs)

@@ -46,8 +46,9 @@ def _row(published: Published, recall: list[float]) -> Row:
 
 
 def test_entries_judge_each_published_row_as_a_value_in_fractions():
+    from rag_lab.claims import claim
+    from rag_lab.claims.verdicts import Verdict
     from rag_lab.evaluation.chroma_table import entries
-    from rag_lab.evaluation.verdicts import Verdict
 
     fixed = Published(TokenChunker("fixed", 250, 0), 77.1)
     rows = [
@@ -57,8 +58,10 @@ def test_entries_judge_each_published_row_as_a_value_in_fractions():
     ]
     same, low, wide = entries(rows)
     assert same.claim == "chroma-fixed-250/0@5" and same.notebook == "10"
-    assert same.benchmark == "chroma" and "Smith & Troynikov" in same.chapter
+    assert same.benchmark == "chroma" and same.chapter == claim(same.claim).chapter
     assert same.chapter_effect == pytest.approx(0.771)
+    # the declared margin of a published row, narrower than the ledger's ±0.10
+    assert same.margin == claim(same.claim).margin == 0.05 and same.method == "student_t"
     assert same.estimate == pytest.approx(0.775)
     assert same.ci[0] < 0.775 < same.ci[1] < 1  # a fraction, not percent
     assert same.verdict is Verdict.REPRODUCES

@@ -53,8 +53,8 @@ def test_mismatched_inputs_are_named():
 
 
 def test_claims_compare_every_run_with_rrf_60():
+    from rag_lab.claims.verdicts import Verdict
     from rag_lab.evaluation.fusion import FusionRuns, claims, entries
-    from rag_lab.evaluation.verdicts import Verdict
 
     n = 32
     clusters = [f"q{i // 2}" for i in range(n)]
@@ -73,4 +73,6 @@ def test_claims_compare_every_run_with_rrf_60():
     # Identical runs on 16 questions: the interval is inside ±0.10, so "the same" reproduces,
     # and "better" cannot be shown.
     assert by["RRF10~RRF60@R4"].verdict is Verdict.REPRODUCES
+    assert by["RRF10~RRF60@R4"].estimate == 0.0 and by["RRF10~RRF60@R4"].margin == 0.10
     assert by["min-max>RRF@R4"].verdict is Verdict.INCONCLUSIVE
+    assert all(e.p_adjusted is None for e in by.values())  # all exploratory

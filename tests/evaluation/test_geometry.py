@@ -57,8 +57,8 @@ def test_expected_against_observed():
 
 
 def test_entries_judge_counts_by_the_predicted_range():
+    from rag_lab.claims.verdicts import Verdict
     from rag_lab.evaluation.geometry import entries
-    from rag_lab.evaluation.verdicts import Verdict
 
     # 32 needles of 65 characters: A expects 32·64/512 = 4 destroyed, B exactly none.
     lengths = [65] * 32

@@ -5,8 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from rag_lab.claims import claim
+from rag_lab.claims.verdicts import Verdict
 from rag_lab.evaluation import identifiers
-from rag_lab.evaluation.verdicts import Verdict
 from rag_lab.stats import bootstrap_interaction, per_question
 
 
@@ -36,5 +37,18 @@ def test_entries_read_the_interval():
     assert e.claim == "identifier-interaction@R4"
     assert e.verdict is Verdict.REPRODUCES
     assert e.estimate == pytest.approx(1.0)
+    assert e.statement == claim(e.claim).statement and e.reason == claim(e.claim).rule
+    assert e.ci == pytest.approx((1.0, 1.0)) and e.method == identifiers.METHOD
     (flipped,) = identifiers.entries(ordinary, clusters, probe, probe_clusters)
     assert flipped.verdict is Verdict.CONTRADICTED
+
+
+def test_an_interval_across_zero_is_inconclusive():
+    # BM25 wins half the identifier questions at k = 4 and loses the other half.
+    probe = {"BM25": [1, 1, None, None] * 4, "dense": [None, None, 1, 1] * 4}
+    probe_clusters = [f"p{i // 2}" for i in range(16)]
+    ordinary = {"BM25": [1] * 16, "dense": [1] * 16}
+    clusters = [f"q{i // 2}" for i in range(16)]
+    (e,) = identifiers.entries(probe, probe_clusters, ordinary, clusters)
+    assert e.estimate == pytest.approx(0.0) and e.ci[0] < 0 < e.ci[1]
+    assert e.verdict is Verdict.INCONCLUSIVE and e.detectable is None

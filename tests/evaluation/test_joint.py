@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from rag_lab.chunking import Chunk
+from rag_lab.claims.verdicts import Verdict
 from rag_lab.evaluation import joint
-from rag_lab.evaluation.verdicts import Verdict
 from rag_lab.models.relevance import Scored
 from rag_lab.questions import Query, Question
 from rag_lab.search import ChunkIndex
@@ -60,9 +60,12 @@ def test_entries_by_the_ledgers_rule_and_the_bootstrap():
         qs, {joint.HYBRID: [3] * 16, joint.LLM: [1] * 16}, np.ones(16), np.ones(16), 0
     )
     r1, mrr = joint.entries(better)
-    assert r1.verdict is Verdict.REPRODUCES and r1.here.startswith("+16/")
+    assert r1.verdict is Verdict.REPRODUCES and r1.here == "+16/−0 of 16 questions"
     assert mrr.verdict is Verdict.REPRODUCES
     assert mrr.estimate == pytest.approx(1 - 1 / 3)
+    assert mrr.here == "1.000 vs 0.333, +16/−0 of 16 questions"  # the sample's size
+    assert (r1.p_adjusted, mrr.p_adjusted) == (None, None)  # exploratory
+    assert mrr.method == r1.method == "paired_t_pseudo_questions"
     worse = joint.Joint(
         qs, {joint.HYBRID: [1] * 16, joint.LLM: [3] * 16}, np.ones(16), np.ones(16), 0
     )

@@ -5,10 +5,11 @@ from __future__ import annotations
 import re
 
 import numpy as np
+import pytest
 
 from rag_lab.chunking import Chunk
+from rag_lab.claims.verdicts import Verdict
 from rag_lab.evaluation import long_context as lc
-from rag_lab.evaluation.verdicts import Verdict
 from rag_lab.questions import Query, Question
 from rag_lab.search import ChunkIndex
 
@@ -71,5 +72,11 @@ def test_entries_pair_by_question():
     ends = by["ends>middle"]
     assert ends.here == "24/24 vs 0/24, 12 questions"
     assert ends.verdict is Verdict.REPRODUCES
+    assert ends.estimate == pytest.approx(1.0) and ends.reason == ""
+    # Nothing cited anywhere: a floor, not testable, the numbers kept beside the reason.
+    never = lc.run(idx, qs, ranking, np.zeros((12, 25)), {"d": "Doc"}, lambda p: "No.")
+    for e in lc.entries(never):
+        assert e.verdict is Verdict.NOT_TESTABLE and e.reason
+        assert e.estimate == 0.0 and e.p == 1.0
     table = lc.table(trials)
     assert table.loc[20, "needle middle"].startswith("0/12")

@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from rag_lab.claims.verdicts import Verdict
 from rag_lab.evaluation import migration
 from rag_lab.evaluation.migration import CURRENT, MIXED, ClsPooled, Migration
-from rag_lab.evaluation.verdicts import Verdict
 from rag_lab.models.minilm import Fingerprint
 
 
@@ -78,11 +78,13 @@ def test_entries_follow_the_ledger_rule():
     same = by["migration-current-half@R5"]
     assert same.estimate == 0.0
     assert same.verdict is Verdict.INCONCLUSIVE
-    assert same.ci[0] < -0.10 < 0.10 < same.ci[1]
+    assert same.margin == 0.10 and same.ci[0] < -same.margin < same.margin < same.ci[1]
     nonsense = by["migration-confident-nonsense"]
     # Chunks at 0.5 pass the 0.6 cutoff while the needle is out of the context: 16 vs 0.
     assert nonsense.here == "16 vs 0 of 16 queries"
     assert nonsense.verdict is Verdict.REPRODUCES
+    assert nonsense.estimate == pytest.approx(1.0) and nonsense.p_adjusted is None
+    assert lost.p_adjusted == lost.p  # a family of one
 
 
 class Tokens:

@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 
 from rag_lab.chunking import chunk_document
+from rag_lab.claims.verdicts import Verdict
 from rag_lab.documents import Document
 from rag_lab.evaluation import overlap
-from rag_lab.evaluation.verdicts import Verdict
 from rag_lab.metrics import relevant_chunks
 from rag_lab.questions import Question
 
@@ -38,6 +38,9 @@ def test_rescued_entries_fail_when_any_rescue_is_cut():
     by = {e.claim: e for e in entries}
     assert by["B-rescues-whole"].verdict is Verdict.CONTRADICTED
     assert by["B-rescues-whole"].here == "1 of 32: q3"
+    assert by["B-rescues-whole"].estimate == 1
+    # the same ranking scored both ways: no difference, judged within the declared margin
+    assert by["B-quoted@R5"].estimate == 0.0 and by["B-quoted@R5"].margin == 0.10
     assert overlap.quoted_entries(ranks, {"B": []}, ["q1", "q1"], 32)[1].verdict is (
         Verdict.REPRODUCES
     )
@@ -53,3 +56,4 @@ def test_pull_by_document_averages_documents_not_chunks():
     assert lo < m < hi
     entries = overlap.pull_entries([p])
     assert entries[0].verdict is (Verdict.REPRODUCES if lo > 0 else Verdict.CONTRADICTED)
+    assert entries[0].claim == "B-overlap-pulls" and entries[0].estimate == pytest.approx(0.2)

@@ -300,3 +300,25 @@ def test_power_by_hand():
     n = questions_needed(0.3, 0.05)
     assert detectable(0.3, n) <= 0.05 < detectable(0.3, n - 1)
     assert questions_needed(0.6, 0.05) > n  # twice the spread, about four times the questions
+
+
+def test_each_metric_is_judged_by_the_one_rule_holm_over_the_metrics():
+    import numpy as np
+
+    from rag_lab.claims import claims
+    from rag_lab.claims.verdicts import Verdict
+
+    clusters = [f"q{i}" for i in range(8)]
+    hit, miss = np.ones(8), np.zeros(8)
+    recall_lost = ("R@5", True, hit, miss, clusters, "questions")  # every question lost
+    destroyed_fell = ("destroyed answers", False, hit, miss, clusters, "questions")  # improved
+    same = ("MRR", True, hit, hit, clusters, "questions")
+    lost, fell, unchanged = regression._judge_all([recall_lost, destroyed_fell, same], None)
+    # 8 of 8 questions one way: sign test 2/2^8; Holm over the three metrics
+    assert lost.test.p == pytest.approx(2 / 2**8)
+    assert lost.p_adjusted == pytest.approx(3 * 2 / 2**8)
+    assert (lost.verdict, lost.outcome) == (Verdict.REPRODUCES, regression.REGRESSED)
+    assert (fell.verdict, fell.outcome) == (Verdict.CONTRADICTED, regression.IMPROVED)
+    assert unchanged.outcome == regression.UNCHANGED and unchanged.detectable > 0
+    # the gate's claim is about the user's runs, not one of the chapter's
+    assert regression.NEW_RUN_WORSE[True].id not in claims()

@@ -200,3 +200,12 @@ def test_without_negatives_the_gate_is_skipped_and_said_so(tmp_path):
     assert "A cutoff calibrated on unanswerable twins, strategy E (notebook 06)" in md
     assert "![twin_bluff_curve](figures/twin_bluff_curve.png)" in md
     assert "0.675-uncalibrated" in {c["claim"] for c in data["claims"]}
+
+
+def test_a_record_without_a_declared_section_is_refused():
+    import pytest
+
+    from rag_lab.evaluation import report
+
+    with pytest.raises(TypeError, match="no report section is declared for object"):
+        report.section(object(), "corpus")

@@ -157,4 +157,7 @@ def test_the_entry_judges_the_chapters_cutoff_against_the_target():
     (entry,) = twins.entries(c)
     assert entry.claim == "0.675-uncalibrated"
     assert (entry.verdict.value == "reproduces") == (c.chapter.rate > c.target)
+    assert entry.estimate == c.chapter.rate
+    # the target is the run's: the metric names it, the claims file does not
+    assert entry.metric.endswith(f"against a {c.target:.0%} target")
     assert c.chapter.cutoff == chapter.CUTOFF

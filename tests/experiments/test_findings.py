@@ -6,21 +6,24 @@ from __future__ import annotations
 import pytest
 
 from rag_lab import paths
-from rag_lab.evaluation.ledger import Direction, Ledger, PairedClaim, count_entry, paired_entries
+from rag_lab.claims import claim
+from rag_lab.evaluation.ledger import Ledger, count_entry, paired_entries
+from rag_lab.claims.verdicts import Verdict
 from rag_lab.experiments import findings
+
+PAIRED = "hybrid>BM25@R4"
+"""A declared paired claim (the chapter: +10/−3, p = 0.09) measured on made-up ranks."""
 
 
 def ledger_of_two_benchmarks() -> Ledger:
     clusters = [f"q{i}" for i in range(12) for _ in range(2)]
-    ranks = {"a": [1] * 24, "b": [1] * 8 + [None] * 16}
-    claim = [PairedClaim("a>b", "a beats b", "a", "b", 1, Direction.BETTER, (10, 3, "0.09"))]
+    ranks = {"hybrid": [1] * 24, "BM25": [1] * 8 + [None] * 16}
     ledger = Ledger()
     for bench in ("d2l", "chroma"):
-        ledger.extend(paired_entries("03", bench, claim, ranks, clusters))
-    ledger.extend([
-        count_entry(notebook="02", benchmark="d2l", claim="A-destroys", statement="cuts destroy",
-                    metric="m", holds=True, here="8 of 32", chapter="4 of 32"),
-    ])  # fmt: skip
+        ledger.extend(paired_entries("03", bench, [PAIRED], ranks, clusters))
+    ledger.extend(
+        [count_entry("A-destroys", notebook="02", benchmark="d2l", holds=True, here="8 of 32")]
+    )
     return ledger
 
 
@@ -39,14 +42,15 @@ def test_parts_are_gathered_in_notebook_order(tmp_path, monkeypatch):
 def test_side_by_side_tally_and_forest():
     ledger = ledger_of_two_benchmarks()
     table = findings.side_by_side(ledger)
-    assert list(table.index) == ["a>b", "A-destroys"]
-    assert table.loc["a>b", "d2l: verdict"] == table.loc["a>b", "chroma: verdict"] == "reproduces"
+    assert list(table.index) == [PAIRED, "A-destroys"]
+    assert table.loc[PAIRED, "d2l: verdict"] == table.loc[PAIRED, "chroma: verdict"] == "reproduces"
     assert table.loc["A-destroys", "chroma: verdict"] == "–"  # not claimed there
     assert findings.tally(ledger).loc["reproduces"].to_dict() == {"chroma": 1, "d2l": 2}
     fig = findings.forest_figure(ledger)
     assert len(fig.axes[0].get_yticklabels()) == 2  # the two paired claims, not the count
-    assert "d2l**: 2 claims, 2 decided by a test or a count: 2 reproduces (a>b, A-destroys)" in (
-        findings.reading(ledger)
+    assert (
+        "d2l**: 2 claims, 2 decided by a test or a count: 2 reproduces (hybrid>BM25@R4, A-destroys)"
+        in findings.reading(ledger)
     )
 
 
@@ -56,11 +60,26 @@ def test_the_readme_block_is_rewritten_between_its_markers(tmp_path):
     assert findings.update_readme(ledger_of_two_benchmarks(), readme)
     text = readme.read_text()
     assert text.startswith("intro\n") and text.endswith("after\n") and "old" not in text
-    assert "| a beats b | chroma | +10/−3, p = 0.09 | +0.667 [" in text
+    c = claim(PAIRED)
+    assert f"| {c.statement} | chroma | {c.chapter} | +0.667 [" in text
     assert not findings.update_readme(ledger_of_two_benchmarks(), readme)  # idempotent
     readme.write_text("no markers")
     with pytest.raises(SystemExit, match="no <!-- findings: start -->"):
         findings.update_readme(ledger_of_two_benchmarks(), readme)
+
+
+def test_the_entries_are_judged_on_the_made_up_ranks():
+    paired, _, count = ledger_of_two_benchmarks().entries
+    assert paired.estimate == pytest.approx(2 / 3)
+    assert paired.p_adjusted == paired.p  # a family of one
+    assert paired.verdict is Verdict.REPRODUCES and paired.here == "+8/−0 of 12 questions"
+    assert count.verdict is Verdict.REPRODUCES and count.reason == claim("A-destroys").rule
+
+
+def test_the_rule_reads_its_constants_from_the_rule_and_the_plan():
+    text = findings.rule()
+    assert "±0.10 of Recall@k" in text and "within ±0.10 of it" in text
+    assert "at 0.05 its way" in text and "80% power" in text
 
 
 def test_the_readme_summarises_the_committed_ledger():

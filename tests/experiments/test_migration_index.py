@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from fakes import HashEncoder
 
+from rag_lab.claims.verdicts import Verdict
 from rag_lab.documents import Document
-from rag_lab.evaluation.verdicts import Verdict
 from rag_lab.experiments import migration
 
 TEXTS = {

@@ -1,13 +1,15 @@
 from __future__ import annotations
 
+import dataclasses
 from types import SimpleNamespace
 
+import pandas as pd
 import pytest
 
-from rag_lab.chunking import chunk_corpus
+from rag_lab.chunking import STRATEGIES, chunk_corpus
+from rag_lab.claims.verdicts import Verdict
 from rag_lab.documents import Document
-from rag_lab.evaluation import chunking
-from rag_lab.evaluation.verdicts import Verdict
+from rag_lab.evaluation import chapter, chunking, geometry
 from rag_lab.experiments import nb02_chunking as chunk_report
 from rag_lab.models.minilm import count_word_pieces
 from rag_lab.questions import Question
@@ -62,8 +64,8 @@ def test_header_tokens_are_the_difference_with_and_without_the_header():
     assert pieces.per_chunk["E"].tolist() == count_word_pieces(texts).tolist()
     assert pieces.view().loc["E", "header share"].endswith("%")
     assert f"over {pieces.window}" in pieces.view().columns
-    shown = chunk_report.pieces_table(pieces).frame
-    assert shown.loc["E", "embedded word-pieces"] == f"{count_word_pieces(texts).sum():,}"
+    shown = chunk_report.pieces_table(pieces, chunking.sizes(by)).frame
+    assert shown.loc["E", "embedded"] == f"{count_word_pieces(texts).sum():,}"
 
 
 LONG = "A long needle " + "that keeps going " * 7 + "until it ends."
@@ -83,6 +85,8 @@ def test_where_the_cut_falls_and_what_the_overlap_keeps():
     assert cuts["lost"].tolist() == [False, True] and cuts["beyond"].tolist() == [False, True]
     table = chunk_report.cut_table([DOC, FAR], by, BOTH)
     rows = table.frame
+    assert rows["before cut"].tolist() == [9, 104]
+    assert rows["reach"].tolist() == ["within", "beyond"]
     assert rows["under B"].tolist() == ["whole", "cut"]
     assert rows.loc["q1", "needle, ‖ at A's cut"] == f"{NEEDLE[:9]}‖{NEEDLE[9:]}"
     assert rows.loc["q3", "needle, ‖ at A's cut"] == f"{LONG[:104]}‖{LONG[104:]}"
@@ -91,14 +95,9 @@ def test_where_the_cut_falls_and_what_the_overlap_keeps():
     assert LONG[: chunk_report.NEEDLE_WIDTH - 1].rstrip() + "…" in repr(table)  # cut in text
 
 
-def test_the_reading_words_the_record():
+def test_the_claims_judge_the_record():
     by = {name: chunk_corpus([DOC], name) for name in "ABCDEF"}
     measured = chunking.measure(by, QUESTIONS)
-    cuts = chunk_report.overlap_cuts([DOC], by, QUESTIONS)
-    text = chunk_report.reading(measured, cuts)
-    assert "Under blind cuts 1 of 2 needles lie whole in no chunk" in text
-    assert "A-destroys: *reproduces*" in text and "B-destroys-none: *reproduces*" in text
-    assert "keeps 1 of them whole and loses 0" in text and "accounts for 1 of the 1" in text
     judged = {e.claim: e for e in chunk_report.entries(measured)}
     assert judged["A-destroys"].verdict is Verdict.REPRODUCES
     assert (judged["A-destroys"].here, judged["A-destroys"].chapter) == ("1 of 2", "4 of 32")
@@ -106,8 +105,64 @@ def test_the_reading_words_the_record():
     # one short document: no chunk reaches the window, so neither the header nor the
     # overlap pushes one past it
     assert judged["header-window"].verdict is Verdict.CONTRADICTED
-    assert "header-window: *contradicted*" in text
+    assert judged["overlap-window"].verdict is Verdict.CONTRADICTED
     assert set(chunk_report.HEADLINE) == set(judged)
+
+
+def test_what_the_overlap_rescues_is_counted_once_from_the_record():
+    destroyed = chunking.Destroyed(
+        {"A": ("q1", "q3", "q5"), "B": ("q3",), "C": ("q2",), "D": ("q2",), "E": (), "F": ()},
+        6,
+    )
+    assert chunk_report.rescued_by_overlap(destroyed) == {
+        "B": ("q1", "q5"),
+        "D": (),
+        "F": (),
+    }
+    table = chunk_report.destroyed_table(destroyed).frame
+    assert table["destroyed"].tolist() == [3, 1, 1, 1, 0, 0]
+    assert table["rescued"].tolist() == ["–", 2, "–", 0, "–", 0]
+    assert table.loc["A", "chapter"] == chapter.DESTROYED_BY_BLIND
+    assert table.loc["B", "chapter"] == chapter.DESTROYED_WITH_OVERLAP
+    assert table.loc["C", "chapter"] == "–"
+
+
+def test_the_offsets_are_checked_per_strategy():
+    by = {name: chunk_corpus([DOC, FAR], name) for name in "AC"}
+    table = chunk_report.offset_table(by, [DOC, FAR]).frame
+    assert table["chunks"].tolist() == [len(by["A"]), len(by["C"])]
+    assert table["offset errors"].tolist() == [0, 0]
+    moved = [dataclasses.replace(by["C"][0], start=by["C"][0].start + 1), *by["C"][1:]]
+    table = chunk_report.offset_table({"C": moved}, [DOC, FAR]).frame
+    assert table.loc["C", "offset errors"] == 1
+
+
+def test_the_header_cost_per_chunk_beside_the_chapter():
+    by = {name: chunk_corpus([DOC, FAR], name) for name in "CE"}
+    sizes = chunking.sizes(by)
+    n = sizes.chunks("E")
+    counts = pd.DataFrame(
+        {
+            "embedded word-pieces": [1000, 1200],
+            "header word-pieces": [0, 200],
+            "header share": [0.0, 200 / 1200],
+            "over window": [1, 2],
+            "max": [300, 310],
+        },
+        index=pd.Index(["C", "E"], name="strategy"),
+    )
+    pieces = chunking.WordPieces(counts, 256, {})
+    table = chunk_report.pieces_table(pieces, sizes)
+    shown = table.frame
+    assert shown.loc["E", "header per chunk"] == f"{200 / n:.1f}"
+    assert shown.loc["E", "body per chunk"] == f"{1000 / n:.1f}"
+    assert shown.loc["E", "header share"] == "16.7%" and shown.loc["E", "over 256"] == 2
+    per = chapter.CHUNKS_PER_BOUNDARY_STRATEGY
+    assert shown.loc["chapter E", "header per chunk"] == f"{chapter.HEADER_TOKENS / per:.1f}"
+    assert shown.loc["chapter E", "embedded"] == f"{chapter.EMBEDDED_TOKENS:,}"
+    assert shown.loc["chapter F", "over 256"] == chapter.OVER_WINDOW["F"]
+    assert shown.loc["chapter F", "header"] == "–"
+    assert table.width <= 100
 
 
 def test_the_tables_fit_a_page():
@@ -119,8 +174,8 @@ def test_the_tables_fit_a_page():
         assert table.width <= 100
 
 
-def test_geometry_table_and_reading_follow_the_counts():
-    by = {name: chunk_corpus([DOC], name) for name in chunk_report.STRATEGIES}
+def test_the_geometry_table_and_claims_follow_the_counts():
+    by = {name: chunk_corpus([DOC], name) for name in STRATEGIES}
     destroyed = chunking.destroyed(by, QUESTIONS)
     counts = chunk_report.destroyed_counts(SimpleNamespace(destroyed=destroyed))
     assert counts["A"] == 1 and counts["B"] == 0 and set(counts) == set(by)
@@ -130,16 +185,13 @@ def test_geometry_table_and_reading_follow_the_counts():
     # (L − 1)/512 for A, max(0, L − 65)/512 for B: both needles are shorter than 65
     assert table.loc["A", "expected"] == f"{sum(n - 1 for n in lengths) / 512:.1f}"
     assert table.loc["B", "expected"] == "0.0" and table.loc["B", "95 % range"] == "0–0"
-    line = chunk_report.geometry_line(lengths)
-    assert "at most 65" in line and "0 of 2 needles are longer" in line
-    assert "about 65 characters" in line  # the chapter's 4 of 32
     assert table.loc["A", "95 % range"] == "0–1" and table["in range"].tolist() == ["yes"] * 2
-    bullet = chunk_report._geometry(lengths, SimpleNamespace(destroyed=destroyed))
-    assert "A destroys 1 (geometry-A: *reproduces*)" in bullet
-    assert bullet.startswith("- **The geometry predicts") and "not by the chunker" in bullet
+    assert table["chapter"].tolist() == [chapter.DESTROYED_BY_BLIND, chapter.DESTROYED_WITH_OVERLAP]
+    judged = {e.claim: e for e in geometry.entries(lengths, counts, "02", "d2l")}
+    assert set(chunk_report.GEOMETRY) == set(judged)
+    assert judged["geometry-A"].verdict is Verdict.REPRODUCES
+    assert judged["geometry-B"].verdict is Verdict.REPRODUCES
     # two destroyed where the geometry allows at most one: outside its range
-    two = SimpleNamespace(count=lambda s: 2 if s == "A" else 0, questions=destroyed.questions)
-    bullet = chunk_report._geometry(lengths, SimpleNamespace(destroyed=two))
-    assert "A destroys 2 (geometry-A: *contradicted*)" in bullet
-    assert "B destroys 0 (geometry-B: *reproduces*)" in bullet
-    assert "predicts" not in bullet and "not by the chunker" not in bullet
+    judged = {e.claim: e for e in geometry.entries(lengths, {**counts, "A": 2}, "02", "d2l")}
+    assert judged["geometry-A"].verdict is Verdict.CONTRADICTED
+    assert judged["geometry-B"].verdict is Verdict.REPRODUCES

@@ -1,80 +1,104 @@
-"""Notebook 03's issue-25 helpers: the baseline's reading, what overlap rescues, the pull."""
+"""Notebook 03's tables: the chapter's view of recall, the overlap on ranking alone, the
+wording, what the overlap rescues, the baseline, the quoted hits and the pull."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from rag_lab.evaluation import baselines, overlap
+from rag_lab.evaluation import chapter, overlap
 from rag_lab.evaluation.chunking import Destroyed
+from rag_lab.evaluation.retrieval import strategies_of
+from rag_lab.experiments import nb02_chunking as nb02
 from rag_lab.experiments import nb03_dense_retrieval as nb03
+from rag_lab.models.encoder import Timing
 from rag_lab.questions import Query, Question
 
 
-def queries(n: int) -> list[Query]:
-    qs = [Question(f"q{i}", "d", "x" * (50 + 5 * i), "c?", "t?") for i in range(n)]
-    return [Query(q, p) for q in qs for p in ("course", "ticket")]
+def queries_of(n: int) -> list[Query]:
+    """Both phrasings of ``n`` questions, course first, as a QuestionSet orders them."""
+    questions = [Question(f"q{i}", "d", "x" * (50 + 5 * i), "c?", "t?") for i in range(n)]
+    return [Query(q, p) for p in ("course", "ticket") for q in questions]
 
 
-def judged_baseline(ranks, qs):
-    return {e.claim: e for e in baselines.entries(ranks, qs)}
+def rescued_on_tickets():
+    """10 questions, 20 queries. A destroys 8 needles (the ticket phrasing of q2..q9); B
+    rescues them all (rank 3) and ranks like A elsewhere."""
+    a = [1] * 12 + [None] * 8
+    b = [1] * 12 + [3] * 8
+    ranks = {"A": a, "B": b, "C": b, "E": [1] * 20, "F": [1] * 20}
+    return strategies_of(ranks, queries_of(10))
 
 
-def test_baseline_reading_names_the_split_that_reaches_the_chapter():
-    qs = queries(32)
-    # Long needles always first, short ones always third: overall R@1 is 0.5; the short
-    # half's R@1 is 0, its interval [0, …] holds the chapter's 0.094, the long half's does not.
-    median = np.median([len(q.needle) for q in qs])
-    ranks = [1 if len(q.needle) > median else 3 for q in qs]
-    text = nb03.baseline_reading(ranks, qs, 912, judged_baseline(ranks, qs))
-    assert text.startswith("- **The chapter's dense baseline is weaker than ours.**")
-    assert "5.3× the chapter's" in text  # 0.5 / 0.094
-    assert "The chunks do not explain it: 1.03× as many" in text
-    assert "Nor does the phrasing" in text
-    assert "on the shorter half of the needles the chapter's R@1 lies inside" in text
-    assert "about 65 characters" in text
+def test_ranking_alone_leaves_out_the_rescued_needles():
+    dense = rescued_on_tickets()
+    # on every query, each question A loses on its ticket phrasing is half a question's recall
+    whole = dense.paired.get("B", "A", 20).difference
+    assert round(whole.estimate, 3) == 0.4
+    table = nb03.ranking_table(dense)
+    # on the 12 queries both keep (10 questions: q0..q9 course, q0..q1 ticket), B ranks as A
+    assert "12 queries (10 questions)" in table.caption
+    frame = table.frame
+    assert frame["k"].tolist() == [8, 20]
+    assert frame["a − b by question"].str.startswith("+0.000 [").all()
+    assert frame["questions"].tolist() == ["+0/−0", "+0/−0"]
+    assert table.width <= 100
 
 
-def test_baseline_reading_when_a_phrasing_reaches_the_chapter():
-    qs = queries(32)
-    # Course wording always first, ticket wording never found: the ticket half's R@1 is 0.
-    ranks = [1 if q.phrasing == "course" else None for q in qs]
-    text = nb03.baseline_reading(ranks, qs, 912, judged_baseline(ranks, qs))
-    assert "The phrasing comes close: on ticket-style queries" in text
-    assert "course-style" not in text.split("comes close")[1].split("lies inside")[0]
+def test_the_wording_is_paired_by_question():
+    queries = queries_of(10)
+    # the course wording always first; the ticket wording of q0..q2 never found
+    ranks = [1] * 10 + [None] * 3 + [1] * 7
+    dense = strategies_of({s: ranks for s in "ABCEF"}, queries)
+    frame = nb03.wording_table(dense, queries).frame
+    assert frame.index.tolist() == [s for s in "ABCEF" for _ in (8, 20)]
+    assert frame["course − ticket by question"].str.startswith("+0.300 [").all()
+    assert frame["questions"].unique().tolist() == ["+3/−0"]
+    assert nb03.wording_table(dense, queries).width <= 100
 
 
-def test_overlap_reading_counts_the_cut_rescues_and_reads_the_interval():
-    ranks = {
-        "B": {"embedded": [1, 1] * 16, "quoted": [None, None] * 3 + [1, 1] * 13},
-        "D": {"embedded": [1, 1] * 16, "quoted": [1, 1] * 16},
-    }
-    clusters = [f"q{i}" for i in range(16) for _ in (0, 1)]
-    rescued = {"B": ["q0", "q1", "q2"], "D": []}
-    judged = {e.claim: e for e in overlap.quoted_entries(ranks, rescued, clusters, 16)}
-    destroyed = Destroyed({"A": ("q0", "q1", "q2", "q9"), "B": ("q9",), "C": (), "D": ()}, 16)
-    text = nb03.overlap_reading(rescued, judged, 16, destroyed)
-    assert "3 of 16 needles lie whole in B's embedded text only" in text
-    assert "every needle B keeps whole where A's cuts destroy it" in text
-    assert "D hold no needle whole in the overlap alone" in text
-    assert "B-rescues-whole: *contradicted*" in text and "D-rescues-whole: *reproduces*" in text
-    # Without the full list of A's rescues, the count of what B keeps is given instead.
-    other = Destroyed({"A": ("q0", "q1", "q2", "q8"), "B": (), "C": (), "D": ()}, 16)
-    assert "(4 needles B keeps whole where A's cuts destroy them)" in nb03.overlap_reading(
-        rescued, judged, 16, other
+def test_the_rescues_are_notebook_02s_count_from_the_same_record():
+    destroyed = Destroyed(
+        {"A": ("q0", "q1", "q2", "q9"), "B": ("q9",), "C": (), "D": (), "E": (), "F": ()}, 16
     )
+    quoted_cut = {"B": ["q0", "q1", "q2"], "D": [], "F": []}
+    table = nb03.rescue_table(destroyed, quoted_cut)
+    frame = table.frame
+    assert frame["twin"].tolist() == ["A", "C", "E"]
+    assert frame["twin destroys"].tolist() == [4, 0, 0]
+    assert frame["rescued"].tolist() == [3, 0, 0] and frame["quoted cut"].tolist() == [3, 0, 0]
+    assert frame.loc["B", "rescued questions"] == "q0, q1, q2"
+    assert frame.loc["D", "rescued questions"] == "none"
+    # notebook 02 shows the same count, from the same function on the same record
+    assert nb02.destroyed_table(destroyed).frame.loc["B", "rescued"] == frame.loc["B", "rescued"]
+    assert table.width <= 100
 
 
-def test_pull_reading_says_when_the_mechanism_is_not_shown():
-    docs = ["x", "x", "y", "y", "z", "z"]
-    up = overlap.Pull("B", docs, np.full(6, 0.6) + np.arange(6) * 0.01, np.full(6, 0.5))
-    flat = overlap.Pull("D", docs, np.array([0.5, 0.6, 0.4, 0.5, 0.6, 0.4]), np.full(6, 0.5))
-    judged = {e.claim: e for e in overlap.pull_entries([up, flat])}
-    text = nb03.pull_reading([up, flat], judged)
-    assert "B vs A +0.125" in text and "(*reproduces*)" in text
-    assert "D vs C" in text and "(*contradicted*)" in text
-    assert text.endswith("the mechanism is not shown for D.")
-    both = nb03.pull_reading([up], {"B-overlap-pulls": judged["B-overlap-pulls"]})
-    assert "Every interval lies above zero" in both
+def test_the_chapters_table_holds_its_intervals_where_it_gives_them():
+    dense = rescued_on_tickets()
+    recall, misses = nb03.recall_tables(dense)
+    frame = misses.frame
+    lo, hi = chapter.WILSON_R20["A"]
+    assert frame.loc["A", "chapter R@20"] == f"[{lo:.3f}, {hi:.3f}]"
+    assert frame.loc["C", "chapter R@20"] == "–"
+    assert frame.loc["A", "queries missed"] == 8
+    assert recall.width <= 100 and misses.width <= 100
+
+
+def test_index_cost_beside_the_chapter():
+    frame = nb03.index_cost_table(Timing(texts=64, computed=64, seconds=4.768), "onnx").frame
+    assert frame.loc["here, strategy E", "ms per chunk"] == "74.5"
+    assert frame.loc["here, strategy E", "chunks timed"] == 64
+    assert frame.loc["the chapter", "ms per chunk"] == f"{chapter.INDEX_MS_PER_CHUNK:.1f}"
+
+
+def test_the_baseline_table_sets_the_chapter_beside_ours():
+    queries = queries_of(32)
+    median = np.median([len(q.needle) for q in queries])
+    ranks = [1 if len(q.needle) > median else 3 for q in queries]
+    table = nb03.baseline_table(ranks, queries, 912)
+    assert table.width <= 100
+    assert table.frame["chunks"].tolist()[0] == chapter.CHUNKS_PER_BOUNDARY_STRATEGY
+    assert set(table.frame["chunks"].tolist()[1:]) == {912}
 
 
 def test_tables_fit_and_format():

@@ -1,19 +1,17 @@
-"""Notebook 04's fusion and interaction helpers: the RRF check, the tables that fit a page,
-the figure's rows, and the reading of each new claim in the ledger's words."""
+"""Notebook 04's fusion and interaction helpers: the RRF check, the tables that fit a page
+and the figure's rows."""
 
 from __future__ import annotations
 
-from dataclasses import replace
 from types import SimpleNamespace
 
 import numpy as np
 import pytest
 
 from rag_lab.chunking import Chunk
+from rag_lab.claims.verdicts import Verdict
 from rag_lab.evaluation.fusion import FusionRuns
-from rag_lab.evaluation.ledger import EXPLORATORY, Direction, Entry
 from rag_lab.evaluation.retrieval import systems_of
-from rag_lab.evaluation.verdicts import Verdict
 from rag_lab.experiments import nb04_bm25_and_hybrid as nb04
 from rag_lab.questions import Query, Question
 
@@ -64,10 +62,26 @@ def test_fusion_table_fits_and_shows_every_run():
     assert "other 3 folds" in table.caption
 
 
-def test_weights_wrap_within_a_page():
+def test_the_weights_table_has_a_row_per_fold_and_a_column_per_normalisation():
+    table = nb04.weights_table(runs())
+    assert list(table.frame.index) == [1, 2, 3, 4]
+    assert table.frame["min-max"].tolist() == ["0.70"] * 4
+    assert table.frame["z-score"].tolist() == ["0.65"] * 4
+    assert "other 3 folds" in table.caption
     wide = FusionRuns({}, {"min-max": [0.65] * 12, "z-score": [0.7] * 12}, 12)
-    lines = nb04.weights_text(wide).splitlines()
-    assert len(lines) > 1 and all(len(line) <= 100 for line in lines)
+    assert len(nb04.weights_table(wide).frame) == 12
+
+
+def test_the_convex_table_pairs_each_normalisation_with_rrf_60_at_every_k():
+    frame = nb04.convex_table(runs(), CLUSTERS).frame.set_index(["pair", "k"])
+    assert list(frame.index) == [
+        (f"{how} vs RRF k=60", k) for how in ("min-max", "z-score") for k in (1, 4, 8)
+    ]
+    # At R@1 min-max wins query 1 (rank 1 against RRF's 2), half of question q0, and ties the
+    # rest: +0.5 / 4 questions. z-score is RRF's own ranks.
+    assert frame.loc[("min-max vs RRF k=60", 1), "a − b by question"].startswith("+0.125 [")
+    assert frame.loc[("min-max vs RRF k=60", 1), "won/lost"] == "+1/−0"
+    assert frame.loc[("z-score vs RRF k=60", 8), "a − b by question"].startswith("+0.000 [")
 
 
 def test_fusion_figure_has_a_row_per_run_and_both_retrievers():
@@ -88,45 +102,32 @@ def test_interaction_table_signs_its_gaps():
     assert table.frame.loc[4, "questions"] == "3 + 4"
 
 
-def entry(direction, verdict, ci, estimate=0.0, claim="a>b@R4"):
-    return Entry(
-        "04", claim, "d2l", "a beats b", direction, "R@4", verdict,
-        estimate=estimate, ci=ci, family=EXPLORATORY,
-        margin=0.10 if direction is Direction.SAME else None,
-    )  # fmt: skip
+def queries_of(n_questions: int) -> list[Query]:
+    """Both phrasings of ``n_questions`` questions, course first, as a QuestionSet orders them."""
+    questions = [Question(f"q{i}", "d", "n", "c", "t") for i in range(n_questions)]
+    return [Query(q, p) for p in ("course", "ticket") for q in questions]
 
 
-def test_claim_bullet_reads_the_interval_honestly():
-    undecided = nb04.claim_bullet(entry(Direction.BETTER, Verdict.INCONCLUSIVE, (-0.1, 0.2)))
-    assert "includes zero: this design cannot tell, which is not evidence of none" in undecided
-    assert undecided.endswith("Verdict: inconclusive.")
-    apart = nb04.claim_bullet(entry(Direction.BETTER, Verdict.INCONCLUSIVE, (0.01, 0.2)))
-    assert "excludes zero" in apart and "cannot confirm" in apart
-    shown = nb04.claim_bullet(entry(Direction.BETTER, Verdict.REPRODUCES, (0.05, 0.2)))
-    assert "lies above zero" in shown and "Verdict: reproduces." in shown
-    same = nb04.claim_bullet(entry(Direction.SAME, Verdict.REPRODUCES, (-0.05, 0.04)))
-    assert "within ±0.10" in same and "reproduces (margin ±0.10)" in same
-    wide = nb04.claim_bullet(entry(Direction.SAME, Verdict.INCONCLUSIVE, (-0.15, 0.04)))
-    assert "reaches past ±0.10" in wide and "not evidence of either" in wide
-
-
-def test_reading_reads_each_claim_once():
-    # An interval apart from zero with an inconclusive verdict: read by _intervals, unless a
-    # bullet of ``read`` already names the claim.
-    e = replace(entry(Direction.BETTER, Verdict.INCONCLUSIVE, (0.01, 0.2)), p=0.2)
-    plain = nb04.reading(systems(), judged=[e])
-    assert "Intervals that exclude zero" in plain
-    read = nb04.fusion_reading([e])
-    once = nb04.reading(systems(), judged=[e], read=read)
-    assert "Intervals that exclude zero" not in once and once.count("**a>b@R4**") == 1
-
-
-def test_fusion_reading_shows_the_other_cutoffs_unjudged():
-    e = entry(Direction.BETTER, Verdict.INCONCLUSIVE, (-0.1, 0.2), claim="min-max>RRF@R4")
-    lines = nb04.fusion_reading([e], runs(), CLUSTERS)
-    assert len(lines) == 2 and lines[0].startswith("- **min-max>RRF@R4**")
-    # At R@1 min-max wins query 1 (rank 1 against RRF's 2), half of question q0, and ties the
-    # rest: +0.5 / 4 questions. z-score is RRF's own ranks.
-    assert "shown, not judged" in lines[1]
-    assert "min-max R@1 +0.125" in lines[1] and "z-score R@8 +0.000" in lines[1]
-    assert "R@4" not in lines[1]
+def test_the_tables_and_the_ledger_carry_what_the_reading_said():
+    # BM25 finds 3 queries at rank 1, dense 1; the hybrid is at least dense's at every k.
+    queries = queries_of(3)
+    clusters = [q.question.id for q in queries]
+    ranks = {
+        "dense": [1, 2, 2, 2, 3, 3],
+        "BM25": [1, 1, 1, 30, 30, 30],
+        "hybrid": [1, 1, 1, 2, 2, 2],
+    }
+    s = systems_of(ranks, clusters)
+    recall, _ = nb04.recall_tables(s)
+    assert recall.frame.loc["BM25", "R@1"].startswith("0.500 [")
+    assert recall.frame.loc["dense", "R@1"].startswith("0.167 [")
+    agree = nb04.agreement_table(s, ks=(8,)).frame.loc["R@8"]
+    assert (agree["dense only"], agree["BM25 only"]) == (3, 0)
+    kept = nb04.found_by_one_summary(s, queries, k=8).frame.loc["dense only"]
+    assert (kept["queries"], kept["hybrid within 8"]) == (3, 3)
+    judged = {e.claim: e for e in nb04.entries(s)}
+    assert judged["hybrid-every-column"].verdict is Verdict.REPRODUCES
+    ranks |= {"BM25": [2] * 6, "hybrid": [2, 3, 3, 3, 3, 3]}
+    judged = {e.claim: e for e in nb04.entries(systems_of(ranks, clusters))}
+    assert judged["hybrid-every-column"].verdict is Verdict.CONTRADICTED
+    assert judged["hybrid-every-column"].here == "below dense at R@1"

@@ -1,12 +1,13 @@
-"""Notebook 05's view and reading of the LLM reranker, on a made-up sample."""
+"""Notebook 05's views of the LLM reranker, on a made-up sample."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from rag_lab.evaluation import joint
+from rag_lab.evaluation import chapter, joint
 from rag_lab.experiments import nb05_reranking as nb05
 from rag_lab.experiments.present import Table
+from rag_lab.experiments.timing import Latency
 from rag_lab.questions import Query, Question
 
 
@@ -16,19 +17,38 @@ def sample(hybrid, llm) -> joint.Joint:
     return joint.Joint(qs, {joint.HYBRID: hybrid, joint.LLM: llm}, np.full(n, 2.5), np.ones(n), 0)
 
 
-def test_the_view_fits_and_names_the_sample():
+def test_the_view_fits_and_sets_both_orders_beside_the_chapter():
     j = sample([1, 2, None, 4], [2, 1, None, 1])
     view = nb05.joint_view(j)
     assert isinstance(view, Table)
-    text = repr(view)
-    assert "LLM reranker" in text and "the chapter, cross-encoder" in text
+    frame = view.frame
+    assert list(frame.index) == [
+        "hybrid",
+        "LLM reranker",
+        "the chapter, first stage",
+        "the chapter, cross-encoder",
+    ]
+    assert frame.loc["hybrid", "R@1"] == "0.250" and frame.loc["LLM reranker", "R@1"] == "0.500"
+    # MRR: hybrid (1 + 1/2 + 0 + 1/4) / 4, the LLM (1/2 + 1 + 0 + 1) / 4
+    assert frame.loc["hybrid", "MRR"] == "0.438" and frame.loc["LLM reranker", "MRR"] == "0.625"
+    first = frame.loc["the chapter, first stage"]
+    assert (first["R@1"], first["MRR"]) == (
+        f"{chapter.RERANK_R1['dense']:.3f}",
+        f"{chapter.RERANK_MRR['dense']:.3f}",
+    )
+    assert first["R@5"] == "–" and first["queries"] == chapter.CORPUS["queries"]
     assert "4 sampled questions" in view.caption
 
 
-def test_the_reading_says_the_verdict_and_the_cost():
-    j = sample([2] * 8, [2] * 8)
-    cost = nb05.Latency("LLM reranker × 25", np.array([2500.0]))
-    line = nb05.joint_reading(j, joint.entries(j), cost)
-    assert "an LLM reranker, not the chapter's cross-encoder" in line
-    assert "inconclusive" in line and "8 questions cannot tell" in line
-    assert "took 2,500 ms" in line and "4× the chapter's 569 ms" in line
+def test_the_llm_cost_sits_beside_the_cross_encoder_timed_here():
+    timed = [
+        Latency("BM25 (score + rank)", np.array([0.05])),
+        Latency("vector scan (distances + rank)", np.array([0.25])),
+        Latency("cross-encoder × 25 pairs, stand-in (meaningless scores)", np.array([600.0])),
+    ]
+    view = nb05.llm_cost_view(timed, Latency(f"{nb05.LLM_STAGE} × 25", np.array([2500.0])))
+    frame = view.frame
+    assert len(frame) == 2 and frame.index[1].startswith(nb05.LLM_STAGE)
+    assert frame["median ms"].tolist() == ["600.000", "2,500.000"]
+    assert frame["chapter ms"].tolist() == [f"{chapter.CROSS_ENCODER_MS_PER_QUERY:,.2f}", "–"]
+    assert "stand-in" in view.caption

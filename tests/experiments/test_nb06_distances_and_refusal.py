@@ -1,6 +1,9 @@
 from __future__ import annotations
 
+from types import SimpleNamespace as NS
+
 import numpy as np
+import pytest
 
 from rag_lab.evaluation import refusal
 from rag_lab.experiments import nb06_distances_and_refusal as dr
@@ -54,32 +57,73 @@ def test_failure_kinds():
     assert dr.classify("how do i bake bread", "Tensors hold numbers.") == ("semantic only", "")
 
 
-def test_rates_read_each_interval_against_the_chapter():
-    from types import SimpleNamespace as NS
+def test_the_identity_table_adds_the_largest_gap_over_all_pairs():
+    pair = dr.identity_pair(np.array([1.0, 0.0]), np.array([0.6, 0.8]))
+    alone = dr.identity_table(pair).frame
+    assert list(alone.index) == ["chunks 0 and 1"] and alone.iloc[0]["L2²/2"] == "0.400000000"
+    both = dr.identity_table(pair, 8.34e-7, 200).frame
+    assert list(both.index) == ["chunks 0 and 1", "max, 200 × 200"]
+    assert both.loc["max, 200 × 200", "|L2²/2 − (1 − cos)|"] == "8.34e-07"
+    assert both.loc["max, 200 × 200", "L2"] == "–"
 
-    def rate(claim, ci, chapter, verdict):
-        interval = f"{sum(ci) / 2:.3f} [{ci[0]:.3f}, {ci[1]:.3f}]"
-        return NS(
-            claim=claim,
-            interval=interval,
-            ci=ci,
-            chapter_effect=chapter,
-            verdict=NS(label=verdict),
-            margin=0.1,
-        )
 
-    text = dr._rates(
-        [
-            rate("wide", (0.10, 0.50), 0.33, "inconclusive"),
-            rate("narrow", (0.00, 0.12), 0.20, "contradicted"),
-            NS(claim="count", interval="", ci=None, chapter_effect=None, verdict=None, margin=None),
-        ]
+def test_the_price_table_finds_the_cheapest_cutoff_at_each_price():
+    import pandas as pd
+
+    sweep = pd.DataFrame(
+        {"cutoff": [0.3, 0.5, 0.7, None], "bluffs": [0, 1, 3, 4], "refused": [6, 2, 0, 0]}
     )
-    assert text.startswith(
-        "- **Rates beside the chapter's.** wide 0.300 [0.100, 0.500] holds "
-        "the chapter's 0.330 (*inconclusive*); narrow 0.060 [0.000, 0.120] "
-        "excludes the chapter's 0.200 (*contradicted*)."
+    gated = NS(sweep=sweep, bluff_cost=2.0, negatives=4, answerable=8)
+    frame = dr.price_table(gated, prices=(1.0, 3.0, 10.0)).frame
+    # price 1: costs 6, 3, 3 (a tie: the smaller cutoff); 2: 6, 4, 6; 3: 6, 5, 9; 10: 6, 12, 30
+    assert list(frame.index) == ["1", "2", "3", "10"]  # the run's own price joins the others
+    assert frame["cheapest cutoff"].tolist() == ["0.500", "0.500", "0.500", "0.300"]
+    assert frame["cost"].tolist() == ["3", "4", "5", "6"]
+    assert frame.loc["10", "bluffs"] == "0/4" and frame.loc["10", "refused"] == "6/8"
+
+
+def test_twins_sit_beside_the_negatives_at_the_same_cutoffs():
+    from rag_lab.evaluation.twins import HeldOut
+
+    def held(cutoff, bluffed):
+        return HeldOut(cutoff, 16, bluffed, 0.4, 32, (), (0.0, 0.1))
+
+    c = NS(held_out=held(0.3, 3), chapter=held(0.675, 16))
+    bluffs = {0.3: 0, 0.675: 12}
+    gated = NS(negatives=30, at=lambda cutoff: {"bluffs": bluffs[cutoff]})
+    frame = dr.twins_beside_negatives(c, gated).frame
+    assert frame["twins bluffed"].tolist() == ["3/16", "16/16"]
+    assert frame["twin rate"].tolist() == [0.188, 1.0]
+    assert frame["negatives bluffed"].tolist() == ["0/30", "12/30"]
+    assert frame["negative rate"].tolist() == [0.0, 0.4]
+
+
+def test_the_twin_distance_table_gives_the_quartiles():
+    twins = NS(
+        nearest=np.array([0.1, 0.2, 0.3, 0.4, 0.5]), twin=np.array([0.3, 0.4, 0.5, 0.6, 0.7])
     )
-    assert "count" not in text  # a count has no interval to read
-    assert "1 of these intervals are wider than the ±0.10" in text
-    assert "which is not evidence that they differ" in text
+    frame = dr.twin_distance_table(NS(twins=twins)).frame
+    assert frame.loc["the query"].tolist() == pytest.approx([0.2, 0.3, 0.4])
+    assert frame.loc["its twin"].tolist() == pytest.approx([0.4, 0.5, 0.6])
+
+
+def test_the_identity_and_the_literal_trap_are_judged_on_the_run(monkeypatch):
+    import pandas as pd
+
+    from rag_lab.claims import claim
+    from rag_lab.claims.verdicts import Verdict
+
+    # the refusal rates and the twins are judged by their own modules, tested there
+    monkeypatch.setattr(dr.claims, "refusal_entries", lambda *a: [])
+    monkeypatch.setattr(dr.twins, "entries", lambda *a: [])
+    traps = pd.DataFrame(
+        {"passes": [True, True, False], "holds rare term": [True, False, True]},
+        index=pd.Index(["t1", "t2", "t3"], name="id"),
+    ).assign(distance=[0.661, 0.6, 0.7])
+    identity, literal = dr.entries(8.3e-7, None, traps, None)
+    assert (identity.claim, identity.verdict) == ("identity", Verdict.BY_CONSTRUCTION)
+    assert identity.here == "max error 8.3e-07" and "8.3e-07" in identity.reason
+    assert (literal.claim, literal.verdict) == ("literal-match-bluff", Verdict.REPRODUCES)
+    assert literal.here == "t1 at 0.661" and literal.reason == claim(literal.claim).rule
+    none = dr.entries(8.3e-7, None, traps.assign(passes=False), None)[1]
+    assert none.verdict is Verdict.CONTRADICTED and none.here == "none"

@@ -1,11 +1,12 @@
 """Notebook 08's day of an index, on two small documents and a stand-in encoder: every step
-recorded, the status views laid out in tables that fit, the reading in the ledger's words."""
+recorded, the status views laid out in tables that fit, the claims judged on the record."""
 
 from __future__ import annotations
 
 import pytest
 from fakes import HashEncoder
 
+from rag_lab.claims.verdicts import Verdict
 from rag_lab.documents import Document
 from rag_lab.experiments import nb08_index_hygiene as nb08
 
@@ -58,6 +59,9 @@ def test_the_status_view_names_no_machine_path_and_fits(hygiene):
 
 
 def test_the_tables_lay_out_the_records(hygiene):
+    runs = nb08.runs_table({"first": hygiene.first, "upgrade": hygiene.upgrade}).frame
+    assert runs.loc["first"].tolist() == [2, 0, 2, 0, 0]
+    assert runs.loc["upgrade"].tolist() == [1, 0, 2, 1, 0]
     records = nb08.records_table(hygiene).frame
     assert records.loc["indexed"].tolist() == [2, 2, "1–1", "equal"]
     assert records.loc["failed"].tolist() == [2, "–", "–", "–"]
@@ -69,14 +73,18 @@ def test_the_tables_lay_out_the_records(hygiene):
     assert "all by test/hash-bow" in stamps.caption and "model" not in stamps.frame
     cited = nb08.citations_table(hygiene.first_search).frame
     assert cited.index.name == "[n]" and cited["link"].str.contains("#char=").all()
+    searched = nb08.searches_table({"first": hygiene.first_search}).frame.loc["first"]
+    assert searched["chunks searched"] == 2 and searched["sources"] == len(cited)
+    assert searched["nearest"] == cited["link"].iloc[0]
 
 
-def test_the_reading_says_the_ledgers_verdicts(hygiene):
-    text = nb08.reading(hygiene)
-    assert text.count("(by construction)") == 3
-    assert "queries with 2 of 2 pipeline versions were refused" in text
-    assert "3 of 4 documents indexed, 1 failed, 0 stale; 1 stamp in the index" in text
-    assert [e.claim for e in nb08.entries(hygiene)] == list(nb08.HEADLINE[:3])
+def test_the_claims_are_judged_on_the_record(hygiene):
+    part = {e.claim: e for e in nb08.entries(hygiene)}
+    assert list(part) == list(nb08.HEADLINE[:3])
+    assert {e.verdict for e in part.values()} == {Verdict.BY_CONSTRUCTION}
+    assert part["failed-visible"].here == "2 failed, each with its reason"
+    assert part["counts-recorded"].here == "equal"
+    assert part["stale-refused"].here == "2 refused"
 
 
 # --- the half-migrated index --------------------------------------------------------------------
@@ -123,16 +131,39 @@ def stamp_check(refused=frozenset({"old"})):
 def test_the_migration_tables_count_each_half():
     m = half_migrated()
     recall = nb08.migration_recall(m)
-    assert "8 questions each, both phrasings (16 queries)" in recall.caption
     stale = recall.frame.loc["stale half"].set_index("k")
     assert stale.loc[5, "current"] == 1.0 and stale.loc[5, "half-migrated"] == 0.0
     assert stale.loc[20, "half-migrated"] == 1.0  # seventh of seven chunks
-    assert "queries" not in recall.frame and recall.width <= 100
+    assert set(recall.frame["questions"]) == {8} and set(recall.frame["queries"]) == {16}
+    assert recall.width <= 100
     bluffs = nb08.bluffs_table(m).frame
     assert bluffs.loc["stale half: answered", ["current", "half-migrated"]].tolist() == [16, 16]
     assert bluffs.loc["… needle not in top 5", ["current", "half-migrated"]].tolist() == [0, 16]
     assert bluffs.loc["nearest chunk is stale"].tolist() == ["–", 16, "32 queries"]
+    assert bluffs.loc["… for the stale half's queries"].tolist() == ["–", 16, "16 queries"]
     assert bluffs.loc["negatives answered", ["current", "half-migrated"]].tolist() == [1, 0]
+
+
+def test_the_distances_table_gives_each_distribution_in_numbers():
+    m = half_migrated()
+    table = nb08.distances_table(m)
+    frame = table.frame
+    # Here the stale chunks (0.5) are nearer than the needle's (0.95): found, and first.
+    stale = frame.loc["stale chunks (older pipeline)"]
+    assert stale.tolist() == [32, 0.5, 32]
+    current = frame.loc["current chunks"]
+    assert current["median distance"] == pytest.approx(0.575)  # 0.2 or 0.95, half each
+    assert current["within the cutoff"] == 16
+    assert frame.loc["negatives, whole index"].tolist() == [3, 0.9, 1]
+    assert table.width <= 100
+
+
+def test_the_stamp_check_table_counts_the_documents():
+    check = stamp_check()
+    frame = nb08.stamp_check_table(check, frozenset({"old"})).frame
+    assert frame["documents"].tolist() == [2, 1, 1, 1]
+    went_ahead = nb08.stamp_check_table(stamp_check(refused=frozenset()), frozenset({"old"}))
+    assert went_ahead.frame["documents"].tolist() == [2, 1, 0, 1]
 
 
 def test_the_refusal_is_shown_without_the_machine_path():
@@ -145,7 +176,7 @@ def test_the_refusal_is_shown_without_the_machine_path():
     assert nb08.shown_refusal(went_ahead, "/tmp/xyz") == "the search went ahead: no refusal"
 
 
-def test_the_migration_reading_says_the_ledgers_verdicts():
+def test_the_migration_claims_are_judged_on_the_record():
     m = half_migrated()
     part = nb08.migration_entries(m, stamp_check())
     assert [e.claim for e in part] == [
@@ -154,20 +185,12 @@ def test_the_migration_reading_says_the_ledgers_verdicts():
         "migration-confident-nonsense",
         "migration-refused",
     ]
-    text = nb08.migration_reading(m, stamp_check())
-    lines = text.splitlines()
-    assert len(lines) == 4
-    assert "loses the stale half** (reproduces)" in lines[0]
-    assert "1.000 in the whole index, 0.000 in the half-migrated one" in lines[0]
-    # Here the stale chunks (0.5) are nearer than the needle's (0.95): found, and first.
-    assert "32 of 32 queries have a stale chunk within the cutoff" in lines[0]
-    assert "median cosine distance of 0.500, within the cutoff 0.6" in lines[0]
-    assert "the nearest chunk is stale for 16 of 32 (16 of the stale half's own 16)" in lines[0]
-    assert "still found first" in lines[0] and "all but never" not in lines[0]
+    lost, fresh, nonsense, refused = part
+    assert lost.verdict is Verdict.REPRODUCES and lost.estimate == pytest.approx(1.0)
     # A difference of exactly zero on 8 questions: the interval is no evidence either way.
-    assert "(inconclusive" in lines[1] or "(reproduces" in lines[1]
-    assert "lets 16 through the cutoff 0.6, 16 of them with no needle" in lines[2]
-    assert "(the whole index: 0)" in lines[2]
-    assert "exactly the 1 embedded by the older pipeline" in lines[3]
-    wrong = nb08.migration_reading(m, stamp_check(refused=frozenset({"new"})))
-    assert "(contradicted)" in wrong.splitlines()[3] and "not exactly" in wrong
+    assert fresh.verdict in (Verdict.INCONCLUSIVE, Verdict.REPRODUCES)
+    assert fresh.estimate == pytest.approx(0.0)
+    assert nonsense.here == "16 vs 0 of 16 queries"
+    assert refused.verdict is Verdict.REPRODUCES
+    wrong = nb08.migration_entries(m, stamp_check(refused=frozenset({"new"})))[3]
+    assert wrong.verdict is Verdict.CONTRADICTED

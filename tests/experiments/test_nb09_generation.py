@@ -1,6 +1,6 @@
 """Notebook 09's counts and views on hand-made outcomes: each answer in one kind, the
-kinds' shares with intervals by question, the rate and probe tables, the outcome figure,
-the run's cost and a reading in the ledger's words. No model runs here."""
+kinds' shares with intervals by question, the rate, calls and probe tables, the outcome
+figure, the run's cost and the claims judged on them. No model runs here."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import pytest
 
 from rag_lab.answers import map_citations
 from rag_lab.citations import Citation
+from rag_lab.claims.verdicts import Verdict
 from rag_lab.experiments import nb09_generation as nb09
 from rag_lab.models.generator import Generation
 from rag_lab.pipeline import Answer, Refusal
@@ -100,38 +101,59 @@ def test_the_outcome_figure_states_its_n_and_draws_the_shares(split):
     plt.close(fig)
 
 
-def test_the_probe_table_says_what_each_identifier_is():
+def probe_answers():
     simcse, moco, e5 = (nb09.PROBE_PAPERS[i] for i in (0, 5, 7))
-    answers = [
+    return [
         nb09.ProbeAnswer(simcse, "arXiv:2104.08821", "2104.08821"),  # right
         nb09.ProbeAnswer(moco, "10.10301/" * 20, None),  # no identifier at all
         nb09.ProbeAnswer(e5, "1909.1234", "1909.1234"),  # four digits after 1412: impossible
     ]
-    table = nb09.probe_table(answers)
+
+
+def test_the_probe_tables_say_what_each_identifier_is():
+    table = nb09.probe_table(probe_answers())
     frame = table.frame
     assert frame["identifier"].tolist() == ["2104.08821", "–", "1909.1234"]
     assert frame["plausible"].tolist() == ["yes", "no", "no"]
     assert frame["the paper's"].tolist() == ["yes", "no", "no"]
     assert table.width <= 100
+    counts = nb09.probe_counts(probe_answers()).frame["count"].tolist()
+    assert counts == [3, 2, 2, 1, 1]  # asked, well-formed, distinct, plausible, right
 
 
-def test_the_run_summary_counts_the_cache_and_fits(split):
-    text = nb09.run_summary(split.answerable + split.negatives, 1.2, 120)
-    lines = text.splitlines()
-    assert lines[0] == "9 queries in 1 s: 7 generator calls, 6 served from the answer cache"
-    assert lines[1].startswith("model time when generated: 70 s, 10.0 s per answer (Tiny")
-    assert lines[2].startswith("machine: ")
-    assert lines[3].endswith("1 answer stopped at 120 new tokens")
-    assert max(map(len, lines)) <= 100
+def test_the_run_table_counts_the_cache_and_the_budget(split):
+    frame = nb09.run_table(split.answerable + split.negatives, 1.2).frame["this run"]
+    assert frame["queries"] == "9" and frame["generator calls"] == "7"
+    assert frame["served from the answer cache"] == "6"
+    assert frame["model time when generated (s)"] == "70"
+    assert frame["… per answer (s)"] == "10.0"
+    assert frame["prompt tokens, fewest to most"] == "200–200"
+    assert frame["answers stopped by the token budget"] == "1"
+    assert nb09.run_table([], 0.0).frame.loc["… per answer (s)", "this run"] == "–"
 
 
-def test_the_reading_says_the_ledgers_verdicts(split):
-    text = nb09.reading(split.answerable + split.negatives, [], 0.675)
-    assert "**The gate first** (by construction)" in text
-    assert "generator ran 5 times for answerable queries, 2 for negatives" in text
-    assert "0 for the refusals" in text
-    assert "**Citing the right source** (not testable here" in text
-    assert [e.claim for e in nb09.entries(split, [])][: len(nb09.HEADLINE)] == list(nb09.HEADLINE)
+def test_the_calls_table_counts_the_generators_record(split):
+    frame = nb09.calls_table(split).frame
+    assert frame["queries"].tolist() == [5, 2, 2]
+    assert frame["generator calls"].tolist() == [5, 2, 0]  # none for a refusal
+
+
+def test_the_claims_are_judged_on_the_outcomes(split):
+    part = {e.claim: e for e in nb09.entries(split, probe_answers())}
+    assert list(part)[: len(nb09.HEADLINE)] == list(nb09.HEADLINE)
+    assert part["no-call-on-refusal"].verdict is Verdict.BY_CONSTRUCTION
+    assert part["no-call-on-refusal"].here == "0 calls for 2 refusals"
+    cites = part["cites-by-number"]
+    answerable = split.answerable
+    hits = [o.cites_needle for o in answerable]
+    assert (
+        cites.verdict is Verdict.NOT_TESTABLE and cites.here == "3 of 6"
+    )  # q3/course declines, yet cites [1]
+    assert cites.estimate == pytest.approx(3 / 6) and cites.method == "clustered_wilson"
+    assert cites.ci == clustered_wilson(hits, [o.unit for o in answerable])
+    assert part["ids-well-formed"].verdict is Verdict.CONTRADICTED  # 2 of 3
+    assert part["ids-wrong"].verdict is Verdict.CONTRADICTED  # one is right
+    assert part["ids-real"].here == "1 of 3 plausible by arXiv's numbering"
 
 
 def test_an_answer_cut_inside_a_code_block_does_not_swallow_its_sources():
@@ -153,7 +175,7 @@ def test_every_answer_kind_has_its_own_colour():
     assert len(set(plots.ANSWER_COLORS.values())) == len(plots.ANSWER_COLORS)
 
 
-def test_the_long_context_view_and_reading():
+def test_the_long_context_view():
     from rag_lab.evaluation import long_context as lc
     from rag_lab.questions import Query, Question
 
@@ -167,6 +189,3 @@ def test_the_long_context_view_and_reading():
     view = nb09.long_view(trials)
     assert "6 sampled questions" in view.caption
     assert "6/6" in repr(view) and "0/6" in repr(view)
-    line = nb09.long_reading(trials, lc.entries(trials))
-    assert "20 chunks instead of 4 lower accuracy" in line
-    assert "a stated sample of 6 questions" in line

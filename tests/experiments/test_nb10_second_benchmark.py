@@ -11,7 +11,7 @@ import pytest
 
 from rag_lab.evaluation import figures, plots
 from rag_lab.evaluation.ledger import Direction, Entry
-from rag_lab.evaluation.verdicts import Verdict
+from rag_lab.claims.verdicts import Verdict
 from rag_lab.experiments import nb10_second_benchmark as nb10
 from rag_lab.experiments.present import MAX_WIDTH
 
@@ -110,7 +110,7 @@ def test_per_corpus_figure_has_a_panel_per_corpus_and_metric():
 
 def _sweep() -> pd.DataFrame:
     rows = []
-    for name, size, overlap in (("C256", 256, False), ("D256", 256, True)):
+    for name, size, overlap, iou in (("C256", 256, False, 0.1), ("D256", 256, True, 0.2)):
         rows.append(
             {
                 "strategy": name,
@@ -122,7 +122,7 @@ def _sweep() -> pd.DataFrame:
                 "R@5 hi": 0.50,
                 "recall @5": 0.6,
                 "precision @5": 0.1,
-                "iou @5": 0.1,
+                "iou @5": iou,
                 "chars for 5": 1001.4852,
                 "past 256 pieces": 16,
                 "tokens for 5": 1036.38,
@@ -136,15 +136,21 @@ def test_sweep_views_give_counts_and_characters_with_units_not_raw_floats():
     r, c = retrieved.shown(), cost.shown()
     assert list(r["overlap"]) == ["none", "64 chars"]
     assert r.loc["C256", "R@5"] == "0.450 [0.400, 0.500]"
-    assert r.loc["C256", "chunks"] == "7,202"
+    assert list(retrieved.frame["IoU @5 rank"]) == [2, 1]  # 1: the highest IoU
+    assert c.loc["C256", "chunks"] == "7,202"
     assert c.loc["C256", "characters for 5 chunks"] == "1,001"
     assert c.loc["C256", "generator tokens for 5"] == "1,036"
     assert c.loc["C256", "chunks past 256 word-pieces"] == "16"
+    assert max(retrieved.width, cost.width) <= MAX_WIDTH
 
 
 def test_sweep_views_leave_out_tokens_when_not_counted():
     _, cost = nb10.sweep_views(_sweep().drop(columns="tokens for 5"))
-    assert list(cost.frame.columns) == ["characters for 5 chunks", "chunks past 256 word-pieces"]
+    assert list(cost.frame.columns) == [
+        "chunks",
+        "characters for 5 chunks",
+        "chunks past 256 word-pieces",
+    ]
 
 
 def test_recall_curves_take_the_palettes_colours_and_the_strategies_names():
@@ -211,25 +217,23 @@ def test_geometry_counts_one_needle_per_excerpt():
     assert view.loc["A", "expected"] == f"{203 / 512:.1f}" and view.loc["B", "agrees"] == "yes"
 
 
-def test_issue25_reading_has_one_bullet_per_claim_in_the_ledgers_words():
-    from rag_lab.evaluation import chroma_table, geometry
+def _runs():
+    from rag_lab.evaluation.fusion import FusionRuns
 
-    table = chroma_table.entries(_rows())
-    same = _entry("RRF10~RRF60@R4", "chroma", Verdict.REPRODUCES, estimate=0.0, ci=(-0.01, 0.01))
-    same = Entry(**{**same.__dict__, "direction": Direction.SAME, "margin": 0.10})
-    off = Entry(
-        **{**same.__dict__, "claim": "RRF20~RRF60@R4", "verdict": Verdict.CONTRADICTED}
-        | {"ci": (0.01, 0.05)}
-    )
-    better = _entry(
-        "z-score>RRF@R4", "chroma", Verdict.INCONCLUSIVE, estimate=0.02, ci=(-0.01, 0.05)
-    )
-    geo = geometry.entries([65] * 32, {"A": 4, "B": 0}, "10", "chroma")
-    lines = nb10.issue25_reading(table, [same, off, better], geo, True)
-    assert len(lines) == len(table) + 3 + 1 + len(geo)  # one per claim, and the RRF check
-    assert "could not be re-read offline" in lines[0] and "**Reproduces" in lines[0]
-    assert "nothing was tuned" in lines[1] and "**Excludes the chapter's effect" in lines[1]
-    assert "lies within ±0.10" in lines[2] and "finds a difference" in lines[3]
-    assert "includes zero: this design cannot tell" in lines[4] and "**Inconclusive" in lines[4]
-    assert "the same first-hit ranks" in lines[5]
-    assert lines[-1].count("P(destroyed)") == 1  # the reason is said once, with the verdict
+    ranks = {"RRF k=60": [1, None, 3, 5], "min-max": [2, 1, None, 4]}
+    return FusionRuns(ranks, {"min-max": [0.5, 0.55], "z-score": [0.6, 0.7]}, 2)
+
+
+def test_fusion_view_gives_recall_at_each_k_and_checks_rrf_against_the_hybrid():
+    view = nb10.fusion_view(_runs(), "C", [1, None, 3, 5], ks=(1, 4))
+    frame = view.frame
+    assert list(frame.index) == ["RRF k=60", "min-max"]
+    assert list(frame["R@1"]) == [0.25, 0.25] and list(frame["R@4"]) == [0.5, 0.75]
+    assert list(frame["ranks = hybrid"]) == ["yes", "no"]
+    assert "4 questions" in view.caption
+
+
+def test_weights_view_gives_each_folds_weight_per_normalisation():
+    frame = nb10.weights_view(_runs()).frame
+    assert list(frame.index) == [1, 2] and frame.index.name == "fold"
+    assert list(frame["min-max"]) == [0.5, 0.55] and list(frame["z-score"]) == [0.6, 0.7]

@@ -3,7 +3,7 @@
 No corpus, no encoder: documents are built here, PDFs typeset into ``tmp_path`` with known
 ground truth (:func:`rag_lab.sources.pdf.typeset.typeset`), and the cache is pointed at
 ``tmp_path`` so that no test reads what an earlier run left. The word-piece counts of
-:func:`~rag_lab.experiments.nb11_extraction.running.waste_row` load the packaged tokenizer only
+:func:`~rag_lab.experiments.nb11_extraction.survival.waste_row` load the packaged tokenizer only
 (``tokenizer.json``, no weights), marked ``model`` as the other tokenizer tests are.
 """
 
@@ -17,13 +17,15 @@ import pandas as pd
 import pytest
 
 from rag_lab.chunking import Chunk
+from rag_lab.claims import claim as declared
 from rag_lab.documents import Document
 from rag_lab.evaluation import plots
 from rag_lab.evaluation.paired import Finding
-from rag_lab.evaluation.verdicts import Verdict
+from rag_lab.claims.verdicts import Verdict
 from rag_lab.experiments import nb11_extraction as nb
 from rag_lab.experiments.nb11_extraction import claims as nb_claims
-from rag_lab.experiments.nb11_extraction import extraction, kept
+from rag_lab.experiments.nb11_extraction import ocr, pdfs, survival, views
+from rag_lab.experiments.nb11_extraction.retrieval import loss_table
 from rag_lab.metrics import relevant_chunks
 from rag_lab.questions import Query, Question
 from rag_lab.sources.pdf import document as pdf_document
@@ -31,6 +33,7 @@ from rag_lab.sources.pdf import extract as ex
 from rag_lab.sources.pdf.typeset import Placement, page_break_needle, typeset
 from rag_lab.stats import wilson
 from rag_lab.text import flat
+
 
 TITLE = "Tiny Tensors"
 WORDS = "tensors shapes axes matrices vectors scalars norms sums products of rank".split()
@@ -71,26 +74,25 @@ def _queries(questions) -> list[Query]:
 
 
 def test_flat_makes_every_whitespace_run_one_space():
-    assert nb.flat("  a\r\n\tb\f\n\nc  ") == "a b c"
-    assert nb.flat("") == ""
+    assert pdfs.flat("  a\r\n\tb\f\n\nc  ") == "a b c"
+    assert pdfs.flat("") == ""
 
 
 def test_folded_leaves_out_quotes_backticks_and_asterisks():
-    assert nb.folded("call `f(x)`\n**now**, \u2018it\u2019 \u201csaid\u201d 'x' \"y\"") == (
+    assert pdfs.folded("call `f(x)`\n**now**, \u2018it\u2019 \u201csaid\u201d 'x' \"y\"") == (
         "call f(x) now, it said x y"
     )
-    assert nb.folded("a - b = c?") == "a - b = c?"  # other symbols stay
+    assert pdfs.folded("a - b = c?") == "a - b = c?"  # other symbols stay
 
 
 def test_canonical_reads_crlf_as_newline_and_joins_pages_as_the_app_does():
     assert pdf_document.PAGE_JOIN == "\f\n"
-    assert nb.canonical(["one\r\ntwo\r", "three\rfour"]) == "one\ntwo\n\f\nthree\nfour"
-    assert nb.canonical(["only"]) == "only"
-    assert nb.canonical([]) == ""
+    assert pdfs.canonical(["one\r\ntwo\r", "three\rfour"]) == "one\ntwo\n\f\nthree\nfour"
+    assert pdfs.canonical(["only"]) == "only"
+    assert pdfs.canonical([]) == ""
 
 
-def test_reader_parts_and_the_readers():
-    assert nb.reader_parts("pdfminer positional") == ("pdfminer", "positional")
+def test_the_readers():
     assert nb.READERS[-1] == nb.APP_READER == "rag-lab index"
     assert len(nb.LIBRARY_READERS) == 6 and "pypdf layout" in nb.LIBRARY_READERS
 
@@ -105,7 +107,7 @@ def test_needles_by_doc_keeps_each_documents_distinct_needles_in_question_order(
         _question(2, "b", "second doc needle"),  # the same needle asked again
         _question(3, "a", "second a"),
     ]
-    got = nb.needles_by_doc(_queries(questions))
+    got = pdfs.needles_by_doc(_queries(questions))
     assert got == {"b": ["second doc needle"], "a": ["first a", "second a"]}
     assert list(got) == ["b", "a"]  # documents in the order their first question comes
 
@@ -113,15 +115,13 @@ def test_needles_by_doc_keeps_each_documents_distinct_needles_in_question_order(
 NEEDLES = {"d1": ["alpha beta", "gamma  delta"], "d2": ["`x` is one"]}
 
 
-def test_survival_and_kept_vector_normalise_whitespace_and_follow_fold():
+def test_kept_vector_normalises_whitespace_and_follows_fold():
     texts = {"d1": "alpha\nbeta and gamma delta", "d2": "\u2018x\u2018 is one"}
-    assert nb.survival(NEEDLES, texts) == 2  # the OCR'd backtick is lost verbatim
-    assert nb.survival(NEEDLES, texts, fold=nb.folded) == 3
-    assert nb.kept_vector(NEEDLES, texts).tolist() == [True, True, False]
-    assert nb.kept_vector(NEEDLES, texts, fold=nb.folded).tolist() == [True, True, True]
-    missing = nb.kept_vector(NEEDLES, {"d1": "alpha beta"})  # no text for d2 at all
+    assert survival.kept_vector(NEEDLES, texts).tolist() == [True, True, False]  # the ` is lost
+    assert survival.kept_vector(NEEDLES, texts, fold=pdfs.folded).tolist() == [True, True, True]
+    missing = survival.kept_vector(NEEDLES, {"d1": "alpha beta"})  # no text for d2 at all
     assert missing.dtype == bool and missing.tolist() == [True, False, False]
-    assert nb.survival(NEEDLES, {}) == 0
+    assert not survival.kept_vector(NEEDLES, {}).any()
 
 
 def _placement(body: tuple[str, ...], pages: tuple[str, ...] | None = None) -> Placement:
@@ -133,22 +133,22 @@ def test_runs_kept_counts_eight_word_runs_in_order():
     line2 = "w6 w7 w8 w9 w10"
     placed = {"d": _placement((f"{line1}\n{line2}",))}
     # 10 words: 3 runs of 8. Identical text (however wrapped) keeps all of them.
-    assert nb.runs_kept(placed, {"d": f"{line1} {line2}"}) == 1.0
-    assert nb.runs_kept(placed, {"d": f"{line1}\n\f\n{line2}"}) == 1.0
+    assert survival.runs_kept(placed, {"d": f"{line1} {line2}"}) == 1.0
+    assert survival.runs_kept(placed, {"d": f"{line1}\n\f\n{line2}"}) == 1.0
     # The two lines swapped: w6..w10 w1..w5 has none of w1..w8, w2..w9, w3..w10.
-    assert nb.runs_kept(placed, {"d": f"{line2} {line1}"}) == 0.0
+    assert survival.runs_kept(placed, {"d": f"{line2} {line1}"}) == 0.0
     # One word dropped in the middle (w5): only runs not spanning it survive; none do.
-    assert nb.runs_kept(placed, {"d": "w1 w2 w3 w4 w6 w7 w8 w9 w10"}) == 0.0
+    assert survival.runs_kept(placed, {"d": "w1 w2 w3 w4 w6 w7 w8 w9 w10"}) == 0.0
     # w10 dropped: w1..w8 and w2..w9 kept, w3..w10 lost.
-    assert nb.runs_kept(placed, {"d": "w1 w2 w3 w4 w5 w6 w7 w8 w9"}) == pytest.approx(2 / 3)
-    assert nb.runs_kept(placed, {}) == 0.0
-    assert math.isnan(nb.runs_kept({"d": _placement(("too short",))}, {"d": "too short"}))
+    assert survival.runs_kept(placed, {"d": "w1 w2 w3 w4 w5 w6 w7 w8 w9"}) == pytest.approx(2 / 3)
+    assert survival.runs_kept(placed, {}) == 0.0
+    assert math.isnan(survival.runs_kept({"d": _placement(("too short",))}, {"d": "too short"}))
 
 
 def test_runs_kept_pools_runs_over_documents():
     placed = {"a": _placement((" ".join(f"a{i}" for i in range(9)),)), "b": _placement(("b " * 8,))}
     # a: 2 runs, kept; b: 8 equal words, one distinct run, lost: 2 of 3.
-    got = nb.runs_kept(placed, {"a": " ".join(f"a{i}" for i in range(9))})
+    got = survival.runs_kept(placed, {"a": " ".join(f"a{i}" for i in range(9))})
     assert got == pytest.approx(2 / 3)
 
 
@@ -162,18 +162,18 @@ TABLE_DOC = Document(
 
 def test_rows_kept_finds_rows_whose_cells_come_out_in_order():
     # table_rows: the header row and two data rows, the rule row left out.
-    assert nb.rows_kept([TABLE_DOC], {"t": "name value\nalpha 1\nbeta\ngamma 22"}) == (3, 3)
-    assert nb.rows_kept([TABLE_DOC], {"t": "name alpha value 1 beta gamma 22"}) == (1, 3)
-    assert nb.rows_kept([TABLE_DOC], {}) == (0, 3)
-    assert nb.rows_kept([_doc(1)], {"tiny": "anything"}) == (0, 0)
+    assert survival.rows_kept([TABLE_DOC], {"t": "name value\nalpha 1\nbeta\ngamma 22"}) == (3, 3)
+    assert survival.rows_kept([TABLE_DOC], {"t": "name alpha value 1 beta gamma 22"}) == (1, 3)
+    assert survival.rows_kept([TABLE_DOC], {}) == (0, 3)
+    assert survival.rows_kept([_doc(1)], {"tiny": "anything"}) == (0, 0)
 
 
 def test_needles_in_tables_counts_needles_inside_a_table_row():
     needles = {"t": ["beta gamma | 22", "value 7", "alpha"], "tiny": ["Some prose"]}
     # "alpha" lies in a row; "value 7" only in prose ("value" is in the header row, "7" not).
-    assert nb.needles_in_tables([TABLE_DOC, _doc(1)], needles) == 2
+    assert survival.needles_in_tables([TABLE_DOC, _doc(1)], needles) == 2
     fenced = Document("f", "F", "# F\n\n```\n| in code |\n```\n")
-    assert nb.needles_in_tables([fenced], {"f": ["in code"]}) == 0  # a code line, no table
+    assert survival.needles_in_tables([fenced], {"f": ["in code"]}) == 0  # a code line, no table
 
 
 # --- PDFs: extraction, cached ----------------------------------------------------------------
@@ -230,11 +230,11 @@ def test_extract_cached_with_the_app_reader_has_running_lines_removed(running):
 
 def test_extract_all_extracts_what_the_cache_lacks_then_reads_it(tmp_path, monkeypatch):
     docs = [_doc(3, d, f"Doc {d}") for d in ("a", "b")]
-    sets = nb.typeset_all(docs, {}, tmp_path, layouts=("one-column", "two-column"))
+    sets = pdfs.typeset_all(docs, {}, tmp_path, layouts=("one-column", "two-column"))
     assert list(sets) == ["one-column", "two-column"]
     assert sets["two-column"].files == {d: tmp_path / "two-column" / f"{d}.pdf" for d in "ab"}
     readers = ("pdfium default", nb.APP_READER)
-    out = nb.extract_all(sets, readers, workers=1)
+    out = pdfs.extract_all(sets, readers, workers=1)
     assert list(out) == [(lay, r) for lay in sets for r in readers]
     for (layout, reader), by_doc in out.items():
         assert list(by_doc) == ["a", "b"]
@@ -250,8 +250,8 @@ def test_extract_all_extracts_what_the_cache_lacks_then_reads_it(tmp_path, monke
     def no_pool(*args, **kwargs):
         raise AssertionError("a process pool was started on a warm cache")
 
-    monkeypatch.setattr(extraction, "ProcessPoolExecutor", no_pool)
-    assert nb.extract_all(sets, readers, workers=1) == out
+    monkeypatch.setattr(pdfs, "ProcessPoolExecutor", no_pool)
+    assert pdfs.extract_all(sets, readers, workers=1) == out
 
 
 # --- running headers and footers -------------------------------------------------------------
@@ -259,8 +259,8 @@ def test_extract_all_extracts_what_the_cache_lacks_then_reads_it(tmp_path, monke
 
 def test_running_spans_are_the_title_at_the_top_and_page_n_at_the_bottom(running):
     _, placed, _, pdfium = running
-    text = nb.canonical(pdfium.pages)
-    spans = nb.running_spans(placed, text)
+    text = pdfs.canonical(pdfium.pages)
+    spans = survival.running_spans(placed, text)
     n = len(placed.pages)
     assert [text[s:e] for s, e in spans] == [
         line for i in range(1, n + 1) for line in (TITLE, f"Page {i}")
@@ -275,20 +275,20 @@ def test_running_spans_are_the_title_at_the_top_and_page_n_at_the_bottom(running
 
 def test_no_running_spans_are_left_once_repeated_lines_are_removed(running):
     _, placed, _, pdfium = running
-    kept, removed = ex.remove_repeated_lines([nb.canonical([p]) for p in pdfium.pages])
+    kept, removed = ex.remove_repeated_lines([pdfs.canonical([p]) for p in pdfium.pages])
     assert len(removed) == 2 * len(placed.pages)
-    text = nb.canonical(kept)
+    text = pdfs.canonical(kept)
     # Page 1 still has its heading, the title once: drawn twice there, so not a running line.
     assert text.split("\n")[0].strip() == TITLE
-    assert nb.running_spans(placed, text) == []
+    assert survival.running_spans(placed, text) == []
     doc = _doc()
-    (removed_doc,) = nb.extracted_docs([doc], {doc.id: pdfium}, remove_running=True)
+    (removed_doc,) = pdfs.extracted_docs([doc], {doc.id: pdfium}, remove_running=True)
     assert removed_doc.text == text and removed_doc.format == "plain"
 
 
 def test_removal_check_against_the_ground_truth(running):
     _, placed, _, pdfium = running
-    check = nb.removal_check({"tiny": placed}, {"tiny": pdfium})
+    check = survival.removal_check({"tiny": placed}, {"tiny": pdfium})
     assert check == {
         "running lines removed": 2 * len(placed.pages),
         "running lines left": 0,
@@ -302,7 +302,7 @@ def test_removal_check_counts_a_running_line_left_and_a_body_line_taken():
     # Page 3 came out without its header; each page's body ends in "same 1", "same 2", …
     # (the same line once digits are read as #), which removal takes as a footer.
     pages = ("H\nbody one\nsame 1\nPage 1", "H\nbody two\nsame 2\nPage 2", "body three\nsame 3")
-    check = nb.removal_check(placed, {"d": ex.PdfText("pdfium", "default", pages)})
+    check = survival.removal_check(placed, {"d": ex.PdfText("pdfium", "default", pages)})
     # Removed: H on 1, 2; Page N on 1, 2; "same N" on 1, 2, 3. Left: H on 3 and Page 3.
     assert check == {"running lines removed": 4, "running lines left": 2, "body lines removed": 3}
 
@@ -312,26 +312,8 @@ def test_removal_check_reads_a_removed_line_with_other_spacing_as_the_running_li
     placed = {"d": _placement(("body one", "body two"), drawn)}
     pages = ("Tiny  Tensors\nbody one\nPage 1", "Tiny Tensors\nbody two\nPage 2")
     assert len(ex.remove_repeated_lines(pages)[1]) == 4  # both headers and footers go
-    check = nb.removal_check(placed, {"d": ex.PdfText("pypdf", "layout", pages)})
+    check = survival.removal_check(placed, {"d": ex.PdfText("pypdf", "layout", pages)})
     assert check == {"running lines removed": 4, "running lines left": 0, "body lines removed": 0}
-
-
-def test_page_cuts_counts_the_lost_needles_a_page_break_cuts(running):
-    _, placed, needles, pdfium = running
-    sets = {"running-header": nb.Typeset("running-header", {"tiny": None}, {"tiny": placed})}
-    app = nb.extract_cached(running[0], nb.APP_READER)
-    needles_ = {"tiny": needles}
-    # PDFium: the cut needle is lost (the footer and the next header lie between its
-    # halves), and the needle drawn nowhere. The app removed the running lines: only that one.
-    assert nb.page_cuts(
-        sets, {("running-header", "pdfium default"): {"tiny": pdfium}}, needles_
-    ) == (1, 2)
-    extracted = {
-        ("running-header", "pdfium default"): {"tiny": pdfium},
-        ("running-header", nb.APP_READER): {"tiny": app},
-        ("one-column", "pdfium default"): {"tiny": ex.PdfText("pdfium", "default", ("",))},
-    }
-    assert nb.page_cuts(sets, extracted, needles_) == (1, 3)  # another layout is not counted
 
 
 def _chunk(doc_id: str, index: int, text: str, content: str, start: int) -> Chunk:
@@ -347,7 +329,7 @@ def test_waste_row_counts_carrying_chunks_and_the_word_pieces_of_their_running_l
         _chunk("e", 0, "the " * 300, "the " * 300, 0),  # 302 word-pieces, 256 embedded
     ]
     spans = {"d": [(0, 12), (25, 31)]}
-    row = nb.waste_row(chunks, spans)
+    row = survival.waste_row(chunks, spans)
     # Word-pieces with [CLS] and [SEP]: "Tiny Tensors\nthe cat sat" 2 + tiny tensor ##s the
     # cat sat = 8; "Page 1" 2 + 2 = 4. The lines wasted: "Tiny Tensors" 3, "Page 1" 2.
     assert row == {
@@ -364,10 +346,10 @@ def test_waste_row_counts_carrying_chunks_and_the_word_pieces_of_their_running_l
 def test_waste_row_takes_only_the_part_of_a_line_inside_a_chunk():
     text = "the cat sat\nPage 1"
     chunks = [_chunk("d", 0, text[:8], text[:8], 0), _chunk("d", 1, text[8:], text[8:], 8)]
-    none = nb.waste_row(chunks, {"d": [(11, 12)], "other": [(0, 8)]})  # ends at no chunk
+    none = survival.waste_row(chunks, {"d": [(11, 12)], "other": [(0, 8)]})  # ends at no chunk
     assert none["carrying running lines"] == 1 and none["word-pieces wasted"] == 0  # "\n"
-    assert nb.waste_row(chunks, {"d": [(8, 8)]})["carrying running lines"] == 0  # empty span
-    row = nb.waste_row(chunks, {"d": [(4, 11)]})  # "cat sat" across both chunks
+    assert survival.waste_row(chunks, {"d": [(8, 8)]})["carrying running lines"] == 0  # empty span
+    row = survival.waste_row(chunks, {"d": [(4, 11)]})  # "cat sat" across both chunks
     assert row["carrying running lines"] == 2
     assert row["word-pieces wasted"] == 2  # "cat " in chunk 0, "sat" in chunk 1: 1 + 1
 
@@ -400,7 +382,7 @@ def test_best_and_worst_break_ties_by_runs_then_by_reader_order():
             ("one-column", "pdfium default", 5, 0.9),
         ]
     )
-    got = nb.best_and_worst(table)
+    got = survival.best_and_worst(table)
     assert list(got) == ["two-column", "one-column"]
     assert got["one-column"] == ("pdfium default", "pdfminer default")
     assert got["two-column"] == ("pypdf layout", "pypdf layout")  # all tied: READERS order
@@ -419,7 +401,7 @@ def test_layout_tests_sign_test_per_reader_with_holm():
     extracted["two-column", "pdfium default"] = texts(every)  # loses none
     extracted["two-column", "pdfminer default"] = texts("\n".join(needles["d"][6:]))  # loses 6
     extracted["two-column", "pypdf default"] = texts("nothing")  # loses all 8
-    table = nb.layout_tests([doc], extracted, needles)
+    table = survival.layout_tests([doc], extracted, needles)
     assert list(table.index) == [
         ("two-column", "pypdf default"),  # in READERS order, whatever the order above
         ("two-column", "pdfminer default"),
@@ -432,11 +414,11 @@ def test_layout_tests_sign_test_per_reader_with_holm():
     assert table["p Holm"].tolist() == pytest.approx([3 * 2 / 2**8, 2 * 2 / 2**6, 1.0])
     # pdfminer's 6 losses are significant alone (0.031), not after Holm.
     assert table["finding"].tolist() == [
-        nb.NeedleFinding.LOSES,
-        nb.NeedleFinding.NO_LOSS,
-        nb.NeedleFinding.NO_LOSS,
+        survival.NeedleFinding.LOSES,
+        survival.NeedleFinding.NO_LOSS,
+        survival.NeedleFinding.NO_LOSS,
     ]
-    shown = nb.losses_view(table)  # only where a needle differs: pdfium keeps the same 8
+    shown = views.losses_view(table)  # only where a needle differs: pdfium keeps the same 8
     view = shown.frame
     assert list(view.index) == ["two-column", "two-column"]
     assert view["reader"].tolist() == ["pypdf default", "pdfminer default"]
@@ -445,7 +427,7 @@ def test_layout_tests_sign_test_per_reader_with_holm():
     assert view["p Holm"].tolist() == ["0.023", "0.062"]
     assert view["finding"].tolist() == ["loses needles", "no loss shown"]
     assert "Holm over all 3 comparisons; the other 1 keep the same needles" in shown.caption
-    assert kept.losing(table, "two-column") == ["pypdf default"]
+    assert survival.losing(table, "two-column") == ["pypdf default"]
 
 
 def test_layout_tests_says_when_a_layout_gains_needles():
@@ -456,10 +438,10 @@ def test_layout_tests_says_when_a_layout_gains_needles():
             "d": ex.PdfText("pypdf", "default", (" ".join(needles["d"]),))
         },
     }
-    table = nb.layout_tests([Document("d", "D", "")], extracted, needles)
-    assert table.loc[("tables", "pypdf default"), "finding"] is nb.NeedleFinding.GAINS  # p = 2/64
-    assert nb.losses_view(table).frame.loc["tables", "finding"] == "gains needles"
-    assert kept.losing(table, "tables") == []
+    table = survival.layout_tests([Document("d", "D", "")], extracted, needles)
+    assert table.loc[("tables", "pypdf default"), "finding"] is survival.NeedleFinding.GAINS  # p = 2/64
+    assert views.losses_view(table).frame.loc["tables", "finding"] == "gains needles"
+    assert survival.losing(table, "tables") == []
 
 
 def test_relevance_with_whitespace_folded_finds_a_needle_split_across_lines():
@@ -478,7 +460,7 @@ def test_relevance_with_whitespace_folded_finds_a_needle_split_across_lines():
 # --- OCR --------------------------------------------------------------------------------------
 
 
-def _run() -> nb.OcrRun:
+def _run() -> ocr.OcrRun:
     pages = pd.DataFrame(
         {
             "document": ["a", "a", "b", "b"],
@@ -498,11 +480,11 @@ def _run() -> nb.OcrRun:
             "confidence": [60.0, 75.0, 85.0, 96.0, 96.0],
         }
     )
-    return nb.OcrRun(pages, needles)
+    return ocr.OcrRun(pages, needles)
 
 
 def test_ocr_threshold_table_splits_needles_by_their_pages_confidence():
-    table = nb.ocr_threshold_table(_run())
+    table = ocr.ocr_threshold_table(_run())
     assert list(table.index) == [70.0, 80.0, 90.0, 95.0]
     assert table["pages flagged"].tolist() == [1, 2, 3, 3]  # 96 is not under 95
     assert table["pages"].tolist() == [4, 4, 4, 4]
@@ -510,13 +492,13 @@ def test_ocr_threshold_table_splits_needles_by_their_pages_confidence():
     assert table["needles, flagged"].tolist() == [1, 2, 3, 3]
     assert table["kept, not flagged"].tolist() == [3, 2, 2, 2]
     assert table["needles, not flagged"].tolist() == [4, 3, 2, 2]
-    view = nb.threshold_view(table).frame
+    view = views.threshold_view(table).frame
     assert list(view.index) == ["70", "80", "90", "95"]
     assert view["needles kept, flagged"].tolist() == ["0/1", "1/2", "1/3", "1/3"]
     assert view["needles kept, not flagged"].tolist() == ["3/4", "2/3", "2/2", "2/2"]
     assert view["pages flagged"].tolist() == ["1 of 4", "2 of 4", "3 of 4", "3 of 4"]
-    assert nb.ocr_threshold_table(_run(), [50.0]).iloc[0].tolist() == [0, 4, 3, 5, 0, 0]
-    assert nb.threshold_view(nb.ocr_threshold_table(_run(), [50.0])).frame.iloc[0].tolist() == [
+    assert ocr.ocr_threshold_table(_run(), [50.0]).iloc[0].tolist() == [0, 4, 3, 5, 0, 0]
+    assert views.threshold_view(ocr.ocr_threshold_table(_run(), [50.0])).frame.iloc[0].tolist() == [
         "0 of 4",
         "3/5",
         "0/0",
@@ -527,7 +509,7 @@ def test_a_page_without_words_is_flagged_at_every_threshold_as_the_app_flags_it(
     run = _run()
     run.pages.loc[0, "confidence"] = math.nan  # page a/1: no word found
     run.needles.loc[0, "confidence"] = math.nan  # n0, on it
-    table = nb.ocr_threshold_table(run)
+    table = ocr.ocr_threshold_table(run)
     assert table["pages flagged"].tolist() == [1, 2, 3, 3]
     assert table["kept, flagged"].tolist() == [0, 1, 1, 1]
     assert table["needles, flagged"].tolist() == [1, 2, 3, 3]
@@ -548,14 +530,14 @@ def scanned(tmp_path, monkeypatch):
         2: ex.OcrPage("Before it we\ncall \u2018foo\u2018 now please and more", 88.0, 9),
     }
     monkeypatch.setattr(
-        extraction, "ocr_cached", lambda path, pages, dpi=150: [read[n] for n in pages]
+        pdfs, "ocr_cached", lambda path, pages, dpi=150: [read[n] for n in pages]
     )
-    return nb.Typeset("scanned one-column", {"d": pdf}, {"d": placed})
+    return pdfs.Typeset("scanned one-column", {"d": pdf}, {"d": placed})
 
 
 def test_ocr_run_checks_each_needle_on_its_pages(scanned):
-    assert nb.ocr_sample(scanned) == {"d": [1, 2]}
-    run = nb.ocr_run(scanned, {"d": [NEEDLE, "first page words"]})
+    assert ocr.ocr_sample(scanned) == {"d": [1, 2]}
+    run = ocr.ocr_run(scanned, {"d": [NEEDLE, "first page words"]})
     assert run.pages.to_dict("records") == [
         {"document": "d", "page": 1, "confidence": 91.5, "words": 4, "needles": 1},
         {"document": "d", "page": 2, "confidence": 88.0, "words": 9, "needles": 1},
@@ -565,19 +547,22 @@ def test_ocr_run_checks_each_needle_on_its_pages(scanned):
     assert run.needles["confidence"].tolist() == [88.0, 91.5]
 
 
-def test_ocr_summary_says_pages_read_and_needles_kept_with_wilson_intervals(scanned):
-    run = nb.ocr_run(scanned, {"d": [NEEDLE, "first page words"]})
+def test_ocr_view_shows_pages_read_and_needles_kept_with_wilson_intervals(scanned):
+    run = ocr.ocr_run(scanned, {"d": [NEEDLE, "first page words"]})
     (lo1, hi1), (lo2, hi2) = wilson(1, 2), wilson(2, 2)
-    assert nb.ocr_summary(run, scanned) == (
-        "pages read: 2 of 2, in 1 documents\n"
-        f"needles kept: 1/2 [{lo1:.3f}, {hi1:.3f}]\n"
-        f"needles kept, marks ignored: 2/2 [{lo2:.3f}, {hi2:.3f}]"
-    )
+    shown = views.ocr_view(run, scanned).frame["OCR"].to_dict()
+    assert shown == {
+        "pages read": "2 of 2",
+        "documents read": "1 of 1",
+        "page confidence, mean (range)": "89.8 (88.0–91.5)",
+        "needles kept verbatim": f"1/2 [{lo1:.3f}, {hi1:.3f}]",
+        "needles kept, marks ignored": f"2/2 [{lo2:.3f}, {hi2:.3f}]",
+    }
 
 
 def test_ocr_misses_shows_what_tesseract_read_in_the_needles_place(scanned):
-    run = nb.ocr_run(scanned, {"d": [NEEDLE, "first page words"]})
-    (row,) = nb.ocr_misses(run, scanned).to_dict("records")
+    run = ocr.ocr_run(scanned, {"d": [NEEDLE, "first page words"]})
+    (row,) = ocr.ocr_misses(run).to_dict("records")
     assert row == {
         "document": "d",
         "marks ignored": "kept",
@@ -614,16 +599,18 @@ def test_extracted_docs_leaves_the_apps_text_as_it_removed_it():
     docs = [Document("d", "D", "# D\n")]
     for extractor, mode in (("pdfium", "default"), ("rag-lab", "index")):
         by_doc = {"d": ex.PdfText(extractor, mode, pages)}
-        (kept,) = nb.extracted_docs(docs, by_doc)
-        (removed,) = nb.extracted_docs(docs, by_doc, remove_running=True)
-        assert kept.text == nb.canonical(pages) and kept.title == "D"
-        want = "body one\f\nbody two" if extractor == "pdfium" else nb.canonical(pages)
+        (kept,) = pdfs.extracted_docs(docs, by_doc)
+        (removed,) = pdfs.extracted_docs(docs, by_doc, remove_running=True)
+        assert kept.text == pdfs.canonical(pages) and kept.title == "D"
+        want = "body one\f\nbody two" if extractor == "pdfium" else pdfs.canonical(pages)
         assert removed.text == want
 
 
 # The tables the notebook reads from, made by hand: 4 needles, every reader on one column
 # keeps them; on two columns pypdf's layout mode keeps 1; drawn row by row, only pdfminer's
 # two modes keep them; with running headers each library loses the cut needle, which
+
+
 # removal by repetition restores, and the app keeps all four.
 N = 4
 ROWS_LOST = ("pypdf default", "pypdf layout", "pdfium default", "pdfium bounded", nb.APP_READER)
@@ -647,9 +634,9 @@ def _findings(layouts, holm: float = 0.0) -> pd.DataFrame:
                 "layout": lay,
                 "reader": r,
                 "p Holm": holm,
-                "finding": nb.NeedleFinding.LOSES
+                "finding": survival.NeedleFinding.LOSES
                 if _kept(lay, r) < N
-                else nb.NeedleFinding.NO_LOSS,
+                else survival.NeedleFinding.NO_LOSS,
             }
             for lay in layouts
             for r in nb.READERS
@@ -657,17 +644,17 @@ def _findings(layouts, holm: float = 0.0) -> pd.DataFrame:
     ).set_index(["layout", "reader"])
 
 
-def _results(needles_in_tables=0, cuts=(6, 6), run=True) -> nb.Results:
-    """The records the notebook words its reading and claims from, made by hand."""
+def _results(needles_in_tables=0, run=True) -> nb.Results:
+    """The records the notebook's claims and tables are made from, by hand."""
     layouts = ("one-column", "two-column", "two-column-rows", "running-header")
-    survival = pd.DataFrame(
+    kept_table = pd.DataFrame(
         [
             {"layout": lay, "reader": r, "needles kept": _kept(lay, r), "n": N}
             for lay in layouts
             for r in nb.READERS
         ]
     )
-    removed = survival.copy()
+    removed = kept_table.copy()
     removed.loc[removed["layout"] == "running-header", "needles kept"] = N
     rows_by_reader = pd.DataFrame(
         {"kept": [5, 2], "rows": [5, 5], "lo": [0.566, 0.118], "hi": [1.0, 0.769]},
@@ -688,7 +675,7 @@ def _results(needles_in_tables=0, cuts=(6, 6), run=True) -> nb.Results:
     queries = _queries(questions)
     lost, same = "two-column-rows · pypdf default", "one-column · pdfium default"
     systems = {"Markdown": [1] * 16, lost: [None] * 16, same: [1] * 16}
-    ocr = _run() if run else None
+    read = _run() if run else None
     destroyed = pd.DataFrame(
         {
             "needles no chunk holds": [0, 8, 1],
@@ -698,116 +685,44 @@ def _results(needles_in_tables=0, cuts=(6, 6), run=True) -> nb.Results:
         index=pd.Index(["Markdown", lost, same], name="corpus"),
     )
     return nb.Results(
-        survival=survival,
+        survival=kept_table,
         survival_removed=removed,
         tests=_findings(layouts[1:]),
         rows=rows_by_reader,
         waste=waste,
-        page_cuts=cuts,
         needles_in_tables=needles_in_tables,
         destroyed=destroyed,
         systems=systems,
-        loss=nb.loss_table(systems, queries),
+        loss=loss_table(systems, queries),
         queries=queries,
         text_layer=pd.DataFrame({"characters": [0, 0]}),
-        run=ocr,
-        thresholds=nb.ocr_threshold_table(ocr) if run else None,
+        run=read,
+        thresholds=ocr.ocr_threshold_table(read) if run else None,
     )
 
 
-def _tables(needles_in_tables=0, cuts=(6, 6), run=True):
-    """The notebook's reading and claims table of these records, and its loss record."""
-    results = _results(needles_in_tables, cuts, run)
-    claims = nb.claims_table(nb.chapter_claims(results))
-    return nb.reading(results), claims, results.loss
-
-
-def test_the_reading_states_the_numbers_of_the_tables_it_is_given():
-    reading, _, loss = _tables()
+def test_the_loss_table_pairs_each_corpus_with_the_clean_one_by_question():
+    loss = _results().loss
     worse, none = Finding.B_BETTER, Finding.NONE
     assert loss["difference"].tolist() == [worse, worse, none, none]
     assert loss["q losses"].tolist() == [8, 8, 0, 0] and loss["q wins"].tolist() == [0] * 4
     assert loss["p Holm"].tolist() == pytest.approx([4 * 2 / 2**8, 4 * 2 / 2**8, 1.0, 1.0])
-    at4, at20 = (t.frame for t in nb.loss_views(loss))  # one table per k, a row per corpus
-    assert at4.index.tolist() == at20.index.tolist() == list(dict.fromkeys(loss["a"]))
-    view = pd.concat([at4, at20.rename(columns={"R@20: a − b": "R@4: a − b"})])
-    assert view["finding"].tolist() == ["worse", "–", "worse", "–"]  # +0/−8, Holm 4 × 0.0078
-    assert view["questions"].tolist() == ["+0/\u22128", "+0/\u22120", "+0/\u22128", "+0/\u22120"]
     assert loss["a − b"].tolist() == [-1.0, -1.0, 0.0, 0.0]  # every question lost, or none
-    assert at4["R@4: a − b"].iloc[0] == f"-1.000 [{loss['lo'][0]:+.3f}, {loss['hi'][0]:+.3f}]"
     assert loss["lo"][0] <= -1.0 < loss["hi"][0] < 0
-    for part in (
-        "On one column every reader keeps 4/4 needles.",
-        "only pypdf layout loses them (1/4): its layout mode lays the page out as a grid",
-        f"{len(ROWS_LOST)} of 7 readers lose them (0/4), and pdfminer default, pdfminer "
-        "positional keep 4/4.",
-        "only layout analysis (pdfminer.six's text boxes) puts the columns back.",
-        "`rag-lab index` reads with PDFium by default and loses them too",
-        "**Tables.** pypdf default keeps every table row's cells in order; pdfminer default "
-        "keeps 2 of 5 rows (its text boxes take a ruled table column by column).",
-        "No needle lies in a table",
-        "The libraries keep 3/4 needles on the running-header layout",
-        "every needle lost there (6 losses over the readers) is one a page break cuts",
-        "restores 4/4.",
-        "Of the 6 running lines it left 0 and took 0 body lines",
-        "25.0%–50.0% of strategy E's chunks carry a running line: not every chunk",
-        "1.23% of the embedded word-pieces at most",
-        "keeps 4/4 needles, and 0 of its chunks carry a running line.",
-        "for two-column-rows · pypdf default (R@20 0.000 against 1.000; it keeps 0 of 8 "
-        "needles, so no ranking could do better than 0.000). That is the loss of the needles",
-        "For 1 corpora no difference is shown at either k (by question, 0 wins and 0 losses)",
-        "on 8 questions the test has little power, and the largest R@20 drop among them, "
-        "one-column · pdfium default's, is 0.000.",
-        # Only where chunking, not extraction, lost needles: not the corpus that lost all 8.
-        "no chunk holds them whole in one-column · pdfium default 1 (with 8 of 8 in its text).",
-        "(0). Tesseract, on the 4 pages that hold needles, reads them with a mean page "
-        "confidence of 79.0 (from 60.0 to 96.0) and keeps 3/5 needles verbatim (Wilson 95 % ",
-        "; 5/5 once",
-        ": most of what OCR loses is small marks",
-        "Flagging pages under confidence 70 flags 1 of 4; they hold 1 needles, 1 of them lost, "
-        "against 1 lost of 4 on the pages not flagged (Fisher's exact p = 0.4, one test, "
-        "unadjusted).",
-    ):
-        assert part in reading, part
-    assert "pypdf default 8 (with" not in reading  # extraction lost those, not chunking
+    at4, at20 = views.loss_views(loss)  # one table per k, a row per corpus
+    assert at4.frame.index.tolist() == at20.frame.index.tolist() == list(dict.fromkeys(loss["a"]))
+    assert at4.frame["finding"].tolist() == ["worse", "–"]  # +0/−8, Holm 4 × 0.0078
+    assert at20.frame["questions"].tolist() == ["+0/\u22128", "+0/\u22120"]
+    assert at4.frame["R@4: a − b"].iloc[0] == f"-1.000 [{loss['lo'][0]:+.3f}, {loss['hi'][0]:+.3f}]"
+    assert "t over questions, two pseudo-questions" in at4.caption  # the method computed
 
 
-def test_the_readings_conditional_sentences_follow_their_conditions():
-    reading, claims, _ = _tables(needles_in_tables=2, cuts=(4, 6), run=False)
-    assert "2 needles lie in tables." in reading and "No needle lies" not in reading
-    assert "4 of the 6 losses (over the readers) are needles a page break cuts." in reading
-    assert "every needle lost there" not in reading
-    assert "**Scans.**" not in reading and "Tesseract" not in reading
-    assert claims.loc["a scanned page has no text until OCR gives some, with a confidence",
-                      "verdict"] == "not measured"  # fmt: skip
+def test_with_no_tesseract_the_scans_claim_is_not_measured():
     scans = nb.chapter_claims(_results(run=False))[4]
     assert scans.verdict is Verdict.NOT_MEASURED and scans.here == (
         "0 characters from any of the 2 readers"
     )
     assert "Tesseract is not installed" in scans.reason
-
-
-def test_the_running_header_loss_is_read_as_undecided_only_when_no_reader_shows_one():
-    reading, _, _ = _tables()
-    assert "cannot tell that loss" not in reading  # the libraries lose needles there
-    results = _results()
-    tests = results.tests.copy()
-    rh = tests.index.get_level_values("layout") == "running-header"
-    tests.loc[rh, "finding"] = nb.NeedleFinding.NO_LOSS
-    tests.loc[rh, "p Holm"] = [0.5] * 6 + [1.0]  # the app's row is left out
-    reading = nb.reading(dataclasses.replace(results, tests=tests))
-    assert "the sign test cannot tell that loss from none (Holm 0.5)" in reading
-    assert "not significant" not in reading  # an interval read, never a second verdict
-
-
-def test_no_threshold_flagging_a_page_is_said_so():
-    results = _results()
-    assert "At `rag-lab index`'s default, 80, 2 of 4 pages are flagged while 2 needles are " \
-        "lost." in nb.reading(results)  # fmt: skip
-    thresholds = nb.ocr_threshold_table(results.run, [50.0, 55.0])
-    reading = nb.reading(dataclasses.replace(results, thresholds=thresholds))
-    assert "No page falls under any threshold tried, so a threshold flags nothing here." in reading
-    assert "At `rag-lab index`'s default" not in reading
 
 
 @pytest.mark.parametrize(
@@ -819,55 +734,60 @@ def test_no_threshold_flagging_a_page_is_said_so():
     ],
 )
 def test_an_interleaving_claim_holds_for_the_readers_that_lose_needles(losing, verdict, text):
-    findings = [nb.NeedleFinding.LOSES] * losing + [nb.NeedleFinding.NO_LOSS] * (7 - losing)
+    lose, keep = survival.NeedleFinding.LOSES, survival.NeedleFinding.NO_LOSS
+    findings = [lose] * losing + [keep] * (7 - losing)
     tests = pd.DataFrame(
         {"layout": "two-column", "reader": nb.READERS, "finding": findings}
     ).set_index(["layout", "reader"])
     claim = nb_claims._interleave(dataclasses.replace(_results(), tests=tests), "two-column")
     assert claim.verdict is verdict and claim.here.startswith(text)
-    assert claim.statement == "two-column layouts interleave (two-column)"
+    assert claim.claim == "interleave:two-column" and claim.reason == declared(claim.claim).rule
 
 
-def test_the_claims_put_the_measures_beside_the_chapter():
-    _, claims, _ = _tables()
-    rows = claims.to_dict("index")
-    two = rows["two-column layouts interleave (two-column)"]
-    assert two["measured"] == "1 of 7 readers lose needles against one column: pypdf layout"
-    assert two["verdict"] == "reproduces"
-    rows_claim = rows["two-column layouts interleave (two-column-rows)"]
-    assert rows_claim["measured"].startswith(f"{len(ROWS_LOST)} of 7 readers lose needles")
-    soup = rows["tables become word soup"]
-    assert soup["measured"] == (
+def test_the_claims_count_on_the_records():
+    entries = {e.claim: e for e in nb.chapter_claims(_results())}
+    assert list(entries) == [
+        "interleave:two-column",
+        "interleave:two-column-rows",
+        "word-soup",
+        "running-headers",
+        "scans",
+        "symptom",
+    ]
+    verdicts = [e.verdict for e in entries.values()]
+    assert verdicts == [Verdict.REPRODUCES] * 3 + [Verdict.CONTRADICTED] + [Verdict.REPRODUCES] * 2
+    assert entries["interleave:two-column"].here == (
+        "1 of 7 readers lose needles against one column: pypdf layout"
+    )
+    assert entries["interleave:two-column-rows"].here.startswith(
+        f"{len(ROWS_LOST)} of 7 readers lose needles"
+    )
+    assert entries["word-soup"].here == (
         "1 of 2 readers scatter rows; rows with cells in order: pypdf default 5/5, "
         "pdfminer default 2/5; needles inside tables: 0"
     )
-    assert soup["verdict"] == "reproduces"
-    headers = rows["running headers repeat in every chunk"]
-    assert headers["measured"].startswith("25.0%–50.0% of chunks carry one")  # the app left out
-    assert "1.23% of embedded word-pieces at most" in headers["measured"]
-    assert headers["verdict"] == "contradicted"  # a quarter to a half of chunks, not every one
-    scans = rows["a scanned page has no text until OCR gives some, with a confidence"]
-    assert scans["measured"] == (
+    # A quarter to a half of the libraries' chunks carry one (the app left out), not every one.
+    assert entries["running-headers"].here == (
+        "25.0%–50.0% of chunks carry one; 1.23% of embedded word-pieces at most"
+    )
+    assert entries["scans"].here == (
         "0 characters from any of the 2 readers; OCR: mean page confidence 79.0, "
         "needles 3/5 verbatim"
     )
-    assert scans["verdict"] == "reproduces"
-    symptom = rows["the symptom shows up as bad retrieval, three layers later"]
-    assert symptom["measured"] == (
+    assert entries["symptom"].here == (
         "2 of 4 comparisons worse than the clean Markdown (by question, Holm): "
         "two-column-rows · pypdf default; 2 with no difference shown"
     )
-    assert symptom["verdict"] == "reproduces"
-    verdicts = [c.verdict for c in nb.chapter_claims(_results())]
-    assert verdicts == [Verdict.REPRODUCES] * 3 + [Verdict.CONTRADICTED] + [Verdict.REPRODUCES] * 2
+    for e in entries.values():
+        assert (e.statement, e.reason) == (declared(e.claim).statement, declared(e.claim).rule)
 
 
 # --- the tables over a running-header PDF -------------------------------------------------------
 
 
-def _rh_sets(running) -> dict[str, nb.Typeset]:
+def _rh_sets(running) -> dict[str, pdfs.Typeset]:
     path, placed, _, _ = running
-    return {"running-header": nb.Typeset("running-header", {"tiny": path}, {"tiny": placed})}
+    return {"running-header": pdfs.Typeset("running-header", {"tiny": path}, {"tiny": placed})}
 
 
 def _rh_extracted(running) -> dict[tuple[str, str], dict[str, ex.PdfText]]:
@@ -880,7 +800,7 @@ def _rh_extracted(running) -> dict[tuple[str, str], dict[str, ex.PdfText]]:
 
 
 def test_layout_table_counts_pages_and_needles_cut_by_a_page_break(running):
-    row = nb.layout_table(_rh_sets(running)).loc["running-header"].to_dict()
+    row = pdfs.layout_table(_rh_sets(running)).loc["running-header"].to_dict()
     assert row == {
         "documents": 1,
         "pages": len(running[1].pages),
@@ -894,8 +814,8 @@ def test_layout_table_counts_pages_and_needles_cut_by_a_page_break(running):
 def test_survival_table_on_the_running_header_pdf(running):
     _, _, needles, _ = running
     sets, extracted, docs = _rh_sets(running), _rh_extracted(running), [_doc()]
-    raw = nb.survival_table(docs, sets, extracted, {"tiny": needles}).set_index("reader")
-    removed = nb.survival_table(docs, sets, extracted, {"tiny": needles}, remove_running=True)
+    raw = survival.survival_table(docs, sets, extracted, {"tiny": needles}).set_index("reader")
+    removed = survival.survival_table(docs, sets, extracted, {"tiny": needles}, remove_running=True)
     removed = removed.set_index("reader")
     # PDFium loses the cut needle until the running lines go; the app removed them itself.
     assert raw["needles kept"].to_dict() == {"pdfium default": 1, nb.APP_READER: 2}
@@ -904,18 +824,18 @@ def test_survival_table_on_the_running_header_pdf(running):
     assert raw["lo"].lt(raw["share"]).all() and raw["hi"].gt(raw["share"]).all()
     assert raw["table rows kept"].isna().all()  # not the tables layout
     assert (raw["8-word runs kept"] > 0.9).all()
-    kept_, runs = nb.kept_views(nb.survival_table(docs, sets, extracted, {"tiny": needles}))
+    kept_, runs = views.kept_views(survival.survival_table(docs, sets, extracted, {"tiny": needles}))
     assert kept_.frame.loc["pdfium default", "running-header"] == "1/3"
     assert kept_.frame.loc[nb.APP_READER, "running-header"] == "2/3"
     assert list(runs.frame.columns) == ["running-header"]
-    none = nb.survival_table(docs, sets, extracted, {"tiny": needles}, layouts=["tables"])
+    none = survival.survival_table(docs, sets, extracted, {"tiny": needles}, layouts=["tables"])
     assert none.empty
 
 
 @pytest.mark.model
 def test_waste_table_on_the_running_header_pdf(running):
     pages = len(running[1].pages)
-    table = nb.waste_table([_doc()], _rh_sets(running), _rh_extracted(running))
+    table = survival.waste_table([_doc()], _rh_sets(running), _rh_extracted(running))
     pdfium, app = table.loc["pdfium default"], table.loc[nb.APP_READER]
     assert pdfium["running lines in the text"] == 2 * pages
     assert pdfium["left after removal"] == 0 and pdfium["body lines removed"] == 0
@@ -933,11 +853,11 @@ def test_rows_table_on_the_tables_layout(tmp_path):
         ("tables", "pdfium default"): {"t": ex.extract(path, "pdfium")},
         ("one-column", "pdfium default"): {"t": ex.PdfText("pdfium", "default", ("",))},
     }
-    table = nb.rows_table([doc], extracted)
+    table = survival.rows_table([doc], extracted)
     assert list(table.index) == ["pdfium default"]
     assert table.loc["pdfium default", ["kept", "rows"]].tolist() == [3, 3]
     assert tuple(table.loc["pdfium default", ["lo", "hi"]]) == wilson(3, 3)
-    assert nb.rows_view(table).frame.loc["pdfium default", "rows kept"] == (
+    assert views.rows_view(table).frame.loc["pdfium default", "rows kept"] == (
         f"3/3 [{wilson(3, 3)[0]:.3f}, 1.000]"
     )
     assert nb.table_of_rows([_doc(1), doc]) == ("t", ("alpha", "1"))
@@ -955,16 +875,16 @@ def _survival_with_runs() -> pd.DataFrame:
 
 def test_kept_grid_and_the_survival_heatmap_read_layout_by_reader():
     survival = _survival_with_runs()
-    grid = nb.figures.kept_grid(survival, "needles kept")
+    grid = views.kept_grid(survival, "needles kept")
     assert list(grid.index) == ["one-column", "two-column", "two-column-rows", "running-header"]
     assert list(grid.columns) == list(nb.READERS)
     assert grid.loc["two-column", "pypdf layout"] == 1
-    fig = nb.survival_figure(survival)
+    fig = views.survival_figure(survival)
     left = fig.axes[0]
     texts = {t.get_text() for t in left.texts}
     assert {"1/4", "0/4", "3/4", "4/4"} == texts
     assert len(left.get_images()) == 1 and len(fig.axes[1].get_images()) == 1
-    kept_, runs = nb.kept_views(survival)
+    kept_, runs = views.kept_views(survival)
     assert kept_.frame.loc["pypdf layout", "two-column"] == "1/4"
     assert runs.frame.loc["pypdf layout", "two-column"] == "0.250"
     assert list(kept_.frame.index) == list(nb.READERS)  # a row per reader
@@ -993,7 +913,7 @@ def test_waste_views_put_counts_beside_their_shares():
         }
     )
     removed = survival.iloc[:2].assign(**{"needles kept": [32, 32]})
-    cost, removal = nb.waste_views(waste, survival, removed)
+    cost, removal = views.waste_views(waste, survival, removed)
     assert cost.frame.loc["pypdf default", "chunks carrying one"] == "112 of 730 (15.3%)"
     assert cost.frame.loc["pypdf default", "word-pieces they take"] == "490 (0.54%)"
     assert removal.frame.loc["pypdf default"].tolist() == ["29/32", "32/32", "0", "2"]
@@ -1017,7 +937,7 @@ def test_mitigation_tables_set_each_mitigation_against_its_own_corpus():
     results = dataclasses.replace(
         results, survival=survival, survival_removed=removed, systems=systems
     )
-    kept_, retrieval = nb.mitigation_tables(results)
+    kept_, retrieval = views.mitigation_tables(results)
     shown = kept_.frame
     assert shown.loc["remove running lines", "without it"] == rh
     assert shown.loc["remove running lines", "needles kept"] == "3/4 → 4/4"
@@ -1033,14 +953,14 @@ def test_mitigation_tables_set_each_mitigation_against_its_own_corpus():
     assert r.loc["layout analysis", "R@20"] == "0.000 → 1.000"
     assert r.loc["OCR (Tesseract)"].tolist() == ["–", "not measured"] * 2
     no_ocr = dataclasses.replace(results, run=None, thresholds=None)
-    assert list(nb.mitigation_tables(no_ocr)[0].frame.index) == [
+    assert list(views.mitigation_tables(no_ocr)[0].frame.index) == [
         "remove running lines",
         "layout analysis",
     ]
 
 
 def test_the_scan_texts_fit_a_page(scanned):
-    run = nb.ocr_run(scanned, {"d": [NEEDLE, "first page words"]})
+    run = ocr.ocr_run(scanned, {"d": [NEEDLE, "first page words"]})
     text = nb.misses_text(run, scanned)
     assert text.splitlines() == [
         "d (marks ignored: kept)",
@@ -1059,7 +979,7 @@ def test_the_loss_figure_draws_both_k_in_their_palette():
     questions = [_question(i, "d", f"needle {i}") for i in range(8)]
     queries = _queries(questions)
     systems = {"Markdown": [1] * 16, "a · b": [None] * 8 + [1] * 8}
-    fig = nb.loss_figure(systems, [q.question.id for q in queries])
+    fig = views.loss_figure(systems, [q.question.id for q in queries])
     ax = fig.axes[0]
     dashed = [ln for ln in ax.get_lines() if ln.get_linestyle() == "--"]
     assert [ln.get_color() for ln in dashed] == [plots.K_COLORS[4], plots.K_COLORS[20]]
@@ -1069,5 +989,5 @@ def test_the_loss_figure_draws_both_k_in_their_palette():
 
 def test_the_loss_tables_name_the_removal_corpus_short_and_leave_the_others_as_they_are():
     removed = "running-header · pypdf default · running lines removed"
-    assert nb.views.corpus_label(removed) == "running-header · pypdf default · lines removed"
-    assert nb.views.corpus_label("two-column · pypdf layout") == "two-column · pypdf layout"
+    assert views._label(removed) == "running-header · pypdf default · lines removed"
+    assert views._label("two-column · pypdf layout") == "two-column · pypdf layout"

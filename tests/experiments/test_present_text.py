@@ -9,8 +9,8 @@ import re
 import pandas as pd
 
 from rag_lab.evaluation.ledger import CONFIRMATORY, Direction, Entry
-from rag_lab.evaluation.verdicts import Verdict
-from rag_lab.experiments import wording
+from rag_lab.claims.verdicts import Verdict
+from rag_lab.claims import render
 from rag_lab.experiments.present import MAX_WIDTH, Findings, Table, Verbatim
 
 PROMPT = (
@@ -79,10 +79,10 @@ def test_a_long_finding_continues_its_bullet_indented_and_its_markdown_is_unchan
         "R@20", Verdict.INCONCLUSIVE, chapter="+12/−2, p = 0.0129", estimate=0.031,
         ci=(-0.030, 0.089), family=CONFIRMATORY,
     )  # fmt: skip
-    assert len(wording.finding_line(entry)) > MAX_WIDTH  # the case this is for
+    assert len(render.finding_line(entry)) > MAX_WIDTH  # the case this is for
     shown = Findings([entry], [entry.claim])
     lines = repr(shown).splitlines()
     assert len(lines) > 1 and max(map(len, lines)) <= MAX_WIDTH
     assert all(line.startswith("  ") for line in lines[1:])
-    assert " ".join(lines).split() == wording.finding_line(entry).split()
-    assert shown._repr_markdown_() == wording.finding_line(entry)
+    assert " ".join(lines).split() == render.finding_line(entry).split()
+    assert shown._repr_markdown_() == render.finding_line(entry)

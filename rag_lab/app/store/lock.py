@@ -1,4 +1,5 @@
-"""One writer at a time: a lock file beside the index, held for a whole run.
+"""One writer at a time: a lock file beside the index, held for a whole run; and the one
+bounded wait every store uses (:func:`poll`).
 
 Readers take no lock (they open the index read-only, and SQLite keeps them consistent).
 """
@@ -7,13 +8,49 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TypeVar
 
 from rag_lab.app.store.connection import BUSY_SECONDS
 from rag_lab.app.store.errors import IndexBusy, IndexInaccessible
 from rag_lab.app.store.records import now
+
+T = TypeVar("T")
+
+
+def poll(attempt: Callable[[], T | None], timeout: float, every: float) -> T | None:
+    """Call ``attempt`` every ``every`` seconds until it returns something other than
+    ``None``, and return that; ``None`` once ``timeout`` seconds have passed. ``attempt``
+    runs at least once.
+
+    >>> tries = iter([None, None, "open"])
+    >>> poll(lambda: next(tries), timeout=5, every=0.01)
+    'open'
+    >>> poll(lambda: None, timeout=0.02, every=0.01) is None
+    True
+    """
+    deadline = time.monotonic() + timeout
+    while True:
+        got = attempt()
+        if got is not None:
+            return got
+        if time.monotonic() >= deadline:
+            return None
+        time.sleep(every)
+
+
+def try_flock(fd: int) -> bool | None:
+    """Take an exclusive ``flock`` on ``fd`` without blocking: True, or None while another
+    process holds it (for :func:`poll`)."""
+    import fcntl  # POSIX; imported here so the store itself imports everywhere
+
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return None
+    return True
 
 
 @contextmanager
@@ -25,8 +62,6 @@ def writer_lock(path: str | os.PathLike, timeout: float = BUSY_SECONDS) -> Itera
     one (its pid, from the lock file). The operating system drops the lock when its holder
     dies, even by ``kill -9``.
     """
-    import fcntl  # POSIX; imported here so the store itself imports everywhere
-
     lock = Path(f"{path}.lock")
     try:
         lock.parent.mkdir(parents=True, exist_ok=True)
@@ -36,16 +71,9 @@ def writer_lock(path: str | os.PathLike, timeout: float = BUSY_SECONDS) -> Itera
             path, f"cannot write beside {path} ({lock}): {err.strerror or err}"
         ) from None
     try:
-        deadline = time.monotonic() + timeout
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                if time.monotonic() >= deadline:
-                    holder = os.pread(fd, 200, 0).decode(errors="replace").strip() or "unknown"
-                    raise IndexBusy(path, holder, timeout) from None
-                time.sleep(0.1)
+        if not poll(lambda: try_flock(fd), timeout, every=0.1):
+            holder = os.pread(fd, 200, 0).decode(errors="replace").strip() or "unknown"
+            raise IndexBusy(path, holder, timeout)
         os.ftruncate(fd, 0)
         os.pwrite(fd, f"pid {os.getpid()}, since {now()}".encode(), 0)
         yield

@@ -16,14 +16,11 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from rag_lab.experiments.nb11_extraction import extraction
-from rag_lab.experiments.nb11_extraction.extraction import Extracted
-from rag_lab.experiments.nb11_extraction.pdfs import Typeset
-from rag_lab.experiments.nb11_extraction.text import flat, folded
+from rag_lab.experiments.nb11_extraction import pdfs
+from rag_lab.experiments.nb11_extraction.pdfs import Extracted, Typeset, flat, folded
 from rag_lab.progress import bar
 from rag_lab.sources.pdf import document as pdf_document
 from rag_lab.sources.pdf import extract as ex
-from rag_lab.stats import wilson
 
 _THRESHOLDS = (70.0, 80.0, 90.0, 95.0)
 """Mean page confidences (0–100) under which an OCR'd page is flagged."""
@@ -45,7 +42,7 @@ class OcrRun:
     """One row per page read: document, page, mean confidence, words, needles on it."""
     needles: pd.DataFrame
     """One row per needle: its pages, kept verbatim and with marks ignored (:func:`folded`),
-    the lowest mean confidence of its pages."""
+    the lowest mean confidence of its pages, the text OCR read on them."""
 
 
 def ocr_run(scanned: Typeset, needles: Mapping[str, Sequence[str]]) -> OcrRun:
@@ -54,7 +51,7 @@ def ocr_run(scanned: Typeset, needles: Mapping[str, Sequence[str]]) -> OcrRun:
     page_rows, needle_rows = [], []
     pages_read = bar(sum(len(n) for n in sample.values()), "OCR", "page")
     for doc, numbers in sample.items():
-        read = dict(zip(numbers, extraction.ocr_cached(scanned.files[doc], numbers), strict=True))
+        read = dict(zip(numbers, pdfs.ocr_cached(scanned.files[doc], numbers), strict=True))
         pages_read.update(len(numbers))
         placed = scanned.placed[doc]
         for n, page in read.items():
@@ -79,6 +76,7 @@ def ocr_run(scanned: Typeset, needles: Mapping[str, Sequence[str]]) -> OcrRun:
                     "kept": flat(needle) in flat(text),
                     "kept, marks ignored": folded(needle) in folded(text),
                     "confidence": _lowest(read[n].confidence for n in pages),
+                    "text": text,
                 }
             )
     pages_read.close()
@@ -91,34 +89,27 @@ def _lowest(confidences) -> float:
     return math.nan if any(math.isnan(c) for c in values) else min(values)
 
 
-def ocr_summary(run: OcrRun, scanned: Typeset) -> str:
-    """Pages read of all, and needles kept verbatim and with marks ignored (Wilson 95 %)."""
-    lines = [
-        f"pages read: {len(run.pages)} of {scanned.pages}, in {len(ocr_sample(scanned))} documents"
-    ]
-    for column in ("kept", "kept, marks ignored"):
-        k, n = int(run.needles[column].sum()), len(run.needles)
-        lo, hi = wilson(k, n)
-        lines.append(f"needles {column}: {k}/{n} [{lo:.3f}, {hi:.3f}]")
-    return "\n".join(lines)
-
-
 def ocr_threshold_table(run: OcrRun, thresholds: Sequence[float] = _THRESHOLDS) -> pd.DataFrame:
-    """Per threshold: pages flagged of all, and the needles kept of those on pages not
-    flagged (``kept, not flagged`` of ``needles, not flagged``) and on pages flagged."""
+    """Per threshold: pages flagged of all, the needles kept of those on pages not flagged
+    (``kept, not flagged`` of ``needles, not flagged``) and on pages flagged, and Fisher's
+    exact p of needles lost on flagged pages against not flagged ones (each unadjusted)."""
+    from scipy.stats import fisher_exact
+
     rows = []
     kept = run.needles["kept"]
     for t in thresholds:
         low = _flagged(run.needles["confidence"], t)
+        counts = [[int((~kept[w]).sum()), int(kept[w].sum())] for w in (low, ~low)]
         rows.append(
             {
                 "flag pages under": t,
                 "pages flagged": int(_flagged(run.pages["confidence"], t).sum()),
                 "pages": len(run.pages),
-                "kept, not flagged": int(kept[~low].sum()),
-                "needles, not flagged": int((~low).sum()),
-                "kept, flagged": int(kept[low].sum()),
-                "needles, flagged": int(low.sum()),
+                "kept, not flagged": counts[1][1],
+                "needles, not flagged": sum(counts[1]),
+                "kept, flagged": counts[0][1],
+                "needles, flagged": sum(counts[0]),
+                "p": float(fisher_exact(counts)[1]),
             }
         )
     return pd.DataFrame(rows).set_index("flag pages under")
@@ -146,17 +137,13 @@ def text_layer_table(extracted: Extracted) -> pd.DataFrame:
     return pd.DataFrame(rows).set_index(["layout", "reader"])
 
 
-def ocr_misses(run: OcrRun, scanned: Typeset, width: int = 90) -> pd.DataFrame:
+def ocr_misses(run: OcrRun, width: int = 90) -> pd.DataFrame:
     """Each needle OCR did not keep verbatim, beside what Tesseract read in its place (the
     stretch of the page text that matches it best), both cut to ``width`` characters."""
     rows = []
-    sample = ocr_sample(scanned)
     for _, r in run.needles[~run.needles["kept"]].iterrows():
-        numbers = sample[r["document"]]
-        pages = extraction.ocr_cached(scanned.files[r["document"]], numbers)
-        text = flat(" ".join(pages[numbers.index(n)].text for n in r["pages"]))
         needle = flat(r["needle"])
-        read = _read_in_place(text, needle)
+        read = _read_in_place(flat(r["text"]), needle)
         first = next(
             (i for i, (a, b) in enumerate(zip(needle, read, strict=False)) if a != b), len(read)
         )
@@ -182,13 +169,15 @@ def _read_in_place(text: str, needle: str) -> str:
     return text[start : start + len(needle)]
 
 
-def app_refusals(scanned: Typeset) -> str:
-    """What ``rag-lab index`` (without ``--ocr``) says of each scan, reasons counted."""
+def app_refusals(scanned: Typeset) -> pd.DataFrame:
+    """What ``rag-lab index`` (without ``--ocr``) says of the scans: per answer (read, or
+    the reason it fails), the ``scans`` given it, of ``of``."""
     reasons: Counter[str] = Counter()
     for file in scanned.files.values():
         try:
             pdf_document.read_pdf(file)
             reasons["read (it has text)"] += 1
         except ex.PdfError as err:
-            reasons[err.reason] += 1
-    return "; ".join(f"{n} of {len(scanned.files)} failed: {r}" for r, n in reasons.items())
+            reasons[f"failed: {err.reason}"] += 1
+    frame = pd.DataFrame({"scans": pd.Series(reasons), "of": len(scanned.files)})
+    return frame.rename_axis("rag-lab index without --ocr")

@@ -1,11 +1,10 @@
 """The symptom three layers later: dense retrieval over the extracted text against the clean
 Markdown, and the needles chunking destroys.
 
-Each extracted corpus is chunked by strategy E, embedded, and its 64 queries ranked; a chunk
-answers a query when it holds the needle (:func:`rag_lab.metrics.relevant_chunks`, whitespace
-normalised). Each corpus is
-paired with the clean Markdown per question (the 64 queries are 32 questions asked twice),
-Holm over the table (:func:`loss_table`).
+Each extracted corpus is chunked by strategy E, embedded, and its queries ranked; a chunk
+answers a query when it holds the needle, whitespace normalised
+(:func:`rag_lab.metrics.relevant_chunks`). Each corpus is paired with the clean Markdown by
+question (each question is asked twice), Holm over the table (:func:`loss_table`).
 """
 
 from __future__ import annotations
@@ -21,8 +20,7 @@ from rag_lab.documents import Document
 from rag_lab.evaluation.lab import Lab
 from rag_lab.evaluation.paired import Finding, paired_table
 from rag_lab.evaluation.runs import dense_ranks
-from rag_lab.experiments.nb11_extraction.extraction import Extracted
-from rag_lab.experiments.nb11_extraction.text import STRATEGY, extracted_docs, flat
+from rag_lab.experiments.nb11_extraction.pdfs import STRATEGY, Extracted, extracted_docs, flat
 from rag_lab.metrics import Ranks, relevant_chunks
 from rag_lab.questions import Query
 from rag_lab.search import ChunkIndex
@@ -100,27 +98,23 @@ def destroyed_table(lab: Lab, corpora_: Sequence[Corpus], clean: str = CLEAN) ->
     return pd.DataFrame(rows).set_index("corpus")
 
 
-def embed_all(lab: Lab, corpora_: Sequence[Corpus]) -> str:
-    """Embed every corpus's chunks once (the vector cache keeps them); say how many.
+def embed_all(lab: Lab, corpora_: Sequence[Corpus]) -> None:
+    """Embed every corpus's chunks once (the vector cache keeps them).
 
     Shortest first: a batch is padded to its longest text, so texts of like length batch
     with less padding (15 % faster here on 512 chunk texts)."""
     texts = sorted(dict.fromkeys(c.text for corpus in corpora_ for c in corpus.chunks), key=len)
     with progress.context(f"{len(corpora_)} extracted corpora"):
         lab.encoder.encode(texts)
-    return f"{len(texts):,} distinct chunk texts over {len(corpora_)} extracted corpora"
 
 
 def retrieval_systems(lab: Lab, corpora_: Sequence[Corpus], clean: str = CLEAN) -> dict[str, Ranks]:
-    """First-hit ranks of the 64 queries: the clean Markdown's chunks, then each corpus's."""
+    """First-hit ranks of the queries: the clean Markdown's chunks, then each corpus's."""
     queries = lab.queries
     out = {clean: _dense_ranks(lab, lab.chunks_by[STRATEGY], queries)}
     for corpus in corpora_:
         out[corpus.name] = _dense_ranks(lab, corpus.chunks, queries)
     return out
-
-
-# --- each corpus against the clean one --------------------------------------------------------
 
 
 def loss_table(
@@ -130,8 +124,8 @@ def loss_table(
     (corpus, k): the chapter's per-query test (``wins``, ``losses``, ``p``), the question-level
     one (``q wins``, ``q losses``, ``q p``: wins and losses over questions), its p adjusted by
     Holm over the table (``p Holm``), the :class:`~rag_lab.evaluation.paired.Finding`
-    that supports (``difference``), and the difference in Recall@k by question with its
-    95 % interval (``a − b``, ``lo``, ``hi``)."""
+    that supports (``difference``), the difference in Recall@k by question with its 95 %
+    interval (``a − b``, ``lo``, ``hi``: :data:`~rag_lab.evaluation.ledger.PAIRED_METHOD`)."""
     pairs = [(name, clean) for name in systems if name != clean]
     family = paired_table(systems, pairs, KS, [q.question.id for q in queries])
     table = family.frame().rename(columns={"finding": "difference"})

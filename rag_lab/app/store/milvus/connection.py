@@ -11,13 +11,13 @@ from __future__ import annotations
 import fcntl
 import logging
 import re
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
 from rag_lab.app.store.errors import IndexInaccessible, IndexLocked, IndexMissing, NotOurFile
+from rag_lab.app.store.lock import poll, try_flock
 
 DEFAULT_NAME = "rag_lab"
 """The index name when the URI gives none (``URI#name`` gives one)."""
@@ -119,19 +119,26 @@ def connect(where: MilvusLocation, *, create: bool, wait: float = 0.0) -> Any:
         _wait_for_lite(where, wait)
     else:
         _reachable(where)
-    deadline = time.monotonic() + wait
-    while True:
+    failure: list[str] = []
+
+    def attempt() -> pymilvus.MilvusClient | None:
         try:
             return pymilvus.MilvusClient(
                 uri=where.uri, timeout=CONNECT_SECONDS, grpc_options=_GRPC_OPTIONS
             )
         except pymilvus.MilvusException as err:
             cause = cause_text(err)
-            if not (where.local and "lock" in cause.lower()):
-                break
-            if time.monotonic() >= deadline:  # Milvus Lite: one process at a time
-                raise IndexLocked(where, wait) from None
-            time.sleep(0.2)
+            if where.local and "lock" in cause.lower():
+                return None  # Milvus Lite: one process at a time; wait for the other
+            failure.append(cause)
+            return False  # not a lock: stop waiting
+
+    client = poll(attempt, wait, every=0.2)
+    if client:
+        return client
+    if not failure:
+        raise IndexLocked(where, wait)
+    cause = failure[0]
     if where.local:
         raise IndexInaccessible(where, f"Milvus Lite could not open it: {cause}")
     raise IndexInaccessible(where, f"cannot reach the Milvus server at {where.uri}: {cause}")
@@ -168,18 +175,10 @@ def _wait_for_lite(where: MilvusLocation, wait: float) -> None:
     lock = Path(where.uri) / "LOCK"
     if not lock.exists():
         return
-    deadline = time.monotonic() + wait
     with lock.open("rb") as f:
-        while True:
-            try:
-                fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                if time.monotonic() >= deadline:
-                    raise IndexLocked(where, wait) from None
-                time.sleep(0.2)
-                continue
-            fcntl.flock(f, fcntl.LOCK_UN)
-            return
+        if not poll(lambda: try_flock(f.fileno()), wait, every=0.2):
+            raise IndexLocked(where, wait)
+        fcntl.flock(f, fcntl.LOCK_UN)
 
 
 def release_lite(folder: str) -> None:

@@ -43,7 +43,6 @@ one indexer per index name).
 from __future__ import annotations
 
 import json
-import time
 import uuid
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -59,6 +58,7 @@ from rag_lab.app.store.errors import (
     NotOurFile,
     OtherSchema,
 )
+from rag_lab.app.store.lock import poll
 from rag_lab.app.store.milvus.connection import (
     MilvusLocation,
     connect,
@@ -366,15 +366,17 @@ class MilvusStore:
         if self.where.local or not self._client.has_collection(self._chunks):
             return  # Milvus Lite, nothing written, or dropped (an interrupted rebuild's)
         self._client.flush(self._chunks)
-        deadline = time.monotonic() + timeout
-        while True:
+        rows = (0, 0)
+
+        def covered() -> bool | None:
+            nonlocal rows
             info = self._client.describe_index(self._chunks, index_name="vec")
-            indexed, total = int(info.get("indexed_rows", 0)), int(info.get("total_rows", 0))
-            if int(info.get("pending_index_rows", 0)) == 0 and indexed >= total:
-                return
-            if time.monotonic() >= deadline:
-                raise IndexNotIndexed(self.where, indexed, total, timeout)
-            time.sleep(1.0)
+            rows = int(info.get("indexed_rows", 0)), int(info.get("total_rows", 0))
+            done = int(info.get("pending_index_rows", 0)) == 0 and rows[0] >= rows[1]
+            return True if done else None
+
+        if not poll(covered, timeout, every=1.0):
+            raise IndexNotIndexed(self.where, *rows, timeout)
 
     # --- generations (a rebuild beside the index, swapped in) ---------------------------
 

@@ -1,6 +1,6 @@
 """The one vocabulary of verdicts: what the measurements say of a claim.
 
-A verdict is decided by code from numbers (:mod:`rag_lab.evaluation.ledger` states the rule),
+A verdict is decided by code from numbers (:mod:`rag_lab.claims.judge` states the rule),
 never typed, and compared as a value, never as English; tables render it last
 (:attr:`Verdict.label`). Its value is the id the ledger file uses.
 

@@ -1,0 +1,157 @@
+"""The one renderer: a ledger entry (a declared claim, its numbers, the judge's verdict) as
+words. Every number of a claim shown in a notebook, the README or a report is formatted here,
+and the name of the method behind an interval comes from the entry's ``method``.
+
+>>> from rag_lab.evaluation.ledger import count_entry
+>>> e = count_entry("A-destroys", notebook="02", benchmark="d2l", holds=True, here="4 of 32")
+>>> finding_line(e)
+'- **Blind cuts destroy answers** (A-destroys, d2l): 4 of 32; the chapter: 4 of 32. *Reproduces*.'
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+import pandas as pd
+
+from rag_lab.claims import Direction
+from rag_lab.claims.verdicts import Verdict
+
+if TYPE_CHECKING:
+    from rag_lab.evaluation.ledger import Entry
+
+METHODS = {
+    "paired_t_pseudo_questions": "t over questions, two pseudo-questions",
+    "paired_t_questions": "t over questions",
+    "sign_test_exact": "exact sign test",
+    "wilson": "Wilson",
+    "clustered_wilson": "Wilson over questions",
+    "clopper_pearson": "Clopper–Pearson",
+    "bootstrap_percentile": "percentile bootstrap",
+    "cluster_bootstrap": "bootstrap over questions",
+    "t_over_documents": "t over documents",
+    "chroma_scoring": "Chroma's own scoring",
+}
+"""How a method's name reads beside its interval; a name not listed reads as itself."""
+
+SIGNED = (Direction.BETTER, Direction.WORSE, Direction.SAME)
+
+
+def interval(e: Entry) -> str:
+    """The estimate and its interval (``+0.109 [−0.012, +0.230]``), or ``–``."""
+    if e.estimate is None or e.ci is None:
+        return "–"
+    fmt = "{:+.3f}" if e.direction in SIGNED else "{:.3f}"
+    lo, hi = (fmt.format(x) for x in e.ci)
+    return f"{fmt.format(e.estimate)} [{lo}, {hi}]"
+
+
+def evidence(e: Entry) -> str:
+    """Our result in one cell: the interval when there is one, else the count as shown,
+    else ``–``."""
+    shown = interval(e)
+    return shown if shown != "–" else (e.here or "–")
+
+
+def method(e: Entry) -> str:
+    """The interval's method as it reads (``t over questions, two pseudo-questions``)."""
+    return METHODS.get(e.method, e.method)
+
+
+def verdict_text(e: Entry) -> str:
+    """The verdict and what qualifies it: the margin of an equivalence, the effect an
+    inconclusive design could detect, the reason a claim is fixed."""
+    words = e.verdict.label
+    if e.verdict is Verdict.INCONCLUSIVE and e.detectable is not None:
+        return f"{words} (detects ±{e.detectable:.2f} with 80 % power)"
+    if e.margin is not None and e.verdict in (Verdict.REPRODUCES, Verdict.INCONCLUSIVE):
+        return f"{words} (margin ±{e.margin:.2f})"
+    if not e.verdict.tested:
+        return f"{words}: {e.reason}"
+    return words
+
+
+def p_text(e: Entry) -> str:
+    """The test's p, with the Holm-adjusted p of a confirmatory claim or its family."""
+    if e.p is None:
+        return "–"
+    if e.p_adjusted is None:
+        return f"{e.p:#.2g} ({e.family})"
+    return f"{e.p:#.2g} ({e.p_adjusted:#.2g})"
+
+
+def stand_in_note(e: Entry) -> str:
+    """`` [stand-in: …]`` when the entry rests on one, else empty."""
+    return f" [stand-in: {e.stand_in}]" if e.stand_in else ""
+
+
+def entry_line(e: Entry) -> str:
+    """A reading bullet: ``- **E>A@R20** (boundaries with a header beat blind cuts): by
+    question +0.234 [+0.117, +0.351] (t over questions, …); +15/−1 …; question-level
+    p = 0.00052 (Holm 0.0026); the chapter: +18/−3, p = 0.0015. **Reproduces**.``"""
+    parts = []
+    if e.estimate is not None and e.ci is not None:
+        scale = "by question" if e.direction is not Direction.VALUE else "rate"
+        how = f" ({method(e)})" if e.method else ""
+        parts.append(f"{scale} {interval(e)}{how}")
+    if e.here:
+        parts.append(e.here)
+    if e.p is not None:
+        adjusted = f" (Holm {e.p_adjusted:#.2g})" if e.p_adjusted is not None else f" ({e.family})"
+        parts.append(f"question-level p = {e.p:#.2g}{adjusted}")
+    chapter = f"; the chapter: {e.chapter}" if e.chapter not in ("", "–") else ""
+    verdict = _capital(verdict_text(e))
+    evidence = f": {'; '.join(parts)}{chapter}" if parts or chapter else ""  # none: untested
+    return f"- **{e.claim}** ({e.statement}){evidence}. **{verdict}**.{stand_in_note(e)}"
+
+
+def finding_line(e: Entry) -> str:
+    """One finding for the top of a notebook: the claim, our number, the chapter's, the
+    verdict, the stand-in it rests on."""
+    if e.estimate is not None and e.ci is not None:
+        scale = "by question" if e.direction is not Direction.VALUE else ""
+        ours = f"{interval(e)} {scale}".rstrip()
+        if e.here and e.direction is Direction.VALUE:
+            ours += f" ({e.here})"
+    else:
+        ours = e.here or "–"
+    chapter = f"; the chapter: {e.chapter}" if e.chapter not in ("", "–") else ""
+    why = f": {e.reason}" if not e.verdict.tested and e.reason else ""
+    return (
+        f"- **{_capital(e.statement)}** ({e.claim}, {e.benchmark}): {ours}{chapter}. "
+        f"*{_capital(e.verdict.label)}*{why}.{stand_in_note(e)}"
+    )
+
+
+def view(entries: Sequence[Entry]) -> pd.DataFrame:
+    """Entries for reading, one row a claim: the chapter's result, ours, the estimate and its
+    interval by question, the test's p (Holm-adjusted in a confirmatory family), the verdict."""
+    return pd.DataFrame(
+        {
+            "chapter": [e.chapter for e in entries],
+            "here": [e.here for e in entries],
+            "estimate [95 % CI]": [interval(e) for e in entries],
+            "p (Holm)": [p_text(e) for e in entries],
+            "verdict": [verdict_text(e) for e in entries],
+        },
+        index=pd.Index([f"{e.claim}: {e.statement}" for e in entries], name="claim"),
+    )
+
+
+def _capital(text: str) -> str:
+    return text[:1].upper() + text[1:]
+
+
+__all__ = [
+    "METHODS",
+    "entry_line",
+    "evidence",
+    "finding_line",
+    "interval",
+    "method",
+    "p_text",
+    "stand_in_note",
+    "verdict_text",
+    "view",
+]

@@ -1,0 +1,55 @@
+"""Notebook 05's part of the ledger: a real cross-encoder is judged on its ranks, a stand-in
+is not measured, and the cost is judged by the declared rule."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from rag_lab.claims import claim
+from rag_lab.evaluation.ledger import PAIRED_METHOD
+from rag_lab.claims.verdicts import Verdict
+from rag_lab.experiments import nb05_reranking as nb05
+from rag_lab.experiments.timing import Latency
+from rag_lab.models.cross_encoder import Reranker
+from rag_lab.questions import Query, Question
+
+QUERIES = [
+    Query(Question(f"q{i}", "d", "n", "c", "t"), p) for i in range(12) for p in ("course", "ticket")
+]
+
+
+def latencies(cross_ms: float) -> list[Latency]:
+    return [
+        Latency("BM25 (score + rank)", np.array([0.05])),
+        Latency("vector scan (distances + rank)", np.array([0.25])),
+        Latency("late interaction (query tokens + MaxSim) × 25", np.array([15.0])),
+        Latency("cross-encoder × 25 pairs", np.array([cross_ms])),
+    ]
+
+
+def test_a_real_cross_encoder_is_judged_on_its_ranks_as_a_family_of_one():
+    real = Reranker(model=None, source="hub", standin=False)
+    ranks = {"hybrid": [2] * 24, nb05.system_name(real): [1] * 24}
+    judged = {e.claim: e for e in nb05.entries(ranks, latencies(600.0), real, QUERIES)}
+    assert list(judged) == list(nb05.HEADLINE)
+    lift = judged["cross>hybrid@R1"]
+    assert lift.verdict is Verdict.REPRODUCES
+    assert lift.estimate == pytest.approx(1.0) and lift.p_adjusted == lift.p
+    assert lift.here == "+12/\N{MINUS SIGN}0 of 12 questions"
+    assert (lift.metric, lift.family, lift.method) == ("R@1", "confirmatory", PAIRED_METHOD)
+    cost = judged["cross-cost"]
+    assert cost.verdict is Verdict.REPRODUCES and cost.here == "600 ms against 0.25 ms"
+    assert cost.reason == claim("cross-cost").rule
+    assert judged["colbert"].verdict is Verdict.NOT_TESTABLE
+
+
+def test_without_weights_the_lift_is_not_measured_and_a_cheap_scorer_contradicts_the_cost():
+    ranks = {"hybrid": [2] * 24}
+    judged = {e.claim: e for e in nb05.entries(ranks, latencies(20.0), None, QUERIES)}
+    lift = judged["cross>hybrid@R1"]
+    assert lift.verdict is Verdict.NOT_MEASURED and lift.estimate is None
+    assert "are not here" in lift.reason
+    cost = judged["cross-cost"]
+    assert cost.verdict is Verdict.CONTRADICTED  # 20 ms is 80 times 0.25 ms, not 100
+    assert cost.here == "20 ms against 0.25 ms (stand-in)"
