@@ -13,7 +13,7 @@ the exact top 10 of the same vectors (numpy, float32): recall@10 per query, its 
 (``--server``) is measured as the indexer leaves it (whose writer waits until the engine's
 HNSW index covers every row: :meth:`MilvusStore.wait_indexed`), then released and loaded
 again (:func:`settle`), and there at each search ``ef`` of ``--ef`` (recall and warm
-latency; the cold ``ask`` at the store's default, :data:`rag_lab.app.store.milvus.store.HNSW_EF`).
+latency; the cold ``ask`` at the store's default, :data:`rag_lab.app.store.milvus.reads.HNSW_EF`).
 ``--skip-lite`` leaves Milvus Lite out (it searches every vector whatever index it is asked
 for: 469 s to build at a million).
 
@@ -52,7 +52,7 @@ import yaml
 from rag_lab import paths
 from rag_lab.app import index
 from rag_lab.app.store import MilvusLocation, MilvusStore, SQLiteStore
-from rag_lab.app.store.milvus.store import HNSW_EF
+from rag_lab.app.store.milvus.reads import HNSW_EF
 from rag_lab.chunking import Chunk
 from rag_lab.experiments.timing import machine
 from rag_lab.models.encoder import Encoder

@@ -4,7 +4,7 @@ An exception of the package is a fault the lab knows and can name: a bad input, 
 environment that lacks something, an index that cannot serve the command. Each derives
 from :class:`RagLabError` through one of the three kinds below, so a caller tells the
 lab's own faults from its bugs with one ``except``, and maps the kinds to what it does
-(the ``rag-lab`` command: exit statuses, :data:`rag_lab.app.cli.EXIT_STATUS`). An
+(the ``rag-lab`` command: exit statuses, :data:`rag_lab.app.exits.EXIT_STATUS`). An
 exception says what is wrong and where, never which command or option to type: words for
 a user are the caller's.
 

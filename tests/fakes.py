@@ -115,9 +115,9 @@ def cli_runner(encoder: type, tmp_path: Path, monkeypatch, capsys):
     with ``encoder`` standing in for the model and a lock wait of 0.2 s: a function of the
     arguments (any objects, passed as strings) returning (exit status, stdout, stderr). It
     never raises: argparse's refusals are their exit status."""
-    from rag_lab.app import cli
+    from rag_lab.app import cli, commands
 
-    monkeypatch.setattr(cli, "Encoder", encoder)
+    monkeypatch.setattr(commands, "Encoder", encoder)
     monkeypatch.setenv("RAG_LAB_INDEX", str(tmp_path / "index.sqlite"))
     monkeypatch.setenv("RAG_LAB_LOCK_TIMEOUT", "0.2")
 
@@ -135,11 +135,11 @@ def cli_runner(encoder: type, tmp_path: Path, monkeypatch, capsys):
 # --- rag-lab index killed with SIGKILL ---------------------------------------------------
 
 SLOW_INDEX = (
-    "import sys, time; from fakes import HashEncoder; from rag_lab.app import cli\n"
+    "import sys, time; from fakes import HashEncoder; from rag_lab.app import cli, commands\n"
     "class Slow(HashEncoder):\n"
     "    def encode(self, texts, *, progress=None):\n"
     "        time.sleep(0.05); return super().encode(texts, progress=progress)\n"
-    "cli.Encoder = Slow\n"
+    "commands.Encoder = Slow\n"
     "print('ready', flush=True)\n"
     "raise SystemExit(cli.main(sys.argv[1:]))\n"
 )

@@ -10,12 +10,13 @@
   check), and rebuild it beside the old one and swap it in.
 - ``arguments``: the ``rag-lab`` arguments, one ``define_<command>_args`` per subcommand.
 - ``output``: what the commands print (an indexing report, an answer, status as JSON).
-- ``cli``: the ``rag-lab`` command (index, status, retry, ask, evaluate): thin command
-  bodies, the words for every error (commands and options are named only there and in
-  ``arguments``), and the exit status of each kind of error.
+- ``exits``: the exit statuses, and the one table from a kind of error to its status.
+- ``commands``: the body of each ``rag-lab`` subcommand (index, retry, status, ask, evaluate).
+- ``cli``: the ``rag-lab`` command: dispatch to the bodies, and the words for every error
+  (commands and options are named only there, in ``commands`` and in ``arguments``).
 
 Within the folder each module imports only those above it in this list (``store`` none of
 them). May import the core (:mod:`rag_lab.errors` among it), ``models`` and ``sources``.
-The one exception is ``cli``'s ``evaluate`` command, which hands over to
-:mod:`rag_lab.evaluation.report` (the evaluation library).
+The one exception is the ``evaluate`` command (:mod:`rag_lab.app.commands.evaluate`), which
+hands over to :mod:`rag_lab.evaluation` (the evaluation library).
 """

@@ -29,6 +29,8 @@ METHODS = {
     "clustered_wilson": "Wilson over questions",
     "clopper_pearson": "Clopper–Pearson",
     "bootstrap_percentile": "percentile bootstrap",
+    "bootstrap_percentile_by_group": "percentile bootstrap, each group of questions apart",
+    "student_t": "t over questions",
     "cluster_bootstrap": "bootstrap over questions",
     "t_over_documents": "t over documents",
     "chroma_scoring": "Chroma's own scoring",
@@ -92,7 +94,7 @@ def entry_line(e: Entry) -> str:
     p = 0.00052 (Holm 0.0026); the chapter: +18/−3, p = 0.0015. **Reproduces**.``"""
     parts = []
     if e.estimate is not None and e.ci is not None:
-        scale = "by question" if e.direction is not Direction.VALUE else "rate"
+        scale = "by question" if e.direction in SIGNED else "rate"
         how = f" ({method(e)})" if e.method else ""
         parts.append(f"{scale} {interval(e)}{how}")
     if e.here:
@@ -100,9 +102,10 @@ def entry_line(e: Entry) -> str:
     if e.p is not None:
         adjusted = f" (Holm {e.p_adjusted:#.2g})" if e.p_adjusted is not None else f" ({e.family})"
         parts.append(f"question-level p = {e.p:#.2g}{adjusted}")
-    chapter = f"; the chapter: {e.chapter}" if e.chapter not in ("", "–") else ""
+    if e.chapter not in ("", "–"):
+        parts.append(f"the chapter: {e.chapter}")
     verdict = _capital(verdict_text(e))
-    evidence = f": {'; '.join(parts)}{chapter}" if parts or chapter else ""  # none: untested
+    evidence = f": {'; '.join(parts)}" if parts else ""  # none: untested
     return f"- **{e.claim}** ({e.statement}){evidence}. **{verdict}**.{stand_in_note(e)}"
 
 
@@ -110,9 +113,9 @@ def finding_line(e: Entry) -> str:
     """One finding for the top of a notebook: the claim, our number, the chapter's, the
     verdict, the stand-in it rests on."""
     if e.estimate is not None and e.ci is not None:
-        scale = "by question" if e.direction is not Direction.VALUE else ""
-        ours = f"{interval(e)} {scale}".rstrip()
-        if e.here and e.direction is Direction.VALUE:
+        paired = e.direction in SIGNED
+        ours = f"{interval(e)} by question" if paired else interval(e)
+        if e.here and not paired:
             ours += f" ({e.here})"
     else:
         ours = e.here or "–"

@@ -12,8 +12,10 @@ and return records; records render themselves as tables only when asked:
 - ``verdicts``, ``ledger``: the one verdict vocabulary, and the claims ledger with its one
   stated rule; ``claims``: the chapter's claims as hypotheses, judged on any corpus;
 - ``chapter``: the chapter's published figures, the only place they are written;
-- ``figures``, ``plots``, ``render``, ``report``: the figures and tables a report shows, and
-  the report ``rag-lab evaluate`` writes (``report.md``, ``report.json``, ``claims.json``).
+- ``figures``, ``recall_curves``, ``plots``, ``render``: the figures and tables a report shows;
+- ``sections``, ``report``, ``runner``: what the report shows of each record, the report
+  ``rag-lab evaluate`` writes (``report.md``, ``report.json``, ``claims.json``), and the run
+  that measures and writes it.
 
 May import the core (``rag_lab.*``), ``models`` and ``sources``; never ``app`` or
 ``experiments``.

@@ -103,7 +103,7 @@ def entries(ranks: Ranks, queries: Sequence[Query], notebook: str = "03") -> lis
                 estimate=value,
                 interval=(lo, hi),
                 method=method,
-                here=_cell(m[metric]),
+                here="",  # the estimate and its interval are the whole result
             )
         )
     return out

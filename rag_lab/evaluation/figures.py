@@ -1,5 +1,13 @@
 """The figures a report shows, drawn from the records of :mod:`rag_lab.evaluation`.
 
+Chunking (notebook 02): characters per chunk (:func:`size_figure`) and word-pieces against
+the encoder's window (:func:`window_figure`). Retrieval (notebooks 03, 04): Recall@k over the
+six chunkings (:func:`strategies_figure`) and of dense, BM25 and hybrid
+(:func:`systems_figure`), drawn by :mod:`rag_lab.evaluation.recall_curves`. The gate
+(notebook 06): answerable queries against negatives on one distance axis
+(:func:`histogram_figure`) and the bluff curve (:func:`bluff_figure`). Claims: the paired
+differences of a ledger as a forest (:func:`forest_figure`).
+
 Each function returns a matplotlib figure in the lab's style (:mod:`rag_lab.evaluation.plots`);
 the caller shows or saves it. Notebook-only figures live with their notebook's module.
 """
@@ -12,12 +20,12 @@ import numpy as np
 import pandas as pd
 
 from rag_lab.chunking import OVERLAP, STRATEGIES, TARGET
-from rag_lab.evaluation import chapter, plots
+from rag_lab.evaluation import chapter, plots, recall_curves
 from rag_lab.evaluation.chunking import Sizes, WordPieces
 from rag_lab.evaluation.ledger import Direction, Entry
 from rag_lab.evaluation.refusal import Distances
-from rag_lab.metrics import Ranks, hits_at
-from rag_lab.stats import clustered_wilson, wilson, wilson_share
+from rag_lab.metrics import Ranks
+from rag_lab.stats import wilson_share
 
 
 def _ingredient_grid(names: Sequence[str]) -> list[list[str | None]]:
@@ -205,89 +213,6 @@ def window_figure(pieces: WordPieces):
         fig.tight_layout(rect=(0, 0.08, 1, 1))
         fig.legend(handles=handles, loc="lower center", ncols=1, fontsize=7.5)
     return fig
-
-
-def recall_curve_figure(
-    systems: Mapping[str, Ranks],
-    title: str,
-    colors: Mapping[str, str] | None = None,
-    kmax: int = 20,
-    labels: Mapping[str, str] | None = None,
-    hit: str = "queries with the needle",
-    clusters: Sequence[Hashable] | None = None,
-):
-    """Recall@k for k = 1..kmax as small multiples: one panel per system with its 95 % band,
-    the other systems faint behind it for comparison. The band is Wilson's, with the
-    questions as the sample when ``clusters`` names each query's question
-    (:func:`rag_lab.stats.clustered_wilson`). ``labels`` name the panels (default: a
-    strategy's letter and label); ``hit`` says what is counted (after "share of the n").
-    A system's colour is ``colors``'s, else the palette's for a strategy or a retriever
-    (:mod:`rag_lab.evaluation.plots`), else ink."""
-    import matplotlib.pyplot as plt
-
-    ks = np.arange(1, kmax + 1)
-    names = list(systems)
-    cols = min(3, len(names))
-    rows = -(-len(names) // cols)
-    curves = {name: np.array([hits_at(systems[name], k).mean() for k in ks]) for name in names}
-    with plots.style():
-        fig, axes = plt.subplots(
-            rows,
-            cols,
-            figsize=(3.3 * cols, 2.6 * rows + 0.6),
-            sharex=True,
-            sharey=True,
-            squeeze=False,
-        )
-        for ax, name in zip(axes.flat, names, strict=False):
-            n = len(systems[name])
-            hits = np.array([int(hits_at(systems[name], k).sum()) for k in ks])
-            if clusters is None:
-                bounds = np.array([wilson(int(h), n) for h in hits])
-            else:
-                bounds = np.array(
-                    [clustered_wilson(hits_at(systems[name], k), clusters) for k in ks]
-                )
-            color = _system_color(name, colors)
-            for other in names:
-                if other != name:
-                    ax.plot(ks, curves[other], color=plots.NEUTRAL["faint"], lw=0.8)
-            ax.plot(ks, hits / n, color=color, lw=1.8)
-            ax.fill_between(ks, bounds[:, 0], bounds[:, 1], color=color, alpha=0.2, lw=0)
-            ax.set_title((labels or {}).get(name, _panel_label(name)), fontsize=8)
-            ax.set_xticks([1, 4, 8, 12, 16, 20])
-            ax.set_ylim(0, 1)
-        for ax in axes.flat[len(names) :]:
-            ax.set_visible(False)
-        for ax in axes[-1]:
-            ax.set_xlabel("k (chunks retrieved)")
-        for ax in axes[:, 0]:
-            ax.set_ylabel("Recall@k")
-        n = len(next(iter(systems.values())))
-        band = (
-            "Wilson 95 %"
-            if clusters is None
-            else f"95 %, the {len(set(clusters))} questions as the sample"
-        )
-        fig.suptitle(
-            f"{title}: share of the {n} {hit} in the top k (band: {band}; grey: the others)",
-            fontsize=9,
-        )
-        fig.tight_layout()
-    return fig
-
-
-def _system_color(name: str, colors: Mapping[str, str] | None) -> str:
-    """``colors``'s colour for ``name``, else the palette's for a strategy or a retriever."""
-    for palette in (colors or {}, plots.STRATEGY_COLORS, plots.SYSTEM_COLORS):
-        if name in palette:
-            return palette[name]
-    return plots.NEUTRAL["ink"]
-
-
-def _panel_label(name: str) -> str:
-    """A strategy's letter and label (``E: boundaries + header``), else the name itself."""
-    return f"{name}: {STRATEGIES[name].label}" if name in STRATEGIES else name
 
 
 def histogram_figure(d: Distances, kinds: Sequence[str], strategy: str):
@@ -536,7 +461,7 @@ def bluff_figure(
 def strategies_figure(ranks_by: Mapping[str, Ranks], clusters: Sequence[Hashable] | None = None):
     """Recall@k curves of dense retrieval over each chunking, one panel per strategy."""
     labels = {name: f"{name}: {STRATEGIES[name].label}" for name in ranks_by}
-    return recall_curve_figure(
+    return recall_curves.recall_curve_figure(
         ranks_by,
         "Dense retrieval, six chunkings",
         plots.STRATEGY_COLORS,
@@ -549,7 +474,7 @@ def systems_figure(
     ranks: Mapping[str, Ranks], strategy: str, clusters: Sequence[Hashable] | None = None
 ):
     """Recall@k curves of dense, BM25 and their fusion on one chunking."""
-    return recall_curve_figure(
+    return recall_curves.recall_curve_figure(
         ranks, f"Strategy {strategy}: dense, BM25 and RRF", plots.SYSTEM_COLORS, clusters=clusters
     )
 

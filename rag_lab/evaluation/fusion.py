@@ -178,9 +178,3 @@ def entries(runs: FusionRuns, clusters: Sequence[Hashable], notebook: str, bench
     from rag_lab.evaluation.ledger import paired_entries
 
     return paired_entries(notebook, benchmark, claims(runs), runs.ranks, clusters)
-
-
-def weights_line(runs: FusionRuns) -> str:
-    """The weight of dense each fold's cross-validation chose, per normalisation."""
-    parts = [f"{how}: " + ", ".join(f"{w:.2f}" for w in ws) for how, ws in runs.weights.items()]
-    return f"weight of dense chosen per fold ({runs.folds} folds) — " + "; ".join(parts)

@@ -20,8 +20,6 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-import pandas as pd
-
 from rag_lab.claims import CONFIRMATORY, EXPLORATORY, Direction, claim
 from rag_lab.claims.judge import (
     CountRecord,
@@ -33,7 +31,6 @@ from rag_lab.claims.judge import (
     judge,
 )
 from rag_lab.claims.verdicts import Verdict
-from rag_lab.evaluation.render import markdown_table
 from rag_lab.metrics import Ranks, hits_at
 from rag_lab.stats import cluster_paired, holm, paired_difference
 
@@ -77,29 +74,6 @@ class Entry:
     stand_in: str | None = None
     method: str = ""
     """The name of the method behind ``ci`` (``paired_t_pseudo_questions``…)."""
-
-    @property
-    def interval(self) -> str:
-        """The estimate and its interval as shown (``+0.109 [−0.012, +0.230]``), or ``–``."""
-        if self.estimate is None or self.ci is None:
-            return "–"
-        signed = self.direction in (Direction.BETTER, Direction.WORSE, Direction.SAME)
-        fmt = "{:+.3f}" if signed else "{:.3f}"
-        lo, hi = (fmt.format(x) for x in self.ci)
-        return f"{fmt.format(self.estimate)} [{lo}, {hi}]"
-
-    @property
-    def verdict_text(self) -> str:
-        """The verdict and what qualifies it: the margin of an equivalence, the effect an
-        inconclusive design could detect, the reason a claim is fixed or counted."""
-        words = self.verdict.label
-        if self.verdict is Verdict.INCONCLUSIVE and self.detectable is not None:
-            return f"{words} (detects ±{self.detectable:.2f} with 80 % power)"
-        if self.margin is not None and self.verdict in (Verdict.REPRODUCES, Verdict.INCONCLUSIVE):
-            return f"{words} (margin ±{self.margin:.2f})"
-        if not self.verdict.tested:
-            return f"{words}: {self.reason}"
-        return words
 
     def to_json(self) -> dict[str, Any]:
         out = asdict(self)
@@ -288,37 +262,6 @@ def fixed_entry(
         record=FixedRecord(verdict, reason, holds),
         here=here,
     )
-
-
-# --- showing entries ------------------------------------------------------------------------
-
-
-def view(entries: Sequence[Entry]) -> pd.DataFrame:
-    """Entries for reading, one row a claim: the chapter's result, ours, the estimate and its
-    interval by question, the test's p (Holm-adjusted in a confirmatory family), the verdict."""
-    return pd.DataFrame(
-        {
-            "chapter": [e.chapter for e in entries],
-            "here": [e.here for e in entries],
-            "estimate [95 % CI]": [e.interval for e in entries],
-            "p (Holm)": [_p_text(e) for e in entries],
-            "verdict": [e.verdict_text for e in entries],
-        },
-        index=pd.Index([f"{e.claim}: {e.statement}" for e in entries], name="claim"),
-    )
-
-
-def markdown(entries: Sequence[Entry]) -> str:
-    """:func:`view` as a Markdown table."""
-    return markdown_table(view(entries))
-
-
-def _p_text(e: Entry) -> str:
-    if e.p is None:
-        return "–"
-    if e.p_adjusted is None:
-        return f"{e.p:#.2g} ({e.family})"
-    return f"{e.p:#.2g} ({e.p_adjusted:#.2g})"
 
 
 # --- the ledger file ------------------------------------------------------------------------

@@ -136,16 +136,3 @@ def power(
         found.append(detectable(sd, n))
         needed.append(questions_needed(sd, target))
     return Power(n, target, tuple(ks), tuple(sds), tuple(found), tuple(needed), pairs)
-
-
-def sentence(p: Power) -> str:
-    """What the design can detect, in one line of Markdown."""
-    cells = ", ".join(f"R@{k} ±{d:.3f}" for k, d in zip(p.ks, p.detectable, strict=True))
-    needed = ", ".join(f"R@{k} {n:,}" for k, n in zip(p.ks, p.needed, strict=True))
-    return (
-        f"- **How many questions this design needs.** With {p.questions} questions a paired test "
-        f"by question detects, with {POWER:.0%} power at α = {ALPHA}, a true difference of "
-        f"{cells}; a difference of ±{p.target:.2f} needs {needed} questions (σ per question "
-        "observed on the chapter's comparisons between chunkings). A smaller true difference "
-        "is as likely missed as found: an inconclusive verdict here is not evidence of none."
-    )

@@ -19,10 +19,10 @@ import numpy as np
 import pandas as pd
 
 from rag_lab.chunking import section_of, sections
+from rag_lab.claims.verdicts import Verdict
 from rag_lab.documents import Document
 from rag_lab.evaluation import chapter, plots
 from rag_lab.evaluation.ledger import Entry, fixed_entry
-from rag_lab.claims.verdicts import Verdict
 from rag_lab.experiments.present import Table
 from rag_lab.markdown import MarkdownDoc, structure
 from rag_lab.questions import (
@@ -371,4 +371,3 @@ def _once_in_prose(docs: Sequence[Document], needle: str) -> bool:
     text = where[0].text
     start = text.index(needle)
     return not any(MarkdownDoc(text).overlaps(start, start + len(needle)).values())
-

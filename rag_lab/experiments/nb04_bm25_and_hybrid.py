@@ -326,8 +326,8 @@ def weights_table(runs: FusionRuns) -> Table:
     )
     return Table(
         frame,
-        caption="w, the weight of dense, each fold ranked with (chosen on the other "
-        f"{runs.folds - 1} folds, for Recall@{OBJECTIVE_K})",
+        caption="The weight w of dense each fold of questions was ranked with, chosen on the "
+        f"other {runs.folds - 1} folds for Recall@{OBJECTIVE_K}",
     )
 
 

@@ -6,6 +6,7 @@ The claims are judged by the ledger (:func:`entries`) and worded by
 for what it is, and a stand-in's quality numbers are never judged as evidence about the
 chapter's claim.
 """
+
 from __future__ import annotations
 
 import textwrap
@@ -14,6 +15,7 @@ from collections.abc import Hashable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from rag_lab.claims.verdicts import Verdict
 from rag_lab.evaluation import chapter, plots
 from rag_lab.evaluation.ledger import (
     Entry,
@@ -25,7 +27,6 @@ from rag_lab.evaluation.ledger import (
 from rag_lab.evaluation.paired import PairedTable, paired_table
 from rag_lab.evaluation.recall import recall_table
 from rag_lab.evaluation.runs import Rankings
-from rag_lab.claims.verdicts import Verdict
 from rag_lab.experiments.nb04_bm25_and_hybrid import costs
 from rag_lab.experiments.present import Table
 from rag_lab.experiments.timing import Latency, chapter_reference, time_per_call

@@ -18,12 +18,12 @@ from scipy import stats as sps
 
 from rag_lab import gate
 from rag_lab.chunking import Chunk
+from rag_lab.claims.verdicts import Verdict
 from rag_lab.evaluation import chapter, claims, plots, twins
 from rag_lab.evaluation.lab import Lab
 from rag_lab.evaluation.ledger import Entry, count_entry, fixed_entry
 from rag_lab.evaluation.refusal import Refusal
 from rag_lab.evaluation.twins import Calibration
-from rag_lab.claims.verdicts import Verdict
 from rag_lab.experiments.present import Table
 from rag_lab.experiments.probes import classify
 from rag_lab.questions import Negative
@@ -249,7 +249,7 @@ def twins_beside_negatives(c: Calibration, gated: Refusal) -> Table:
     """At the twin-calibrated cutoff and the chapter's: the held-out questions whose twin
     passes, beside the hand-written negatives that pass (two kinds, never pooled)."""
     rows = {}
-    for name, h in (("twin-calibrated", c.held_out), ("the chapter's", c.chapter)):
+    for name, h in (("the twins", c.held_out), ("the chapter", c.chapter)):
         bluffs = int(gated.at(h.cutoff)["bluffs"])
         rows[name] = {
             "cutoff": f"{h.cutoff:.3f}",
@@ -259,7 +259,7 @@ def twins_beside_negatives(c: Calibration, gated: Refusal) -> Table:
             "negative rate": round(bluffs / gated.negatives, 3),
         }
     return Table(
-        pd.DataFrame.from_dict(rows, orient="index").rename_axis("cutoff"),
+        pd.DataFrame.from_dict(rows, orient="index").rename_axis("set by"),
         caption="Twins bluffed: held-out questions whose twin passes the gate; negatives "
         "bluffed: hand-written negatives that pass it, on their own curve",
     )

@@ -22,7 +22,7 @@ import pandas as pd
 
 from rag_lab.chunking import OVERLAP, STRATEGIES, sized
 from rag_lab.claims import render
-from rag_lab.evaluation import chapter, claims, figures, plots
+from rag_lab.evaluation import chapter, claims, figures, plots, recall_curves
 from rag_lab.evaluation.ledger import Entry
 from rag_lab.evaluation.retrieval import Retrieval, Strategies, Systems
 from rag_lab.evaluation.spans import METRICS, SIZES, Bench, SpanEvaluation, bench_of, span_metrics
@@ -174,7 +174,7 @@ def strategies_figure(theirs: SpanEvaluation):
     """Recall@k curves of the six strategies, in the strategies' colours and names."""
     ranks = theirs.strategies.ranks
     labels = {name: f"{name}: {STRATEGIES[name].label}" for name in ranks}
-    return figures.recall_curve_figure(
+    return recall_curves.recall_curve_figure(
         ranks,
         "Chroma's benchmark, dense retrieval",
         plots.STRATEGY_COLORS,

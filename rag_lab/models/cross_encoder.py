@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -153,16 +154,26 @@ def _build_standin(folder: Path) -> None:
     with torch.no_grad():
         model.classifier.weight.normal_(0.0, 0.02, generator=generator)
         model.classifier.bias.zero_()
-    partial = folder.with_name(folder.name + ".partial")
-    for leftover in (partial, folder):  # an interrupted build, or a folder without its marker
-        shutil.rmtree(leftover, ignore_errors=True)
-    model.save_pretrained(partial)
-    AutoTokenizer.from_pretrained(str(minilm_path())).save_pretrained(partial)
-    # The marker goes in last and the folder is renamed into place, so a half-written
-    # stand-in is never taken for a finished one.
-    note = _STANDIN_NOTE.format(seed=_HEAD_SEED, label=STANDIN_LABEL)
-    (partial / STANDIN_MARKER).write_text(note, encoding="utf-8")
-    partial.replace(folder)
+    # Built in a folder of this process's own (two processes may build it at once: a
+    # notebook and a test), then renamed into place; the marker goes in last, so a
+    # half-written stand-in is never taken for a finished one.
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    partial = Path(tempfile.mkdtemp(prefix=folder.name + ".partial-", dir=folder.parent))
+    try:
+        model.save_pretrained(partial)
+        AutoTokenizer.from_pretrained(str(minilm_path())).save_pretrained(partial)
+        note = _STANDIN_NOTE.format(seed=_HEAD_SEED, label=STANDIN_LABEL)
+        (partial / STANDIN_MARKER).write_text(note, encoding="utf-8")
+        if (folder / STANDIN_MARKER).is_file():
+            return  # another process finished first: the same weights (the head is seeded)
+        shutil.rmtree(folder, ignore_errors=True)  # a folder without its marker
+        try:
+            partial.rename(folder)
+        except OSError:
+            if not (folder / STANDIN_MARKER).is_file():
+                raise
+    finally:
+        shutil.rmtree(partial, ignore_errors=True)
 
 
 def _first_line(err: BaseException) -> str:

@@ -8,7 +8,18 @@ from pathlib import Path
 import rag_lab.app
 
 APP = Path(rag_lab.app.__file__).resolve().parent
-ORDER = ["store", "index", "ingest", "lifecycle", "arguments", "terminal", "output", "cli"]
+ORDER = [
+    "store",
+    "index",
+    "ingest",
+    "lifecycle",
+    "arguments",
+    "terminal",
+    "output",
+    "exits",
+    "commands",
+    "cli",
+]
 """Each module may import only those before it."""
 
 
@@ -54,4 +65,5 @@ def test_the_app_never_imports_the_notebooks_and_evaluates_only_inside_evaluate(
         assert not any(
             m.startswith("rag_lab.evaluation") for m in imports(file, top_level_only=True)
         ), file
-    assert any(m.startswith("rag_lab.evaluation") for m in imports(APP / "cli.py"))
+    evaluate = APP / "commands" / "evaluate.py"
+    assert any(m.startswith("rag_lab.evaluation") for m in imports(evaluate))

@@ -19,7 +19,7 @@ import pytest
 from fakes import GOOD, HashEncoder, cli_runner, write
 
 from rag_lab import paths
-from rag_lab.app import cli, index, ingest
+from rag_lab.app import cli, commands, exits, index, ingest
 from rag_lab.app.store import SQLiteStore, StoreError
 from rag_lab.search import ChunkIndex, DenseRetriever
 
@@ -56,49 +56,49 @@ def test_an_unknown_backend_is_a_usage_error(run, folder, capsys):
     for argv in (["index", str(folder), "--backend", "tensorflow"], ["ask", "x", "--backend", ""]):
         with pytest.raises(SystemExit) as done:
             cli.main(argv)
-        assert done.value.code == cli.ERROR
+        assert done.value.code == exits.ERROR
         assert "invalid choice" in capsys.readouterr().err
 
 
 def test_a_new_index_takes_the_default_and_records_it(run, folder, tmp_path):
     status, out, _ = run("index", str(folder))
-    assert status == cli.OK
+    assert status == exits.OK
     assert f"(encoder: {index.DEFAULT_BACKEND})" in out
     assert meta(tmp_path / "index.sqlite", index.BACKEND_KEY) == index.DEFAULT_BACKEND
 
 
 def test_ask_embeds_with_the_backend_the_index_was_built_with(run, folder):
-    assert run("index", str(folder), "--backend", "torch")[0] == cli.OK
+    assert run("index", str(folder), "--backend", "torch")[0] == exits.OK
     Recording.made = []
     status, out, _ = run("ask", "gradients flow backwards", "--cutoff", "0.9")
-    assert status == cli.OK and out.startswith("3 sources")
+    assert status == exits.OK and out.startswith("3 sources")
     assert Recording.made == ["torch"]
-    assert run("index", str(folder))[0] == cli.OK  # a later run keeps the index's backend
+    assert run("index", str(folder))[0] == exits.OK  # a later run keeps the index's backend
     assert Recording.made[-1] == "torch"
 
 
 def test_ask_refuses_another_backend_with_one_line(run, folder):
     run("index", str(folder), "--backend", "onnx")
     status, out, err = run("ask", "tensors", "--backend", "torch")
-    assert (status, out) == (cli.ERROR, "")
+    assert (status, out) == (exits.ERROR, "")
     [line] = err.splitlines()
     assert line.startswith("rag-lab ask: the index ")
     assert "was built with the onnx encoder backend" in line
     assert f"rag-lab index {folder.resolve()} --rebuild --backend torch" in line
-    assert run("ask", "tensors", "--backend", "onnx")[0] == cli.OK  # the same one is fine
+    assert run("ask", "tensors", "--backend", "onnx")[0] == exits.OK  # the same one is fine
 
 
 def test_changing_the_backend_needs_a_rebuild(run, folder, tmp_path):
     run("index", str(folder), "--backend", "onnx")
     status, _, err = run("index", str(folder), "--backend", "onnx-int8")
-    assert status == cli.ERROR
+    assert status == exits.ERROR
     assert "built with the onnx encoder backend" in err and "--rebuild --backend onnx-int8" in err
     assert meta(tmp_path / "index.sqlite", index.BACKEND_KEY) == "onnx"  # nothing written
 
     status, out, _ = run("index", str(folder), "--rebuild", "--backend", "onnx-int8")
-    assert status == cli.OK and "3 indexed" in out
+    assert status == exits.OK and "3 indexed" in out
     assert meta(tmp_path / "index.sqlite", index.BACKEND_KEY) == "onnx-int8"
-    assert run("ask", "tensors")[0] == cli.OK
+    assert run("ask", "tensors")[0] == exits.OK
     assert Recording.made[-1] == "onnx-int8"
 
 
@@ -116,7 +116,7 @@ def test_an_index_from_before_backends_is_read_by_its_stamps(
         db.execute("DELETE FROM meta WHERE key = ?", (index.BACKEND_KEY,))
     with SQLiteStore(tmp_path / "index.sqlite", readonly=True) as store:
         assert index.recorded_backend(store) == built
-    assert run("ask", "tensors")[0] == cli.OK
+    assert run("ask", "tensors")[0] == exits.OK
     assert Recording.made[-1] == built
     assert index.stamped_backend({"no such key"}) == index.LEGACY_BACKEND
 
@@ -131,9 +131,9 @@ def test_an_unknown_recorded_backend_is_refused(run, folder, tmp_path):
     with sqlite3.connect(tmp_path / "index.sqlite") as db:
         db.execute("UPDATE meta SET value = 'tpu' WHERE key = ?", (index.BACKEND_KEY,))
     status, _, err = run("ask", "tensors")
-    assert status == cli.ERROR
+    assert status == exits.ERROR
     assert "records the encoder backend 'tpu'" in err
-    assert run("index", str(folder), "--rebuild")[0] == cli.OK  # a rebuild replaces it
+    assert run("index", str(folder), "--rebuild")[0] == exits.OK  # a rebuild replaces it
     assert meta(tmp_path / "index.sqlite", index.BACKEND_KEY) == index.DEFAULT_BACKEND
 
 
@@ -141,9 +141,9 @@ def test_a_missing_onnx_runtime_is_a_usage_error(run, folder, monkeypatch):
     def missing(**kwargs):
         raise ModuleNotFoundError("No module named 'onnxruntime'", name="onnxruntime")
 
-    monkeypatch.setattr(cli, "Encoder", missing)
+    monkeypatch.setattr(commands, "Encoder", missing)
     status, _, err = run("index", str(folder), "--backend", "onnx")
-    assert status == cli.ERROR
+    assert status == exits.ERROR
     assert "the onnx backend needs onnxruntime" in err and "rag_lab[onnx]" in err
 
 

@@ -5,7 +5,7 @@ import json
 import pytest
 from fakes import GOOD, HashEncoder, write
 
-from rag_lab.app import cli
+from rag_lab.app import cli, commands, exits
 
 
 @pytest.fixture
@@ -25,7 +25,7 @@ def test_help_lists_the_commands_and_the_three_steps(capsys):
 
 def test_index_reports_failures_and_exits_1(run, docs):
     status, out, _ = run("index", str(docs))
-    assert status == cli.PARTIAL
+    assert status == exits.PARTIAL
     assert "3 indexed, 0 unchanged, 2 failed, 0 stale, 0 removed" in out
     assert "  failed broken.md: not UTF-8: invalid start byte at byte 0" in out
     assert "  failed empty.md: empty file" in out
@@ -36,7 +36,7 @@ def test_index_reports_failures_and_exits_1(run, docs):
 def test_status_counts_and_lists_failures(run, docs):
     run("index", str(docs))
     status, out, _ = run("status")
-    assert status == cli.OK
+    assert status == exits.OK
     assert "5 documents: 3 indexed, 2 failed, 0 stale;" in out
     assert "  empty.md: empty file" in out
     status, out, _ = run("status", "--json")
@@ -53,7 +53,7 @@ def test_status_counts_and_lists_failures(run, docs):
 def test_ask_prints_the_sources_with_locators(run, docs):
     run("index", str(docs))
     status, out, err = run("ask", "gradients flow backwards", "--cutoff", "0.9")
-    assert status == cli.OK
+    assert status == exits.OK
     lines = out.splitlines()
     assert lines[0].startswith("3 sources under cosine distance 0.9; the prompt is ")
     assert lines[1].startswith("[1] ") and "  b#char=8,51  Beta — (introduction)" in lines[1]
@@ -64,7 +64,7 @@ def test_ask_prints_the_sources_with_locators(run, docs):
 def test_ask_refuses_when_nothing_is_close(run, docs):
     run("index", str(docs))
     status, out, _ = run("ask", "zebra migration", "--cutoff", "0.05")
-    assert status == cli.OK
+    assert status == exits.OK
     assert out.startswith('NO ANSWER: nothing under cosine distance 0.05 for "zebra migration"')
     _, out, _ = run("ask", "zebra migration", "--cutoff", "0.05", "--json")
     assert json.loads(out)["answered"] is False
@@ -81,9 +81,11 @@ def test_ask_json_carries_the_citations(run, docs):
 
 def test_an_index_of_another_model_is_refused_with_one_line(run, docs, monkeypatch):
     run("index", str(docs))
-    monkeypatch.setattr(cli, "Encoder", lambda **kw: HashEncoder(name="test/upgraded-model", **kw))
+    monkeypatch.setattr(
+        commands, "Encoder", lambda **kw: HashEncoder(name="test/upgraded-model", **kw)
+    )
     status, out, err = run("ask", "tensors")
-    assert (status, out) == (cli.ERROR, "")
+    assert (status, out) == (exits.ERROR, "")
     [line] = err.splitlines()
     assert line.startswith("rag-lab ask: refusing to search: 3 of 5 documents are stale")
     assert "model_name: test/hash-bow → test/upgraded-model" in line
@@ -94,10 +96,10 @@ def test_an_index_of_another_model_is_refused_with_one_line(run, docs, monkeypat
     assert "5 documents: 0 indexed, 2 failed, 3 stale;" in out
     status, out, _ = run("index", str(docs), "--rebuild")
     assert (status, out.splitlines()[1]) == (
-        cli.PARTIAL,
+        exits.PARTIAL,
         "3 indexed, 0 unchanged, 2 failed, 0 stale, 0 removed",
     )
-    assert run("ask", "tensors")[0] == cli.OK
+    assert run("ask", "tensors")[0] == exits.OK
 
 
 def test_retry_after_a_fix(run, docs):
@@ -105,13 +107,13 @@ def test_retry_after_a_fix(run, docs):
     (docs / "broken.md").write_text("# Fixed\n\nReadable now.\n")
     status, out, _ = run("retry")
     assert (status, out.splitlines()[0]) == (
-        cli.PARTIAL,
+        exits.PARTIAL,
         "1 indexed, 0 unchanged, 1 failed, 0 stale, 0 removed",
     )
     (docs / "empty.md").write_text("Not empty any more.\n")
     status, out, _ = run("retry")
     assert (status, out.splitlines()[0]) == (
-        cli.OK,
+        exits.OK,
         "1 indexed, 0 unchanged, 0 failed, 0 stale, 0 removed",
     )
 
@@ -119,14 +121,14 @@ def test_retry_after_a_fix(run, docs):
 def test_commands_on_a_missing_index_fail_cleanly(run, tmp_path):
     for command in (["status"], ["ask", "x"], ["retry"]):
         status, out, err = run(*command)
-        assert (status, out) == (cli.ERROR, "")
+        assert (status, out) == (exits.ERROR, "")
         where = tmp_path / "index.sqlite"
         assert err == f"rag-lab {command[0]}: no index at {where}: run rag-lab index DIR first\n"
 
 
 def test_a_folder_that_does_not_exist(run, tmp_path):
     status, _, err = run("index", str(tmp_path / "nowhere"))
-    assert status == cli.ERROR
+    assert status == exits.ERROR
     assert err == f"rag-lab index: {tmp_path / 'nowhere'}: not a folder\n"
 
 
@@ -147,7 +149,7 @@ def test_evaluate_reports_each_problem_of_a_question_file_with_its_line(run, doc
         '    query: "What is the capital of Peru?"\n'
     )
     status, out, err = run("evaluate", "--corpus", str(docs), "--questions", str(questions))
-    assert (status, out) == (cli.ERROR, "")
+    assert (status, out) == (exits.ERROR, "")
     assert err.splitlines() == [
         f"rag-lab evaluate: {questions}:4: q1 needle: not found verbatim in the corpus",
         f"rag-lab evaluate: {questions}:9: n1 kind: 'weird' is not one of uncovered, offtopic",
@@ -156,7 +158,7 @@ def test_evaluate_reports_each_problem_of_a_question_file_with_its_line(run, doc
 
 def test_evaluate_names_the_unreadable_files(run, docs, tmp_path):
     status, _, err = run("evaluate", "--corpus", str(docs), "--questions", str(tmp_path / "q.yaml"))
-    assert status == cli.ERROR
+    assert status == exits.ERROR
     assert err.splitlines() == [
         f"rag-lab evaluate: {docs / 'broken.md'}: not UTF-8: invalid start byte at byte 0",
         f"rag-lab evaluate: {docs / 'empty.md'}: empty file",
@@ -166,7 +168,7 @@ def test_evaluate_names_the_unreadable_files(run, docs, tmp_path):
 def test_evaluate_needs_questions_for_a_corpus(run, docs):
     status, _, err = run("evaluate", "--corpus", str(docs))
     assert (status, err) == (
-        cli.ERROR,
+        exits.ERROR,
         "rag-lab evaluate: --questions FILE is required with --corpus DIR\n",
     )
 

@@ -13,7 +13,7 @@ import json
 import pytest
 from fakes import GOOD, HashEncoder, write
 
-from rag_lab.app import cli, index, lifecycle
+from rag_lab.app import exits, index, lifecycle
 from rag_lab.app.store import MilvusLocation
 from rag_lab.chunking import containing
 
@@ -51,7 +51,7 @@ def built(request, tmp_path, run):
     else:
         at = ["--store", MilvusLocation.parse(str(tmp_path / "index.db"))]
     status, _, err = run("index", docs, *at)
-    assert status == cli.PARTIAL, err  # bad.md failed
+    assert status == exits.PARTIAL, err  # bad.md failed
     (docs / "bad.md").write_text("# Bad\n\nUnreadable facts.\n", encoding="utf-8")
     questions = tmp_path / "questions.yaml"
     questions.write_text(QUESTIONS, encoding="utf-8")
@@ -68,7 +68,7 @@ def test_each_query_gets_the_rank_the_index_gives_it(built, run, tmp_path):
     status, stdout, err = run(
         "evaluate", *at, "--corpus", docs, "--questions", questions, "--out", out
     )
-    assert status == cli.OK, err
+    assert status == exits.OK, err
     report = _report(out)
     served, deployed = report["served"], report["deployment"]
     assert served["documents"] == 3 and served["failed"] == ["bad"]
@@ -98,20 +98,20 @@ def test_two_deploys_of_an_index_are_paired_by_the_gate(built, run, tmp_path):
     at, docs, questions = built
     first, second = tmp_path / "first", tmp_path / "second"
     common = ("--corpus", docs, "--questions", questions)
-    assert run("evaluate", *at, *common, "--out", first)[0] == cli.OK
+    assert run("evaluate", *at, *common, "--out", first)[0] == exits.OK
     status, stdout, err = run(
         "evaluate", *at, *common, "--out", second, "--baseline", first / "report.json"
     )
-    assert status == cli.OK, err
+    assert status == exits.OK, err
     assert "the stamps are the same" in stdout
     assert _report(first)["stamps"]["search"] == _report(second)["stamps"]["search"]
     # Against the corpus evaluated in memory, the comparison names the search that changed.
     memory = tmp_path / "memory"
-    assert run("evaluate", *common, "--out", memory)[0] == cli.OK
+    assert run("evaluate", *common, "--out", memory)[0] == exits.OK
     status, stdout, err = run(
         "evaluate", *at, *common, "--out", tmp_path / "third", "--baseline", memory / "report.json"
     )
-    assert status in (cli.OK, cli.REGRESSED), err
+    assert status in (exits.OK, exits.REGRESSED), err
     assert "changed search: – ->" in stdout
 
 
@@ -122,11 +122,11 @@ def test_what_a_built_index_cannot_be_asked_is_refused(built, run, tmp_path):
     status, _, err = run(
         "evaluate", *at, "--corpus", docs, "--questions", questions, "--strategy", "B"
     )
-    assert status == cli.ERROR and "--strategy B: a built index is chunked by strategy E" in err
+    assert status == exits.ERROR and "--strategy B: a built index is chunked by strategy E" in err
     chroma = tmp_path / "questions.csv"
     chroma.write_text("question,references,corpus_id\nq,[],docs\n", encoding="utf-8")
     status, _, err = run("evaluate", *at, "--corpus", docs, "--questions", chroma)
-    assert status == cli.ERROR and "measured on a corpus, not a built index" in err
+    assert status == exits.ERROR and "measured on a corpus, not a built index" in err
     missing = tmp_path / "nothing.sqlite"
     status, _, err = run("evaluate", "--index", missing, "--corpus", docs, "--questions", questions)
-    assert status == cli.ERROR and str(missing) in err and not missing.exists()
+    assert status == exits.ERROR and str(missing) in err and not missing.exists()

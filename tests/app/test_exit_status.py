@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import pytest
 
-from rag_lab.app import cli, index
+from rag_lab import paths
+from rag_lab.app import cli, commands, exits, index
 from rag_lab.app.store import (
     IndexBusy,
     IndexDamaged,
@@ -29,27 +30,27 @@ from rag_lab.questions import QuestionsError
 def test_every_kind_of_error_has_its_exit_status():
     from rag_lab.errors import RagLabError
 
-    assert set(RagLabError.__subclasses__()) <= cli.EXIT_STATUS.keys()
-    assert set(cli.EXIT_STATUS.values()) == {cli.ERROR, cli.INTERRUPTED, cli.CLOSED}
+    assert set(RagLabError.__subclasses__()) <= exits.EXIT_STATUS.keys()
+    assert set(exits.EXIT_STATUS.values()) == {exits.ERROR, exits.INTERRUPTED, exits.CLOSED}
 
 
 @pytest.mark.parametrize(
     ("err", "status"),
     [
-        (KeyboardInterrupt(), cli.INTERRUPTED),
-        (BrokenPipeError(32, "Broken pipe"), cli.CLOSED),
-        (QuestionsError("q.yaml", []), cli.ERROR),
-        (cli.UsageError("x"), cli.ERROR),
-        (ModelError("no weights"), cli.ERROR),
-        (IndexDamaged("i.sqlite", "x"), cli.ERROR),
-        (index.EmptyIndexError("x"), cli.ERROR),
-        (PermissionError(13, "Permission denied"), cli.ERROR),
-        (ZeroDivisionError("a bug"), cli.ERROR),
+        (KeyboardInterrupt(), exits.INTERRUPTED),
+        (BrokenPipeError(32, "Broken pipe"), exits.CLOSED),
+        (QuestionsError("q.yaml", []), exits.ERROR),
+        (commands.UsageError("x"), exits.ERROR),
+        (ModelError("no weights"), exits.ERROR),
+        (IndexDamaged("i.sqlite", "x"), exits.ERROR),
+        (index.EmptyIndexError("x"), exits.ERROR),
+        (PermissionError(13, "Permission denied"), exits.ERROR),
+        (ZeroDivisionError("a bug"), exits.ERROR),
     ],
     ids=lambda v: type(v).__name__ if isinstance(v, BaseException) else str(v),
 )
 def test_the_exit_status_is_the_nearest_class_in_the_table(err, status):
-    assert cli.exit_status(err) == status
+    assert exits.exit_status(err) == status
 
 
 WORDS = [
@@ -75,13 +76,13 @@ def test_each_fact_is_worded_with_what_to_do(run, monkeypatch, err, line):
         raise err
 
     monkeypatch.setitem(cli._RUN, "status", fails)
-    assert run("status") == (cli.ERROR, "", f"rag-lab status: {line}\n")
+    assert run("status") == (exits.ERROR, "", f"rag-lab status: {line}\n")
 
 
 def test_lab_questions_are_a_checkout_convenience(run, monkeypatch, tmp_path):
-    monkeypatch.setattr(cli.paths, "QUESTIONS", tmp_path / "data" / "questions.yaml")
+    monkeypatch.setattr(paths, "QUESTIONS", tmp_path / "data" / "questions.yaml")
     status, out, err = run("evaluate")
-    assert (status, out) == (cli.ERROR, "")
+    assert (status, out) == (exits.ERROR, "")
     assert err == (
         f"rag-lab evaluate: no question file given, and the lab's own ({tmp_path}/data/"
         "questions.yaml) is not here: it comes with a checkout of the lab, not with an "

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from fakes import GOOD, HashEncoder, index_to_the_end, killed_runs, versioned, write
 
-from rag_lab.app import cli, index
+from rag_lab.app import commands, exits, index, ingest
 from rag_lab.app.store import (
     APPLICATION_ID,
     IndexDamaged,
@@ -43,7 +43,7 @@ def nothing(run, docs, path, tmp_path, monkeypatch):
 
 
 def indexed(run, docs, path, tmp_path, monkeypatch):
-    assert run("index", docs)[0] == cli.OK
+    assert run("index", docs)[0] == exits.OK
 
 
 def foreign_with_documents(run, docs, path, tmp_path, monkeypatch):
@@ -173,7 +173,7 @@ def a_bug(run, docs, path, tmp_path, monkeypatch):
     def boom(*args, **kwargs):
         raise ZeroDivisionError("division by zero")
 
-    monkeypatch.setattr(cli.ingest, "index_folder", boom)
+    monkeypatch.setattr(ingest, "index_folder", boom)
 
 
 QUESTION = (
@@ -309,7 +309,7 @@ def test_each_hostile_case(env, tmp_path, monkeypatch, setup, argv, code, fragme
     assert status == code, (out, err)
     assert "Traceback" not in err
     assert fragment in err
-    if code == cli.ERROR and argv[0] != "status":
+    if code == exits.ERROR and argv[0] != "status":
         assert err.count("\n") == 1 or "usage:" in err, err
     assert state(path) == after
     assert not list(path.parent.glob("*.rebuild*")) and not list(path.parent.glob("*.creating-*"))
@@ -320,15 +320,15 @@ def test_debug_shows_the_traceback(env, tmp_path, monkeypatch):
     a_bug(run, docs, path, tmp_path, monkeypatch)
     for argv in (["--debug", "index", docs], ["index", docs, "--debug"]):
         status, _, err = run(*argv)  # the traceback, then the table's exit status
-        assert status == cli.ERROR and "Traceback" in err and "ZeroDivisionError" in err
+        assert status == exits.ERROR and "Traceback" in err and "ZeroDivisionError" in err
 
 
 def test_ctrl_c_then_run_again_resumes(env, tmp_path, monkeypatch):
     run, docs, path = env
     interrupted_midway(run, docs, path, tmp_path, monkeypatch)
-    assert run("index", docs)[0] == cli.INTERRUPTED
+    assert run("index", docs)[0] == exits.INTERRUPTED
     monkeypatch.undo()
-    monkeypatch.setattr(cli, "Encoder", HashEncoder)
+    monkeypatch.setattr(commands, "Encoder", HashEncoder)
     monkeypatch.setenv("RAG_LAB_INDEX", str(path))
     status, out, _ = run("index", docs)
     assert (status, out.splitlines()[1]) == (
@@ -360,7 +360,7 @@ def test_status_check_on_a_sound_index(env):
     run, docs, path = env
     run("index", docs)
     status, out, _ = run("status", "--check")
-    assert status == cli.OK
+    assert status == exits.OK
     assert out.startswith(f"index {path}: sound (SQLite integrity check ok; 3 documents'")
 
 
@@ -371,7 +371,7 @@ def test_status_check_finds_a_miscounted_document(env):
         db.execute("UPDATE documents SET chunk_count = 9 WHERE id = 'b'")
         db.execute("UPDATE chunks SET vector = zeroblob(12) WHERE doc_id = 'a' AND idx = 0")
     status, out, _ = run("status", "--check")
-    assert status == cli.ERROR
+    assert status == exits.ERROR
     assert "  a: vectors of 3 dimensions, its stamp says 64" in out
     assert "  b: 9 chunks recorded, 1 stored" in out
     assert f"rebuild it: rag-lab index {docs.resolve()} --rebuild" in out
@@ -384,7 +384,7 @@ def test_json_is_valid_json_and_never_nan(env):
     run("index", docs)
     for argv in (["ask", "tensors", "--json"], ["ask", "zebra", "--cutoff", "0", "--json"]):
         status, out, _ = run(*argv)
-        assert status == cli.OK
+        assert status == exits.OK
         json.loads(out, parse_constant=lambda c: pytest.fail(f"{c} in JSON"))
 
 
@@ -393,10 +393,10 @@ def test_a_question_over_the_window_is_embedded_with_a_warning(env, monkeypatch)
     monkeypatch.setattr(
         HashEncoder, "count_tokens", lambda self, text: len(text.split()) + 2, raising=False
     )
-    monkeypatch.setattr(cli, "Encoder", lambda **kw: _windowed(HashEncoder(**kw)))
+    monkeypatch.setattr(commands, "Encoder", lambda **kw: _windowed(HashEncoder(**kw)))
     run("index", docs)
     status, _, err = run("ask", "tensors " * 300)
-    assert status == cli.OK
+    assert status == exits.OK
     assert "warning: the question is 302 word-pieces; the encoder reads only the first 256" in err
 
 
@@ -432,11 +432,11 @@ def test_two_writers(tmp_path):
         "RAG_LAB_LOCK_TIMEOUT": "0.5",
     }
     slow = (
-        "import sys, time; from fakes import HashEncoder; from rag_lab.app import cli\n"
+        "import sys, time; from fakes import HashEncoder; from rag_lab.app import cli, commands\n"
         "class Slow(HashEncoder):\n"
         "    def encode(self, texts, *, progress=None):\n"
         "        time.sleep(1.0); return super().encode(texts, progress=progress)\n"
-        "cli.Encoder = Slow\n"
+        "commands.Encoder = Slow\n"
         "raise SystemExit(cli.main(sys.argv[1:]))\n"
     )
     argv = [sys.executable, "-c", slow, "index", str(docs), "--index", str(path)]

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from fakes import GOOD, write
 
-from rag_lab.app import cli, output
+from rag_lab.app import exits, output
 from rag_lab.app.store import SQLiteStore
 from rag_lab.checksums import sha256_bytes
 from rag_lab.text import printable
@@ -40,7 +40,7 @@ def latin1_name(run, docs, tmp_path):
 
 def latin1_name_indexed(run, docs, tmp_path):
     latin1_name(run, docs, tmp_path)
-    assert run("index", docs)[0] == cli.OK
+    assert run("index", docs)[0] == exits.OK
 
 
 def latin1_name_failing(run, docs, tmp_path):
@@ -49,7 +49,7 @@ def latin1_name_failing(run, docs, tmp_path):
 
 def latin1_name_failed_indexed(run, docs, tmp_path):
     latin1_name_failing(run, docs, tmp_path)
-    assert run("index", docs)[0] == cli.PARTIAL
+    assert run("index", docs)[0] == exits.PARTIAL
 
 
 def latin1_folder(run, docs, tmp_path):
@@ -100,7 +100,7 @@ def newline_in_name(run, docs, tmp_path):
 
 def escape_in_text(run, docs, tmp_path):
     write(docs, {"e.md": "# Esc\x1b[2J\n\nEspresso \x1b[2J beans \x9b31m roasted.\n"})
-    assert run("index", docs)[0] == cli.OK
+    assert run("index", docs)[0] == exits.OK
 
 
 # --- expected states ----------------------------------------------------------------
@@ -155,7 +155,7 @@ def test_each_hostile_case(env, tmp_path, setup, argv, code, fragment, after):
     assert "Traceback" not in err and "internal error" not in err, err
     assert fragment in out + err, (out, err)
     assert not _raw_controls(out + err), (out, err)
-    if code == cli.ERROR:
+    if code == exits.ERROR:
         assert err.count("\n") == 1, err
     assert state(path) == after
     assert not (tmp_path / "elsewhere" / "target.sqlite").exists()
@@ -172,16 +172,16 @@ def test_a_non_utf8_name_is_cited_by_its_escaped_path(env, tmp_path):
     run, docs, _ = env
     latin1_name_indexed(run, docs, tmp_path)
     status, out, _ = run("ask", "espresso beans roasted", "--cutoff", "1.5", "-k", "1")
-    assert status == cli.OK
+    assert status == exits.OK
     assert "caf\\xe9#" in out
 
 
 def test_a_name_with_an_escape_sequence_is_cited_escaped(env, tmp_path):
     run, docs, _ = env
     escape_in_name(run, docs, tmp_path)
-    assert run("index", docs)[0] == cli.OK
+    assert run("index", docs)[0] == exits.OK
     status, out, _ = run("ask", "espresso beans", "--cutoff", "1.5", "-k", "1")
-    assert status == cli.OK
+    assert status == exits.OK
     assert "\\x1b[2Jclear\\x07" in out and "\x1b" not in out
 
 

@@ -28,7 +28,7 @@ from fakes import GOOD, HashEncoder, write
 from test_hostile import state
 
 from rag_lab import paths
-from rag_lab.app import cli
+from rag_lab.app import cli, commands, exits
 from rag_lab.models import onnx_minilm
 from rag_lab.models.encoder import Encoder
 from rag_lab.models.minilm import minilm_fingerprint
@@ -63,7 +63,7 @@ class CachedHashEncoder(HashEncoder):
 @pytest.fixture
 def env(tmp_path, monkeypatch, capsys):
     """(run, docs, index path, cache folder): ``run(*argv)`` gives (status, stdout, stderr)."""
-    monkeypatch.setattr(cli, "Encoder", CachedHashEncoder)
+    monkeypatch.setattr(commands, "Encoder", CachedHashEncoder)
     monkeypatch.setattr(CachedHashEncoder, "on_compute", None)
     monkeypatch.setattr(onnx_minilm, "_RUN_FOLDER", [], raising=False)
     monkeypatch.setattr(paths, "_WARNED", set(), raising=False)
@@ -178,7 +178,7 @@ def cache_entry_a_folder(run, docs, cache, index):
 
 def indexed_then(fault):
     def setup(run, docs, cache, index):
-        assert run("index", docs)[0] == cli.OK
+        assert run("index", docs)[0] == exits.OK
         fault(run, docs, cache, index)
 
     setup.__name__ = f"indexed_then_{fault.__name__}"
@@ -257,7 +257,7 @@ def test_an_uncachable_onnx_graph_is_exported_for_the_run(env, monkeypatch):
         env={**os.environ, "PYTHONPATH": str(ROOT)},
         timeout=600,
     )
-    assert done.returncode == cli.OK, done.stderr
+    assert done.returncode == exits.OK, done.stderr
     warnings = [line for line in done.stderr.splitlines() if line.startswith("warning:")]
     assert len(warnings) == 1, done.stderr
     assert "ONNX graph is exported to a temporary folder" in warnings[0]
@@ -270,11 +270,11 @@ def test_an_onnx_graph_with_nowhere_to_go_is_refused_before_the_index(env, monke
     """Neither the cache nor a temporary folder takes the graph: one line naming the
     cache and ``$RAG_LAB_CACHE``, exit 2, and no index file created."""
     run, docs, path, cache = env
-    monkeypatch.setattr(cli, "Encoder", Encoder)
+    monkeypatch.setattr(commands, "Encoder", Encoder)
     cache.write_text("a file where the cache folder should be")
     with tempdir_refused(monkeypatch):
         status, out, err = run("index", docs)
-    assert status == cli.ERROR, (out, err)
+    assert status == exits.ERROR, (out, err)
     lines = [line for line in err.splitlines() if not line.startswith("warning:")]
     assert len(lines) == 1, err
     assert "cannot be kept in the cache" in lines[0] and f"${paths.CACHE_ENV}" in lines[0]
@@ -286,12 +286,12 @@ def test_a_damaged_onnx_graph_in_the_cache_is_exported_again(env, monkeypatch):
     """A graph cut short in the cache is a damaged entry: one warning, exported again, and
     the run goes on (it was an internal error: "No graph was found in the protobuf")."""
     run, docs, _path, cache = env
-    monkeypatch.setattr(cli, "Encoder", Encoder)
+    monkeypatch.setattr(commands, "Encoder", Encoder)
     graph = cache / "onnx" / minilm_fingerprint().key / onnx_minilm.GRAPH_FILES["onnx"]
     graph.parent.mkdir(parents=True)
     graph.write_bytes(b"\x08\x07" + b"\0" * 1000)  # a protobuf of no graph
     status, out, err = run("index", docs)
-    assert status == cli.OK, (out, err)
+    assert status == exits.OK, (out, err)
     warnings = [line for line in err.splitlines() if line.startswith("warning:")]
     assert len(warnings) == 1 and "does not load" in warnings[0], err
     assert f"${paths.CACHE_ENV}" in warnings[0]
@@ -321,7 +321,7 @@ def hot_journal(path: Path) -> None:
 
 
 def journal_left(run, docs, path, tmp_path):
-    assert run("index", docs)[0] == cli.OK
+    assert run("index", docs)[0] == exits.OK
     hot_journal(path)
 
 
@@ -329,7 +329,7 @@ def journal_left_read_only(run, docs, path, tmp_path):
     """The same, on a place this process cannot write (a tmpfs remounted read-only)."""
     place = tmpfs(tmp_path / "ro", "4m")
     moved = place / path.name
-    assert run("index", docs, "--index", moved)[0] == cli.OK
+    assert run("index", docs, "--index", moved)[0] == exits.OK
     hot_journal(moved)
     read_only(place)
 
@@ -362,7 +362,7 @@ def test_a_hot_journal_is_rolled_back_or_said(env, tmp_path, setup, argv, code, 
     assert "Traceback" not in err and "internal error" not in err
     assert "make it writable" not in err and "cannot write the index" not in err
     assert fragment in err
-    if code == cli.ERROR:
+    if code == exits.ERROR:
         assert err.count("\n") == 1, err
         assert f"rag-lab status --index {index}" in err
     if after == "hot":  # untouched: the journal still there, to be rolled back

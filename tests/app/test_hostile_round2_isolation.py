@@ -18,7 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_hostile import EVALUATE, NEGATIVE, QUESTION, state
 
-from rag_lab.app import cli
+from rag_lab.app import exits
 from rag_lab.chunking import (
     MAX_FACTOR,
     STRATEGIES,
@@ -158,7 +158,7 @@ def test_each_isolation_case(env, tmp_path, monkeypatch, setup, argv, code, frag
     assert status == code, (out, err)
     assert "Traceback" not in err and "internal error" not in err, err
     assert fragment in out + err, (out, err)
-    if code == cli.ERROR:
+    if code == exits.ERROR:
         assert err.count("\n") == 1, err
     assert state(path) == after
 
@@ -166,13 +166,13 @@ def test_each_isolation_case(env, tmp_path, monkeypatch, setup, argv, code, frag
 def test_files_after_a_bad_one_are_indexed_and_a_rerun_gets_no_further_failure(env):
     run, docs, path = env
     write(docs, {"0-loop.pdf": LOOP, "1-title.pdf": SURROGATE, "z.md": "# Zed\n\nLast file.\n"})
-    assert run("index", docs)[0] == cli.PARTIAL
+    assert run("index", docs)[0] == exits.PARTIAL
     status, out, _ = run("index", docs)
     assert (status, out.splitlines()[1]) == (
-        cli.PARTIAL,
+        exits.PARTIAL,
         "0 indexed, 5 unchanged, 1 failed, 0 stale, 0 removed",
     )
-    assert run("retry")[0] == cli.PARTIAL
+    assert run("retry")[0] == exits.PARTIAL
     assert state(path) == "5 indexed, 1 failed"
 
 
@@ -197,7 +197,7 @@ def test_an_unbroken_text_is_cut_within_the_budget(env):
     run, docs, path = env
     write(docs, {"long.txt": UNBROKEN, "short.md": "# S\n\n" + "word " * 150 + "\n"})
     status, _, err = run("index", docs)
-    assert status == cli.OK
+    assert status == exits.OK
     # short.md's paragraph is 750 characters: over 512, within the bound, so kept whole.
     assert "long.txt" in err and "short.md" not in err
     with sqlite3.connect(path) as db:

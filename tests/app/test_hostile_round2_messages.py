@@ -28,7 +28,7 @@ from test_hostile_round2_pipes import (
     stand_in_for_evaluate,
 )
 
-from rag_lab.app import cli
+from rag_lab.app import exits
 from rag_lab.app.index import open_index
 from rag_lab.app.store import MilvusLocation, SQLiteStore
 from rag_lab.atomic import write_atomically
@@ -115,7 +115,7 @@ def renamed(old: str, new: str):
 
 def an_index_that_read_itself(run, docs, path, tmp_path, monkeypatch):
     """``docs/idx.txt``, indexed by a version that read it too: it holds itself, failed."""
-    assert run("index", docs, "--index", docs / "idx.txt")[0] == cli.OK
+    assert run("index", docs, "--index", docs / "idx.txt")[0] == exits.OK
     with SQLiteStore(docs / "idx.txt") as store:
         store.fail("idx", "idx.txt", None, "binary: a NUL byte at byte 15")
 
@@ -125,7 +125,7 @@ def pdf_options_of(value: str):
 
     def setup(run, docs, path, tmp_path, monkeypatch):
         write(docs, {"e.md": ""})
-        assert run("index", docs)[0] == cli.PARTIAL
+        assert run("index", docs)[0] == exits.PARTIAL
         with sqlite3.connect(path) as db:
             db.execute("UPDATE meta SET value = ? WHERE key = 'pdf_options'", (value,))
 
@@ -164,7 +164,7 @@ def linked(run, docs, path, tmp_path, monkeypatch):
     """An index in ``real/``, ``link.sqlite`` a symbolic link to it (and ``chain.sqlite`` a
     link to the link); then a fourth file, so that a run has work to do."""
     real = tmp_path / "real" / "target.sqlite"
-    assert run("index", docs, "--index", real)[0] == cli.OK
+    assert run("index", docs, "--index", real)[0] == exits.OK
     (tmp_path / "link.sqlite").symlink_to(real)
     (tmp_path / "chain.sqlite").symlink_to(tmp_path / "link.sqlite")
     write(docs, {"d.md": "# Delta\n\nDeltas are differences.\n"})
@@ -182,13 +182,13 @@ def sigterm_mid_evaluation(run, docs, path, tmp_path, monkeypatch):
         os.kill(os.getpid(), signal.SIGTERM)
         time.sleep(10)  # the handler interrupts this
 
-    monkeypatch.setattr("rag_lab.evaluation.report.evaluate", terminated)
+    monkeypatch.setattr("rag_lab.evaluation.runner.evaluate", terminated)
 
 
 def milvus_lite_inside(run, docs, path, tmp_path, monkeypatch):
     """A Milvus Lite index in ``docs/kb.db``, holding a file with a suffix a scan reads."""
     pytest.importorskip("pymilvus", reason="the Milvus client (pip install rag-lab[milvus])")
-    assert run("index", docs, "--store", docs / "kb.db")[0] == cli.OK
+    assert run("index", docs, "--store", docs / "kb.db")[0] == exits.OK
     (docs / "kb.db" / "notes.txt").write_text("Not a document: a file of the index.\n")
 
 
@@ -213,7 +213,7 @@ def ctrl_c_while_asking(run, docs, path, tmp_path, monkeypatch):
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(cli, "answer", interrupted)
+    monkeypatch.setattr("rag_lab.app.commands.ask.answer", interrupted)
 
 
 # --- expected states ----------------------------------------------------------------
@@ -328,16 +328,16 @@ def test_each_message(env, tmp_path, monkeypatch, setup, argv, code, fragment, a
     bare = [ln for ln in err.splitlines() if not ln.startswith(("rag-lab", "warning: ", "note: "))]
     assert bare == [] or err.startswith("usage:"), err  # nothing on stderr that names no one
     assert "None" not in out + err and not re.search(r"-0\.0(?!\d)", out + err), (out, err)
-    if argv[0] == "evaluate" and code in (cli.INTERRUPTED, cli.TERMINATED):
+    if argv[0] == "evaluate" and code in (exits.INTERRUPTED, exits.TERMINATED):
         assert "index" not in err, err  # evaluate reads no index
     check = "--check" in argv  # its report is on stdout, and names the command that mends
-    if code in (cli.ERROR, cli.INTERRUPTED, cli.TERMINATED) and not check:
+    if code in (exits.ERROR, exits.INTERRUPTED, exits.TERMINATED) and not check:
         assert err.count("\n") == 1 or err.startswith("usage:"), err
     if check:
         assert "status --check" not in out + err, (out, err)
     if "--json" in argv:
         said = json.loads(out)  # stdout is one JSON object, error or not
-        if code != cli.OK and not check:
+        if code != exits.OK and not check:
             assert said["exit_status"] == code and said["error"] in err, (out, err)
     index = Path(argv[argv.index("--index") + 1]) if "--index" in argv else path
     if "--store" in argv:

@@ -23,18 +23,18 @@ from fakes import GOOD, HashEncoder, write
 from test_hostile import NEGATIVE, QUESTION, a_bug, question_file, state
 from test_hostile import indexed as indexed_here
 
-from rag_lab.app import cli
+from rag_lab.app import exits
 from rag_lab.app.store import SQLiteStore
 
 ROOT = Path(__file__).resolve().parents[2]
 
 STAND_IN = (
-    "import os, sys, time; from fakes import HashEncoder; from rag_lab.app import cli\n"
+    "import os, sys, time; from fakes import HashEncoder; from rag_lab.app import cli, commands\n"
     "class Slow(HashEncoder):\n"
     "    def encode(self, texts, *, progress=None):\n"
     "        time.sleep(float(os.environ.get('SLOW_ENCODE', '0')))\n"
     "        return super().encode(texts, progress=progress)\n"
-    "cli.Encoder = Slow\n"
+    "commands.Encoder = Slow\n"
     "raise SystemExit(cli.main(sys.argv[1:]))\n"
 )
 """``rag-lab`` with the hashed bag of words for the model, ``$SLOW_ENCODE`` seconds a batch."""
@@ -227,7 +227,7 @@ def ctrl_c_mid_evaluation(run, docs, path, tmp_path, monkeypatch):
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr("rag_lab.evaluation.report.evaluate", interrupted)
+    monkeypatch.setattr("rag_lab.evaluation.runner.evaluate", interrupted)
 
 
 @pytest.fixture
@@ -299,7 +299,7 @@ def test_the_report_on_a_full_disk_names_its_folder(env, tmp_path, monkeypatch, 
     good_questions(run, docs, path, tmp_path, monkeypatch)
     argv = [*EVALUATE[:-1], f"{full_disk}/r"]
     status, out, err = run(*[a.format(docs=docs, tmp=tmp_path) for a in argv])
-    assert status == cli.ERROR, (out, err)
+    assert status == exits.ERROR, (out, err)
     assert (
         err
         == f"rag-lab evaluate: {full_disk}/r: cannot write the report: No space left on device\n"
@@ -313,7 +313,7 @@ def test_a_crash_under_debug_shows_the_traceback_and_keeps_the_exit_status(
     a_bug(run, docs, path, tmp_path, monkeypatch)
     for argv in (["--debug", "index", docs], ["index", docs, "--debug"]):
         status, _, err = run(*argv)
-        assert status == cli.ERROR
+        assert status == exits.ERROR
         assert (
             "Traceback (most recent call last)" in err
             and "ZeroDivisionError: division by zero" in err

@@ -25,7 +25,7 @@ from fakes import HashEncoder, write
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from rag_lab.app import cli, index, ingest
+from rag_lab.app import exits, index, ingest
 from rag_lab.app.store import SCHEMA_VERSION, SQLiteStore
 from rag_lab.citations import Hit, PageChars, citation, parse_fragment, quote_matches
 from rag_lab.documents import Document
@@ -257,7 +257,7 @@ def test_the_report_says_how_many_running_lines_were_removed_and_how_to_keep_the
     n = len(typeset(_document(LONG), "running-header", root / "a.pdf").pages)
     typeset(_document(LONG), "running-header", root / "b.pdf")
     status, out, _ = run("index", str(root))
-    assert status == cli.OK
+    assert status == exits.OK
     assert (
         f"running headers and footers removed: {4 * n} lines in 2 PDFs (lines repeated at "
         "the top or bottom of most pages; --keep-running-lines keeps them)"
@@ -291,7 +291,7 @@ def mixed(tmp_path):
 
 def test_each_failure_has_its_reason_and_the_rest_is_indexed(run, mixed):
     status, out, _ = run("index", str(mixed))
-    assert status == cli.PARTIAL
+    assert status == exits.PARTIAL
     assert "2 indexed, 0 unchanged, 4 failed" in out
     _, out, _ = run("status", "--json")
     failed = json.loads(out)["failed"]
@@ -309,7 +309,7 @@ def test_without_tesseract_ocr_fails_the_scan_with_the_install_hint(run, mixed, 
 
     monkeypatch.setattr(pytesseract.pytesseract, "tesseract_cmd", "/nowhere/tesseract")
     status, out, _ = run("index", str(mixed), "--ocr")
-    assert status == cli.PARTIAL
+    assert status == exits.PARTIAL
     assert "2 indexed, 0 unchanged, 4 failed" in out
     assert (
         "  failed scan.pdf: no text layer (scanned?), and OCR is unavailable: Tesseract is not "
@@ -322,7 +322,7 @@ def test_ocr_indexes_a_scan_keeps_its_confidences_and_flags_low_pages(run, mixed
     for name in ("locked", "truncated", "garbage"):
         (mixed / f"{name}.pdf").unlink()
     status, out, _ = run("index", str(mixed), "--ocr", "--ocr-min-confidence", "100")
-    assert status == cli.OK, out
+    assert status == exits.OK, out
     assert "3 indexed" in out
     assert "  low OCR confidence scan.pdf: p. 1 (their text may be wrong" in out
     with SQLiteStore(tmp_path / "index.sqlite", readonly=True) as store:
@@ -434,10 +434,10 @@ def test_a_schema_2_index_is_read_as_it_is_and_upgraded_by_the_next_run(run, tmp
     with SQLiteStore(path, readonly=True) as store:
         assert [r.reading for r in store.documents()] == [None, None]
     status, out, _ = run("ask", "pumps oil", "--cutoff", "1.5")
-    assert status == cli.OK and "a#char=" in out
+    assert status == exits.OK and "a#char=" in out
     typeset(_document([[8, 6]]), "one-column", root / "c.pdf")
     status, out, _ = run("index", str(root))
-    assert status == cli.OK
+    assert status == exits.OK
     assert "1 indexed, 2 unchanged" in out  # nothing re-embedded by the upgrade
     with SQLiteStore(path, readonly=True) as store:
         assert store.meta("schema") == SCHEMA_VERSION == "3"
@@ -452,14 +452,14 @@ def test_status_check_finds_page_starts_that_cannot_be_right(run, tmp_path):
     root.mkdir()
     typeset(_document(LONG), "one-column", root / "manual.pdf")
     run("index", str(root))
-    assert run("status", "--check")[0] == cli.OK
+    assert run("status", "--check")[0] == exits.OK
     with sqlite3.connect(tmp_path / "index.sqlite") as db:
         (pages,) = db.execute("SELECT pages FROM documents").fetchone()
         broken = json.loads(pages)
         broken["starts"] = broken["starts"][::-1]
         db.execute("UPDATE documents SET pages = ?", (json.dumps(broken),))
     status, out, _ = run("status", "--check")
-    assert status == cli.ERROR
+    assert status == exits.ERROR
     assert "manual: its page starts [" in out and "do not start at 0 and increase" in out
 
 
@@ -475,11 +475,11 @@ def test_index_and_ask_a_folder_of_markdown_text_and_pdf(run, tmp_path):
     doc = _document(LONG)
     placed = typeset(doc, "running-header", root / "guides" / "manual.pdf")
     status, out, _ = run("index", str(root))
-    assert status == cli.OK
+    assert status == exits.OK
     assert "3 indexed, 0 unchanged, 0 failed" in out
     question = " ".join(_words(1500, 6))
     status, out, _ = run("ask", question, "--cutoff", "1.5", "-k", "3")
-    assert status == cli.OK
+    assert status == exits.OK
     hrefs = re.findall(r"guides/manual\.pdf#page=(\d+)&char=(\d+),(\d+)  Manual — pp?\. ", out)
     assert hrefs
     _, out, _ = run("ask", question, "--cutoff", "1.5", "-k", "3", "--json")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from rag_lab.claims import CONFIRMATORY, EXPLORATORY, claim
+from rag_lab.claims import CONFIRMATORY, EXPLORATORY, claim, render
 from rag_lab.claims.verdicts import Verdict
 from rag_lab.evaluation import ledger
 from rag_lab.evaluation.ledger import (
@@ -51,7 +51,7 @@ def test_an_entry_carries_the_declaration():
         c.statement, c.chapter, c.role, c.population,
     )  # fmt: skip
     assert e.method == ledger.PAIRED_METHOD and e.stand_in is None
-    row = ledger.view([e]).iloc[0]
+    row = render.view([e]).iloc[0]
     assert row["chapter"] == c.chapter and row["here"] == "+8/−0 of 12 questions"
     assert row["estimate [95 % CI]"].startswith("+0.667 [")
 

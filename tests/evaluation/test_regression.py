@@ -14,7 +14,7 @@ import xml.etree.ElementTree as ET
 import pytest
 from fakes import write
 
-from rag_lab.app import cli
+from rag_lab.app import cli, exits
 from rag_lab.chunking import TARGET
 from rag_lab.evaluation import gate_report, regression
 from rag_lab.evaluation.power import detectable, questions_needed
@@ -145,7 +145,7 @@ def runs(tmp_path_factory):
     code = cli.main(
         ["evaluate", "--corpus", str(docs), "--questions", str(questions), "--out", str(root / "E")]
     )
-    assert code == cli.OK
+    assert code == exits.OK
     return root, docs, questions, root / "E" / "report.json"
 
 
@@ -158,7 +158,7 @@ def evaluate(root, docs, questions, out, *args):
 def test_the_gate_fires_on_a_planted_regression(runs, capsys):
     root, docs, questions, baseline = runs
     code = evaluate(root, docs, questions, root / "A", "--strategy", "A", "--baseline", baseline)
-    assert code == cli.REGRESSED == 3
+    assert code == exits.REGRESSED == 3
     out = json.loads((root / "A" / "regression.json").read_text())
     outcome = {m["metric"]: m["outcome"] for m in out["metrics"]}
     assert out["regressed"]
@@ -185,7 +185,7 @@ def test_the_gate_fires_on_a_planted_regression(runs, capsys):
 @pytest.mark.model
 def test_the_gate_stays_quiet_on_a_rerun_of_the_same_configuration(runs):
     root, docs, questions, baseline = runs
-    assert evaluate(root, docs, questions, root / "E2", "--baseline", baseline) == cli.OK
+    assert evaluate(root, docs, questions, root / "E2", "--baseline", baseline) == exits.OK
     out = json.loads((root / "E2" / "regression.json").read_text())
     assert not out["regressed"] and out["changes"] == [] and out["flips"] == []
     assert out["same question file"] and out["questions"]["common"] == len(TOPICS)
@@ -197,7 +197,7 @@ def test_the_gate_stays_quiet_on_a_rerun_of_the_same_configuration(runs):
 def test_a_different_question_file_is_compared_on_its_common_questions(runs):
     root, docs, _, baseline = runs
     other = question_file(root / "other.yaml", TOPICS[:6])
-    assert evaluate(root, docs, other, root / "other", "--baseline", baseline) == cli.OK
+    assert evaluate(root, docs, other, root / "other", "--baseline", baseline) == exits.OK
     out = json.loads((root / "other" / "regression.json").read_text())
     assert not out["same question file"]
     assert out["questions"] == {"common": 6, "baseline only": 4, "new only": 0}
@@ -245,7 +245,7 @@ def test_a_bad_baseline_is_refused_with_its_file_and_reason(runs, tmp_path, caps
     root, docs, questions, baseline = runs
     for path, reason in bad_baselines(tmp_path, baseline).items():
         out = tmp_path / f"out-{path.name}"
-        assert evaluate(root, docs, questions, out, "--baseline", path) == cli.ERROR
+        assert evaluate(root, docs, questions, out, "--baseline", path) == exits.ERROR
         err = capsys.readouterr().err
         assert f"{path}: " in err and reason in err and "--baseline FILE" in err, err
         assert len(err.strip().splitlines()) == 1
@@ -253,7 +253,7 @@ def test_a_bad_baseline_is_refused_with_its_file_and_reason(runs, tmp_path, caps
 
 
 def test_max_drop_needs_a_baseline(capsys):
-    assert cli.main(["evaluate", "--max-drop", "0.05"]) == cli.ERROR
+    assert cli.main(["evaluate", "--max-drop", "0.05"]) == exits.ERROR
     assert "--max-drop X needs --baseline FILE" in capsys.readouterr().err
 
 

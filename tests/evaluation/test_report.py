@@ -6,13 +6,13 @@ import pytest
 from fakes import HashEncoder, write
 
 from rag_lab.chunking import TARGET
-from rag_lab.evaluation import report
+from rag_lab.evaluation import runner
 from rag_lab.evaluation.chunking import Chunking
 from rag_lab.evaluation.deploy import Deployment
 from rag_lab.evaluation.power import Power
 from rag_lab.evaluation.refusal import Refusal
-from rag_lab.evaluation.report import GateSkipped
 from rag_lab.evaluation.retrieval import Strategies, Systems
+from rag_lab.evaluation.sections import GateSkipped
 from rag_lab.evaluation.twins import Calibration
 
 # --- a tiny corpus of our schema, built so that blind cuts destroy exactly one needle ------
@@ -63,7 +63,7 @@ def test_a_tiny_corpus_end_to_end(tmp_path):
     corpus = tiny_corpus(tmp_path / "docs")
     questions = tmp_path / "questions.yaml"
     questions.write_text(QUESTIONS)
-    ev, written = report.run(
+    ev, written = runner.run(
         corpus, questions, tmp_path / "out", encoder=HashEncoder(), progress=False
     )
 
@@ -179,14 +179,14 @@ def test_without_negatives_the_gate_is_skipped_and_said_so(tmp_path):
     corpus = tiny_corpus(tmp_path / "docs")
     questions = tmp_path / "questions.yaml"
     questions.write_text(QUESTIONS.split("negatives:")[0] + "negatives: []\n")
-    ev, written = report.run(
+    ev, written = runner.run(
         corpus, questions, tmp_path / "out", encoder=HashEncoder(), progress=False
     )
     assert ev.result(Refusal) is None and isinstance(ev.result(GateSkipped), GateSkipped)
     data = ev.to_json()
-    assert data["gate"] is None and data["gate skipped"] == report.NO_GATE.reason
-    assert f"Not measured: {report.NO_GATE.reason}." in written.markdown.read_text()
-    assert ev.notes() == [report.NO_GATE.reason]
+    assert data["gate"] is None and data["gate skipped"] == runner.NO_GATE.reason
+    assert f"Not measured: {runner.NO_GATE.reason}." in written.markdown.read_text()
+    assert ev.notes() == [runner.NO_GATE.reason]
     assert "gate" not in [title for title, _ in ev.headline()]
     assert ev.result(Systems) is not None
     # Without negatives the twins still calibrate a cutoff, chosen on one question of the
@@ -205,7 +205,7 @@ def test_without_negatives_the_gate_is_skipped_and_said_so(tmp_path):
 def test_a_record_without_a_declared_section_is_refused():
     import pytest
 
-    from rag_lab.evaluation import report
+    from rag_lab.evaluation import sections
 
     with pytest.raises(TypeError, match="no report section is declared for object"):
-        report.section(object(), "corpus")
+        sections.section(object(), "corpus")

@@ -9,7 +9,7 @@ import pytest
 from fakes import HashEncoder, write
 
 from rag_lab.chunking import TARGET
-from rag_lab.evaluation import report as evaluation_report
+from rag_lab.evaluation import runner
 from rag_lab.evaluation.spans import SpanEvaluation
 from rag_lab.questions import QuestionsError
 
@@ -49,9 +49,7 @@ def report(tmp_path):
             ("is a hash line a heading here?", "beta", beta, "# not a heading"),
         ],
     )
-    return evaluation_report.run(
-        tmp_path / "docs", questions, tmp_path / "out", encoder=HashEncoder()
-    )
+    return runner.run(tmp_path / "docs", questions, tmp_path / "out", encoder=HashEncoder())
 
 
 def test_spans_get_notebook_10s_tables_and_offsets_decide_what_is_destroyed(report):
@@ -76,4 +74,4 @@ def test_chroma_csv_without_a_corpus_is_refused(tmp_path):
     alpha, _ = corpus(tmp_path / "docs")
     questions = chroma_csv(tmp_path / "q.csv", [("q?", "alpha", alpha, CUT)])
     with pytest.raises(QuestionsError, match="needs the corpus it points into"):
-        evaluation_report.run(None, questions, tmp_path / "out", encoder=HashEncoder())
+        runner.run(None, questions, tmp_path / "out", encoder=HashEncoder())

@@ -4,9 +4,9 @@ from dataclasses import replace
 
 import pytest
 
+from rag_lab.claims.verdicts import Verdict
 from rag_lab.documents import Document
 from rag_lab.evaluation import chapter
-from rag_lab.claims.verdicts import Verdict
 from rag_lab.experiments import nb01_corpus_and_questions as nb01
 from rag_lab.questions import Negative, Question, QuestionSet
 

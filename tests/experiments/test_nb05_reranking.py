@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 from rag_lab.claims import claim
-from rag_lab.evaluation.ledger import PAIRED_METHOD
 from rag_lab.claims.verdicts import Verdict
+from rag_lab.evaluation.ledger import PAIRED_METHOD
 from rag_lab.experiments import nb05_reranking as nb05
 from rag_lab.experiments.timing import Latency
 from rag_lab.models.cross_encoder import Reranker
@@ -53,3 +53,17 @@ def test_without_weights_the_lift_is_not_measured_and_a_cheap_scorer_contradicts
     cost = judged["cross-cost"]
     assert cost.verdict is Verdict.CONTRADICTED  # 20 ms is 80 times 0.25 ms, not 100
     assert cost.here == "20 ms against 0.25 ms (stand-in)"
+
+
+def test_a_standins_quality_is_never_judged_and_the_ceiling_is_counted():
+    standin = Reranker(model=None, source="/somewhere", standin=True)
+    four = QUERIES[:4]
+    ranks = {"hybrid": [1, 2, 30, 1], nb05.LATE: [2, 1, 30, 1], nb05.system_name(standin): [1] * 4}
+    judged = {e.claim: e for e in nb05.entries(ranks, latencies(600.0), standin, four)}
+    assert judged["cross>hybrid@R1"].verdict is Verdict.NOT_MEASURED
+    assert judged["cross>hybrid@R1"].estimate is None
+    assert judged["cross-cost"].here == "600 ms against 0.25 ms (stand-in)"
+    assert judged["colbert"].verdict is Verdict.NOT_TESTABLE
+    moved = nb05.movement_table(ranks, n=25).frame.loc[nb05.LATE]
+    # the needle at 30 is beyond the reranked 25: out of reach, its rank unchanged
+    assert moved.tolist() == [1, 1, 1, 1]  # up, down, same, beyond 25

@@ -9,9 +9,9 @@ matplotlib.use("Agg")
 import pandas as pd
 import pytest
 
-from rag_lab.evaluation import figures, plots
-from rag_lab.evaluation.ledger import Direction, Entry
 from rag_lab.claims.verdicts import Verdict
+from rag_lab.evaluation import plots, recall_curves
+from rag_lab.evaluation.ledger import Direction, Entry
 from rag_lab.experiments import nb10_second_benchmark as nb10
 from rag_lab.experiments.present import MAX_WIDTH
 
@@ -155,14 +155,14 @@ def test_sweep_views_leave_out_tokens_when_not_counted():
 
 def test_recall_curves_take_the_palettes_colours_and_the_strategies_names():
     ranks = {"E": [1, 2, None], "BM25": [1, None, None], "mine": [3, 3, 3]}
-    fig = figures.recall_curve_figure(ranks, "t", kmax=4)
+    fig = recall_curves.recall_curve_figure(ranks, "t", kmax=4)
     panels = fig.axes[:3]
     assert [ax.get_title() for ax in panels] == ["E: boundaries + header", "BM25", "mine"]
     # Each panel's own curve is drawn last, after the others' faint ones.
     own = [ax.get_lines()[-1].get_color() for ax in panels]
     assert own == [plots.STRATEGY_COLORS["E"], plots.SYSTEM_COLORS["BM25"], plots.NEUTRAL["ink"]]
     assert panels[0].get_lines()[0].get_color() == plots.NEUTRAL["faint"]
-    custom = figures.recall_curve_figure(ranks, "t", {"E": plots.NEUTRAL["mid"]}, kmax=4)
+    custom = recall_curves.recall_curve_figure(ranks, "t", {"E": plots.NEUTRAL["mid"]}, kmax=4)
     assert custom.axes[0].get_lines()[-1].get_color() == plots.NEUTRAL["mid"]
 
 

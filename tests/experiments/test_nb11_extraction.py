@@ -18,22 +18,23 @@ import pytest
 
 from rag_lab.chunking import Chunk
 from rag_lab.claims import claim as declared
+from rag_lab.claims.verdicts import Verdict
 from rag_lab.documents import Document
 from rag_lab.evaluation import plots
 from rag_lab.evaluation.paired import Finding
-from rag_lab.claims.verdicts import Verdict
 from rag_lab.experiments import nb11_extraction as nb
 from rag_lab.experiments.nb11_extraction import claims as nb_claims
 from rag_lab.experiments.nb11_extraction import ocr, pdfs, survival, views
 from rag_lab.experiments.nb11_extraction.retrieval import loss_table
+from rag_lab.experiments.nb11_extraction.run import mitigations
 from rag_lab.metrics import relevant_chunks
 from rag_lab.questions import Query, Question
 from rag_lab.sources.pdf import document as pdf_document
 from rag_lab.sources.pdf import extract as ex
+from rag_lab.sources.pdf import typeset as ts
 from rag_lab.sources.pdf.typeset import Placement, page_break_needle, typeset
 from rag_lab.stats import wilson
 from rag_lab.text import flat
-
 
 TITLE = "Tiny Tensors"
 WORDS = "tensors shapes axes matrices vectors scalars norms sums products of rank".split()
@@ -93,8 +94,8 @@ def test_canonical_reads_crlf_as_newline_and_joins_pages_as_the_app_does():
 
 
 def test_the_readers():
-    assert nb.READERS[-1] == nb.APP_READER == "rag-lab index"
-    assert len(nb.LIBRARY_READERS) == 6 and "pypdf layout" in nb.LIBRARY_READERS
+    assert pdfs.READERS[-1] == pdfs.APP_READER == "rag-lab index"
+    assert len(pdfs.LIBRARY_READERS) == 6 and "pypdf layout" in pdfs.LIBRARY_READERS
 
 
 # --- needles and survival --------------------------------------------------------------------
@@ -217,7 +218,7 @@ def test_extract_cached_reads_the_cache_the_second_time(running, fresh_cache, mo
 
 def test_extract_cached_with_the_app_reader_has_running_lines_removed(running):
     path, placed, _, _ = running
-    app = nb.extract_cached(path, nb.APP_READER)
+    app = nb.extract_cached(path, pdfs.APP_READER)
     assert (app.extractor, app.mode) == ("rag-lab", "index")
     assert app.pages == pdf_document.read_pdf(path).pages
     assert len(app.pages) == len(placed.pages)
@@ -225,7 +226,7 @@ def test_extract_cached_with_the_app_reader_has_running_lines_removed(running):
         lines = [ln.strip() for ln in page.split("\n")]
         assert f"Page {number}" not in lines
         assert lines.count(TITLE) == (number == 1)  # only the first page's heading stays
-    assert nb.extract_cached(path, nb.APP_READER) == app  # from the cache, the same
+    assert nb.extract_cached(path, pdfs.APP_READER) == app  # from the cache, the same
 
 
 def test_extract_all_extracts_what_the_cache_lacks_then_reads_it(tmp_path, monkeypatch):
@@ -233,7 +234,7 @@ def test_extract_all_extracts_what_the_cache_lacks_then_reads_it(tmp_path, monke
     sets = pdfs.typeset_all(docs, {}, tmp_path, layouts=("one-column", "two-column"))
     assert list(sets) == ["one-column", "two-column"]
     assert sets["two-column"].files == {d: tmp_path / "two-column" / f"{d}.pdf" for d in "ab"}
-    readers = ("pdfium default", nb.APP_READER)
+    readers = ("pdfium default", pdfs.APP_READER)
     out = pdfs.extract_all(sets, readers, workers=1)
     assert list(out) == [(lay, r) for lay in sets for r in readers]
     for (layout, reader), by_doc in out.items():
@@ -241,7 +242,7 @@ def test_extract_all_extracts_what_the_cache_lacks_then_reads_it(tmp_path, monke
         for d, text in by_doc.items():
             want = (
                 pdf_document.read_pdf(sets[layout].files[d]).pages
-                if reader == nb.APP_READER
+                if reader == pdfs.APP_READER
                 else ex.extract(sets[layout].files[d], "pdfium").pages
             )
             assert text.pages == want
@@ -439,7 +440,9 @@ def test_layout_tests_says_when_a_layout_gains_needles():
         },
     }
     table = survival.layout_tests([Document("d", "D", "")], extracted, needles)
-    assert table.loc[("tables", "pypdf default"), "finding"] is survival.NeedleFinding.GAINS  # p = 2/64
+    assert (
+        table.loc[("tables", "pypdf default"), "finding"] is survival.NeedleFinding.GAINS
+    )  # p = 2/64
     assert views.losses_view(table).frame.loc["tables", "finding"] == "gains needles"
     assert survival.losing(table, "tables") == []
 
@@ -492,17 +495,18 @@ def test_ocr_threshold_table_splits_needles_by_their_pages_confidence():
     assert table["needles, flagged"].tolist() == [1, 2, 3, 3]
     assert table["kept, not flagged"].tolist() == [3, 2, 2, 2]
     assert table["needles, not flagged"].tolist() == [4, 3, 2, 2]
+    # Fisher's exact test on needles lost, flagged against not: at 70, 1 of 1 lost against
+    # 1 of 4; at 90 and 95, 2 of 3 against 0 of 2: p = 0.4 both; at 80, 1 of 2 against 1 of 3.
+    assert table["p"].tolist() == pytest.approx([0.4, 1.0, 0.4, 0.4])
     view = views.threshold_view(table).frame
-    assert list(view.index) == ["70", "80", "90", "95"]
-    assert view["needles kept, flagged"].tolist() == ["0/1", "1/2", "1/3", "1/3"]
-    assert view["needles kept, not flagged"].tolist() == ["3/4", "2/3", "2/2", "2/2"]
+    assert list(view.index) == ["70", "80 (default)", "90", "95"]  # rag-lab index --ocr's 80
+    assert view["kept, flagged"].tolist() == ["0/1", "1/2", "1/3", "1/3"]
+    assert view["kept, not flagged"].tolist() == ["3/4", "2/3", "2/2", "2/2"]
     assert view["pages flagged"].tolist() == ["1 of 4", "2 of 4", "3 of 4", "3 of 4"]
-    assert ocr.ocr_threshold_table(_run(), [50.0]).iloc[0].tolist() == [0, 4, 3, 5, 0, 0]
-    assert views.threshold_view(ocr.ocr_threshold_table(_run(), [50.0])).frame.iloc[0].tolist() == [
-        "0 of 4",
-        "3/5",
-        "0/0",
-    ]
+    assert view["p (Fisher)"].tolist() == ["0.40", "1.0", "0.40", "0.40"]
+    none = ocr.ocr_threshold_table(_run(), [50.0])
+    assert none.iloc[0].tolist() == [0, 4, 3, 5, 0, 0, 1.0]
+    assert views.threshold_view(none).frame.iloc[0].tolist() == ["0 of 4", "3/5", "0/0", "1.0"]
 
 
 def test_a_page_without_words_is_flagged_at_every_threshold_as_the_app_flags_it():
@@ -529,9 +533,7 @@ def scanned(tmp_path, monkeypatch):
         1: ex.OcrPage("Some first page words.", 91.5, 4),
         2: ex.OcrPage("Before it we\ncall \u2018foo\u2018 now please and more", 88.0, 9),
     }
-    monkeypatch.setattr(
-        pdfs, "ocr_cached", lambda path, pages, dpi=150: [read[n] for n in pages]
-    )
+    monkeypatch.setattr(pdfs, "ocr_cached", lambda path, pages, dpi=150: [read[n] for n in pages])
     return pdfs.Typeset("scanned one-column", {"d": pdf}, {"d": placed})
 
 
@@ -613,7 +615,7 @@ def test_extracted_docs_leaves_the_apps_text_as_it_removed_it():
 
 # removal by repetition restores, and the app keeps all four.
 N = 4
-ROWS_LOST = ("pypdf default", "pypdf layout", "pdfium default", "pdfium bounded", nb.APP_READER)
+ROWS_LOST = ("pypdf default", "pypdf layout", "pdfium default", "pdfium bounded", pdfs.APP_READER)
 
 
 def _kept(layout: str, reader: str) -> int:
@@ -621,7 +623,7 @@ def _kept(layout: str, reader: str) -> int:
         return 1
     if layout == "two-column-rows" and reader in ROWS_LOST:
         return 0
-    if layout == "running-header" and reader != nb.APP_READER:
+    if layout == "running-header" and reader != pdfs.APP_READER:
         return 3
     return N
 
@@ -639,7 +641,7 @@ def _findings(layouts, holm: float = 0.0) -> pd.DataFrame:
                 else survival.NeedleFinding.NO_LOSS,
             }
             for lay in layouts
-            for r in nb.READERS
+            for r in pdfs.READERS
         ]
     ).set_index(["layout", "reader"])
 
@@ -651,7 +653,7 @@ def _results(needles_in_tables=0, run=True) -> nb.Results:
         [
             {"layout": lay, "reader": r, "needles kept": _kept(lay, r), "n": N}
             for lay in layouts
-            for r in nb.READERS
+            for r in pdfs.READERS
         ]
     )
     removed = kept_table.copy()
@@ -669,7 +671,7 @@ def _results(needles_in_tables=0, run=True) -> nb.Results:
             "left after removal": [0, 0, math.nan],
             "body lines removed": [0, 0, math.nan],
         },
-        index=pd.Index(["pypdf default", "pdfium default", nb.APP_READER], name="reader"),
+        index=pd.Index(["pypdf default", "pdfium default", pdfs.APP_READER], name="reader"),
     )
     questions = [_question(i, "d", f"needle {i}") for i in range(8)]
     queries = _queries(questions)
@@ -678,6 +680,7 @@ def _results(needles_in_tables=0, run=True) -> nb.Results:
     read = _run() if run else None
     destroyed = pd.DataFrame(
         {
+            "chunks": [10, 12, 11],
             "needles no chunk holds": [0, 8, 1],
             "questions": [8, 8, 8],
             "needles in the text": [8, 0, 8],
@@ -737,7 +740,7 @@ def test_an_interleaving_claim_holds_for_the_readers_that_lose_needles(losing, v
     lose, keep = survival.NeedleFinding.LOSES, survival.NeedleFinding.NO_LOSS
     findings = [lose] * losing + [keep] * (7 - losing)
     tests = pd.DataFrame(
-        {"layout": "two-column", "reader": nb.READERS, "finding": findings}
+        {"layout": "two-column", "reader": pdfs.READERS, "finding": findings}
     ).set_index(["layout", "reader"])
     claim = nb_claims._interleave(dataclasses.replace(_results(), tests=tests), "two-column")
     assert claim.verdict is verdict and claim.here.startswith(text)
@@ -792,10 +795,10 @@ def _rh_sets(running) -> dict[str, pdfs.Typeset]:
 
 def _rh_extracted(running) -> dict[tuple[str, str], dict[str, ex.PdfText]]:
     path, _, _, pdfium = running
-    app = nb.extract_cached(path, nb.APP_READER)
+    app = nb.extract_cached(path, pdfs.APP_READER)
     return {
         ("running-header", "pdfium default"): {"tiny": pdfium},
-        ("running-header", nb.APP_READER): {"tiny": app},
+        ("running-header", pdfs.APP_READER): {"tiny": app},
     }
 
 
@@ -818,15 +821,22 @@ def test_survival_table_on_the_running_header_pdf(running):
     removed = survival.survival_table(docs, sets, extracted, {"tiny": needles}, remove_running=True)
     removed = removed.set_index("reader")
     # PDFium loses the cut needle until the running lines go; the app removed them itself.
-    assert raw["needles kept"].to_dict() == {"pdfium default": 1, nb.APP_READER: 2}
-    assert removed["needles kept"].to_dict() == {"pdfium default": 2, nb.APP_READER: 2}
-    assert raw["n"].tolist() == [3, 3] and raw.loc[nb.APP_READER, "share"] == 2 / 3
+    assert raw["needles kept"].to_dict() == {"pdfium default": 1, pdfs.APP_READER: 2}
+    assert removed["needles kept"].to_dict() == {"pdfium default": 2, pdfs.APP_READER: 2}
+    assert raw["n"].tolist() == [3, 3] and raw.loc[pdfs.APP_READER, "share"] == 2 / 3
     assert raw["lo"].lt(raw["share"]).all() and raw["hi"].gt(raw["share"]).all()
+    # PDFium loses the cut needle (the footer and the next header lie between its halves)
+    # and the one drawn nowhere; the app, which removed the running lines, only that one.
+    assert (raw["n"] - raw["needles kept"]).to_dict() == {"pdfium default": 2, pdfs.APP_READER: 1}
+    assert raw["lost, cut by a page break"].to_dict() == {"pdfium default": 1, pdfs.APP_READER: 0}
+    assert removed["lost, cut by a page break"].tolist() == [0, 0]
     assert raw["table rows kept"].isna().all()  # not the tables layout
     assert (raw["8-word runs kept"] > 0.9).all()
-    kept_, runs = views.kept_views(survival.survival_table(docs, sets, extracted, {"tiny": needles}))
+    kept_, runs = views.kept_views(
+        survival.survival_table(docs, sets, extracted, {"tiny": needles})
+    )
     assert kept_.frame.loc["pdfium default", "running-header"] == "1/3"
-    assert kept_.frame.loc[nb.APP_READER, "running-header"] == "2/3"
+    assert kept_.frame.loc[pdfs.APP_READER, "running-header"] == "2/3"
     assert list(runs.frame.columns) == ["running-header"]
     none = survival.survival_table(docs, sets, extracted, {"tiny": needles}, layouts=["tables"])
     assert none.empty
@@ -836,7 +846,7 @@ def test_survival_table_on_the_running_header_pdf(running):
 def test_waste_table_on_the_running_header_pdf(running):
     pages = len(running[1].pages)
     table = survival.waste_table([_doc()], _rh_sets(running), _rh_extracted(running))
-    pdfium, app = table.loc["pdfium default"], table.loc[nb.APP_READER]
+    pdfium, app = table.loc["pdfium default"], table.loc[pdfs.APP_READER]
     assert pdfium["running lines in the text"] == 2 * pages
     assert pdfium["left after removal"] == 0 and pdfium["body lines removed"] == 0
     assert 0 < pdfium["carrying running lines"] < pdfium["chunks"]
@@ -857,9 +867,11 @@ def test_rows_table_on_the_tables_layout(tmp_path):
     assert list(table.index) == ["pdfium default"]
     assert table.loc["pdfium default", ["kept", "rows"]].tolist() == [3, 3]
     assert tuple(table.loc["pdfium default", ["lo", "hi"]]) == wilson(3, 3)
-    assert views.rows_view(table).frame.loc["pdfium default", "rows kept"] == (
-        f"3/3 [{wilson(3, 3)[0]:.3f}, 1.000]"
-    )
+    assert table.loc["pdfium default", "tables"] == 1
+    assert views.rows_view(table).frame.loc["pdfium default"].tolist() == [
+        f"3/3 [{wilson(3, 3)[0]:.3f}, 1.000]",
+        1,
+    ]
     assert nb.table_of_rows([_doc(1), doc]) == ("t", ("alpha", "1"))
     with pytest.raises(ValueError, match="no document has a table"):
         nb.table_of_rows([_doc(1)])
@@ -877,7 +889,7 @@ def test_kept_grid_and_the_survival_heatmap_read_layout_by_reader():
     survival = _survival_with_runs()
     grid = views.kept_grid(survival, "needles kept")
     assert list(grid.index) == ["one-column", "two-column", "two-column-rows", "running-header"]
-    assert list(grid.columns) == list(nb.READERS)
+    assert list(grid.columns) == list(pdfs.READERS)
     assert grid.loc["two-column", "pypdf layout"] == 1
     fig = views.survival_figure(survival)
     left = fig.axes[0]
@@ -887,7 +899,7 @@ def test_kept_grid_and_the_survival_heatmap_read_layout_by_reader():
     kept_, runs = views.kept_views(survival)
     assert kept_.frame.loc["pypdf layout", "two-column"] == "1/4"
     assert runs.frame.loc["pypdf layout", "two-column"] == "0.250"
-    assert list(kept_.frame.index) == list(nb.READERS)  # a row per reader
+    assert list(kept_.frame.index) == list(pdfs.READERS)  # a row per reader
 
 
 def test_waste_views_put_counts_beside_their_shares():
@@ -902,22 +914,26 @@ def test_waste_views_put_counts_beside_their_shares():
             "left after removal": [0, math.nan],
             "body lines removed": [2, math.nan],
         },
-        index=pd.Index(["pypdf default", nb.APP_READER], name="reader"),
+        index=pd.Index(["pypdf default", pdfs.APP_READER], name="reader"),
     )
     survival = pd.DataFrame(
         {
             "layout": ["running-header"] * 2 + ["one-column"],
-            "reader": ["pypdf default", nb.APP_READER, "pypdf default"],
+            "reader": ["pypdf default", pdfs.APP_READER, "pypdf default"],
             "needles kept": [29, 32, 30],
             "n": [32, 32, 32],
         }
     )
+    survival["lost, cut by a page break"] = [3, 0, 0]
     removed = survival.iloc[:2].assign(**{"needles kept": [32, 32]})
-    cost, removal = views.waste_views(waste, survival, removed)
+    results = dataclasses.replace(
+        _results(), waste=waste, survival=survival, survival_removed=removed
+    )
+    cost, removal = views.waste_views(results)
     assert cost.frame.loc["pypdf default", "chunks carrying one"] == "112 of 730 (15.3%)"
     assert cost.frame.loc["pypdf default", "word-pieces they take"] == "490 (0.54%)"
-    assert removal.frame.loc["pypdf default"].tolist() == ["29/32", "32/32", "0", "2"]
-    assert removal.frame.loc[nb.APP_READER].tolist() == ["32/32", "32/32", "–", "–"]
+    assert removal.frame.loc["pypdf default"].tolist() == ["29/32", "32/32", "3 of 3", "0", "2"]
+    assert removal.frame.loc[pdfs.APP_READER].tolist() == ["32/32", "32/32", "0 of 0", "–", "–"]
 
 
 def test_mitigation_tables_set_each_mitigation_against_its_own_corpus():
@@ -944,7 +960,10 @@ def test_mitigation_tables_set_each_mitigation_against_its_own_corpus():
     assert shown.loc["layout analysis", "with it"] == "pdfminer default"
     assert shown.loc["layout analysis", "needles kept"] == "0/4 → 4/4"
     assert shown.loc["OCR (Tesseract)", "needles kept"] == "0/5 → 3/5"
-    assert "OCR keeps 5/5 with quotes" in kept_.caption
+    record = mitigations(results)
+    assert record.loc["remove running lines", ["R@4 without", "R@4 with"]].tolist() == [0.5, 1.0]
+    test = record.loc["remove running lines", "R@4 test"]
+    assert (test.wins, test.losses) == (8, 0) and test.p == pytest.approx(2 / 2**8)
     r = retrieval.frame
     # Without removal every course query misses and every ticket query hits: each of the 8
     # questions does better with it, a sign test of 2 / 2^8.
@@ -959,20 +978,50 @@ def test_mitigation_tables_set_each_mitigation_against_its_own_corpus():
     ]
 
 
-def test_the_scan_texts_fit_a_page(scanned):
-    run = ocr.ocr_run(scanned, {"d": [NEEDLE, "first page words"]})
-    text = nb.misses_text(run, scanned)
-    assert text.splitlines() == [
+def test_the_misses_show_the_needle_above_what_ocr_read(scanned):
+    read = ocr.ocr_run(scanned, {"d": [NEEDLE, "first page words"]})
+    assert views.misses_text(read).splitlines() == [
         "d (marks ignored: kept)",
         f"  needle   {NEEDLE}",
         "  OCR read call \u2018foo\u2018 now please",
     ]
-    refusals = nb.refusals_text("20 of 20 failed: no text layer; 1 of 20 failed: other")
-    assert refusals.splitlines() == [
-        "rag-lab index, without --ocr:",
-        "  20 of 20 failed: no text layer",
-        "  1 of 20 failed: other",
-    ]
+
+
+def test_what_rag_lab_index_says_of_a_scan_and_of_a_pdf_with_text(running, tmp_path):
+    path = running[0]
+    ts.scan(path, tmp_path / "scan.pdf", dpi=30)
+    files = {"tiny": path, "scan": tmp_path / "scan.pdf"}
+    refusals = ocr.app_refusals(pdfs.Typeset("scanned", files, {}))
+    read, failed = refusals.index
+    assert read == "read (it has text)" and failed.startswith(f"failed: {pdf_document.NO_TEXT}")
+    assert refusals["scans"].tolist() == [1, 1]
+    assert refusals["of"].tolist() == [2, 2]
+    layer = pd.DataFrame(
+        {"pages": [3], "characters": [0], "documents with a text layer": [0]},
+        index=pd.MultiIndex.from_tuples([("scanned one-column", "pypdf default")]),
+    ).rename_axis(["layout", "reader"])
+    results = dataclasses.replace(_results(), text_layer=layer, refusals=refusals)
+    shown, said = views.text_layer_views(results)
+    assert shown.frame.loc["pypdf default", "characters"] == 0
+    assert said.frame["scans"].tolist() == ["1 of 2", "1 of 2"]
+
+
+def test_picks_and_the_corpora_left_out_as_the_same_text():
+    picks = {"one-column": ("pypdf default", "pdfium default")}
+    results = dataclasses.replace(_results(), picks=picks)
+    (shown,) = views.picks_views(results)
+    assert shown.frame.loc["one-column"].tolist() == ["pypdf default", "pdfium default"]
+    same = {"two-column-rows · pypdf layout": "two-column · pypdf layout"}
+    _, left_out = views.picks_views(dataclasses.replace(results, same_text=same))
+    assert left_out.frame["the same text as"].to_dict() == same
+
+
+def test_the_destroyed_table_sets_each_corpus_beside_its_recall():
+    results = _results()
+    frame = views.destroyed_view(results.destroyed, results.systems).frame
+    # chunks, needles in the text, destroyed, R@4, R@20
+    assert frame.loc["Markdown"].tolist() == [10, 8, 0, 1.0, 1.0]
+    assert frame.loc["two-column-rows · pypdf default"].tolist() == [12, 0, 8, 0.0, 0.0]
 
 
 def test_the_loss_figure_draws_both_k_in_their_palette():

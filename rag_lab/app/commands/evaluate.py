@@ -1,0 +1,215 @@
+"""``rag-lab evaluate``: the question file asked of a corpus or a built index, the report
+written, and (``--baseline``) compared with an earlier one. The one command that imports the
+evaluation library, inside its functions (and matplotlib with it)."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import errno
+import json
+import os
+import stat
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from rag_lab import paths
+from rag_lab.app import index, lifecycle
+from rag_lab.app.commands import UsageError, encoder_for
+from rag_lab.app.exits import OK, REGRESSED
+from rag_lab.questions import QuestionsError
+from rag_lab.sources import folder
+from rag_lab.sources.d2l import corpus_dir
+
+if TYPE_CHECKING:
+    from rag_lab.evaluation.regression import Comparison
+    from rag_lab.evaluation.report import Evaluation
+
+
+def run_evaluate(args: argparse.Namespace) -> int:
+    # Imported here: only `evaluate` needs the evaluation library (and matplotlib).
+    from rag_lab.evaluation import gate_report, regression, report, runner
+
+    questions, out = _evaluation_paths(args)
+    # The baseline is read before minutes of embedding: a wrong path fails at once.
+    baseline = None
+    if args.baseline is not None:
+        with _baseline_words(regression.BaselineError):
+            baseline = regression.read_report(args.baseline)
+    with _read_once(questions) as readable, _writing_into(out):
+        if args.index is not None:
+            evaluation = _evaluate_index(args, readable)
+            written = report.write(evaluation, out)
+        else:
+            evaluation, written = runner.run(
+                args.corpus, readable, out, strategy=args.strategy, cutoff=args.cutoff
+            )
+    print(evaluation.intro)
+    for title, table in evaluation.headline():
+        print(f"\n{title}:\n{table.to_string()}")
+    for note in evaluation.notes():
+        print(f"\nnote: {note}")
+    claimed = (
+        f", {written.claims.name} (the chapter's claims on this corpus)"
+        if evaluation.claims()
+        else ""
+    )
+    drawn = f" and {len(written.figures)} figures in {out}/figures" if written.figures else ""
+    print(f"\nwrote {written.markdown}, {written.json.name}{claimed}{drawn}")
+    if baseline is None:
+        return OK
+    new = json.loads(written.json.read_text(encoding="utf-8"))
+    with _baseline_words(regression.BaselineError):
+        compared = regression.compare(
+            baseline, new, max_drop=args.max_drop, baseline_path=str(args.baseline)
+        )
+    files = gate_report.write(compared, out)
+    _print_comparison(compared)
+    print(f"wrote {files.markdown}, {files.json.name} and {files.junit.name} (JUnit) in {out}")
+    return REGRESSED if compared.regressed else OK
+
+
+def _evaluate_index(args: argparse.Namespace, questions: Path) -> Evaluation:
+    """``evaluate --index/--store``: the question file asked of the built index
+    (:func:`rag_lab.evaluation.runner.evaluate_index`); the corpus only checks the questions."""
+    from rag_lab.evaluation import runner
+    from rag_lab.questions import load_questions
+    from rag_lab.sources.chroma.questions import questions_kind
+    from rag_lab.sources.d2l import load_corpus
+
+    if args.strategy != index.STRATEGY:
+        raise UsageError(
+            f"--strategy {args.strategy}: a built index is chunked by strategy "
+            f"{index.STRATEGY}, the indexer's; --strategy applies without --index/--store"
+        )
+    if questions_kind(questions) == "chroma-csv":
+        raise UsageError(
+            f"{questions}: Chroma's question format (answers as offsets) is measured on a "
+            "corpus, not a built index; give a question file with needles, or drop "
+            "--index/--store"
+        )
+    docs = load_corpus() if args.corpus is None else folder.load_folder(args.corpus)
+    qset = load_questions(questions, docs, expected=None)
+    with lifecycle.reading(args.index, check=True) as store:
+        encoder = encoder_for(index.resolve_backend(None, store))
+        retriever = index.retriever(store, encoder)
+        st = index.status(store, index.current_stamp(encoder.fingerprint))
+        failed = [r.id for r in st.failed]
+        return runner.evaluate_index(
+            docs,
+            qset,
+            retriever,
+            index=str(args.index),
+            failed=failed,
+            strategy=index.STRATEGY,
+            title=Path(str(args.index)).name or str(args.index),
+            cutoff=args.cutoff,
+            questions_file=questions,
+        )
+
+
+@contextlib.contextmanager
+def _baseline_words(kind: type[Exception]) -> Iterator[None]:
+    """A baseline that cannot be compared with, as a usage error saying what to give."""
+    try:
+        yield
+    except kind as err:
+        raise UsageError(
+            f"{err}; --baseline FILE takes the report.json of an earlier rag-lab evaluate"
+        ) from None
+
+
+@contextlib.contextmanager
+def _writing_into(out: Path) -> Iterator[None]:
+    """A full disk or quota met while writing the report names its folder (the system's
+    error names no file when it comes at a close or a flush)."""
+    try:
+        yield
+    except OSError as err:
+        if err.filename is not None or err.errno not in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG):
+            raise
+        raise OSError(err.errno, f"cannot write the report: {err.strerror}", str(out)) from None
+
+
+@contextlib.contextmanager
+def _read_once(path: Path) -> Iterator[Path]:
+    """A question file that can be read only once (``--questions <(...)``, /dev/stdin) as a
+    regular file for the run: the evaluation reads it to tell its kind, to load it and to
+    hash it. Problems found in it still name ``path``."""
+    try:
+        regular = stat.S_ISREG(path.stat().st_mode)
+    except OSError:
+        regular = True  # missing or unreadable: the loader says which
+    if regular:
+        yield path
+        return
+    with tempfile.TemporaryDirectory(prefix="rag-lab-questions-") as tmp:
+        copy = Path(tmp) / (path.name or "questions")
+        copy.write_bytes(path.read_bytes())
+        try:
+            yield copy
+        except QuestionsError as err:
+            if Path(err.path) != copy:
+                raise
+            raise QuestionsError(path, err.violations) from None
+
+
+def _print_comparison(c: Comparison) -> None:
+    """The gate's verdict on the terminal: what was paired, what changed, the metrics."""
+    from rag_lab.evaluation import gate_report
+
+    print(f"\nagainst the baseline {c.baseline_path}: {c.coverage}")
+    for note in c.not_compared:
+        print(f"  not compared: {note}")
+    for stamp, old, new in c.changes:
+        print(f"  changed {stamp}: {old} -> {new}")
+    if not c.changes:
+        print("  the stamps are the same (corpus, questions, chunker, encoder, cutoff, version)")
+    print(f"\n{gate_report.metrics_frame(c).to_string()}")
+    lost = sum(bool(f.lost) for f in c.flips)
+    listed = "; regression.md lists them" if c.flips else ""
+    print(f"\n{len(c.flips)} queries flipped ({lost} lost at some k){listed}")
+    print(f"\n{c.summary}")
+
+
+def _evaluation_paths(args: argparse.Namespace) -> tuple[Path, Path]:
+    """The question file and the report folder of ``evaluate``, checked before computing:
+    a mistake found after minutes of embedding is a mistake twice."""
+    if args.corpus is not None and args.questions is None:
+        raise UsageError("--questions FILE is required with --corpus DIR")
+    if args.max_drop is not None and args.baseline is None:
+        raise UsageError("--max-drop X needs --baseline FILE, the run it drops from")
+    questions = args.questions or lab_questions()
+    if args.corpus is not None and not args.corpus.is_dir():
+        raise UsageError(f"{args.corpus}: not a folder (--corpus DIR)")
+    if questions.is_dir():
+        raise UsageError(f"{questions}: a folder, not a question file (--questions FILE)")
+    name = (args.corpus or corpus_dir()).resolve().name
+    out = args.out or Path("reports") / name
+    if out.exists() and not out.is_dir():
+        raise UsageError(f"{out}: an existing file, not a folder; give another --out DIR")
+    place = next(p for p in (out, *out.parents) if p.exists())
+    if not place.is_dir() or not os.access(place, os.W_OK):
+        raise UsageError(f"cannot write the report: {place} is not a writable folder (--out DIR)")
+    return questions, out
+
+
+# --- checkout-only conveniences -------------------------------------------------------
+# The one place where rag-lab leans on a checkout of the lab rather than an installed
+# package (a wheel has no data/ folder). The lab's corpus itself is found by
+# rag_lab.sources.d2l ($RAG_LAB_CORPUS works anywhere).
+
+
+def lab_questions() -> Path:
+    """The lab's own question file, ``data/questions.yaml`` of a checkout: what ``evaluate``
+    asks of the lab's own corpus when no ``--questions`` is given. An installed rag_lab has
+    none, and says so (exit 2) rather than looking for a file that cannot be there."""
+    if not paths.QUESTIONS.is_file():
+        raise UsageError(
+            f"no question file given, and the lab's own ({paths.QUESTIONS}) is not here: it "
+            "comes with a checkout of the lab, not with an installed rag_lab; give one with "
+            "--questions FILE"
+        )
+    return paths.QUESTIONS

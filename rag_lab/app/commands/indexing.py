@@ -1,0 +1,111 @@
+"""``rag-lab index`` (``--rebuild`` included) and ``rag-lab retry``: the commands that write
+the index, and the report of what they did."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from rag_lab.app import index, ingest, lifecycle, output
+from rag_lab.app.commands import UsageError, encoder_for
+from rag_lab.app.exits import OK, PARTIAL
+from rag_lab.app.store import MilvusLocation
+from rag_lab.sources import folder
+from rag_lab.text import printable
+
+
+def run_index(args: argparse.Namespace) -> int:
+    if not args.folder.is_dir():  # before any file is created
+        raise UsageError(f"{args.folder}: not a folder")
+    ingest.folder_root(args.folder)  # a folder the index cannot record, before any file
+    if args.rebuild:
+        with lifecycle.writer(args.index):
+            return _rebuild(args)
+    early = None
+    if not lifecycle.exists(args.index):  # the encoder first: one that fails leaves nothing
+        lifecycle.check_writable(args.index)
+        early = encoder_for(index.resolve_backend(args.backend, None))
+    with lifecycle.writing(args.index) as store:
+        backend = index.resolve_backend(args.backend, store)
+        encoder = early if early is not None and early.backend == backend else encoder_for(backend)
+        store.set_meta(index.BACKEND_KEY, backend)
+        print(
+            f"indexing {printable(str(args.folder.resolve()))} into {printable(str(args.index))} "
+            f"(encoder: {backend})"
+        )
+        report = ingest.index_folder(
+            args.folder,
+            store,
+            encoder,
+            prune=args.prune,
+            follow_symlinks=args.follow_symlinks,
+            pdf=_pdf_options(args),
+            index=lifecycle.on_disk(args.index),
+        )
+        lines = output.report_lines(report, store)
+        _say_server_indexes(args.index)
+    print("\n".join(lines))  # after the run: a reader gone (| head) loses words, not work
+    return PARTIAL if report.failed else OK
+
+
+def _rebuild(args: argparse.Namespace) -> int:
+    """A fresh index beside the old one, swapped in when complete (works on a damaged one)."""
+    plan = lifecycle.plan_rebuild(args.index, args.folder, args.backend)
+    if plan.damaged is not None:
+        print(
+            f"note: {printable(str(args.index))} is damaged; building a fresh index",
+            file=sys.stderr,
+        )
+    encoder = encoder_for(plan.backend)
+    fresh = "generation" if isinstance(args.index, MilvusLocation) else "file"
+    print(
+        f"rebuilding {printable(str(plan.folder))} into {printable(str(args.index))} (encoder: "
+        f"{plan.backend}; a fresh {fresh}, swapped in when complete)"
+    )
+    with lifecycle.rebuilding(args.index, plan.backend) as store:
+        report = ingest.index_folder(
+            plan.folder,
+            store,
+            encoder,
+            rebuild=True,
+            follow_symlinks=args.follow_symlinks,
+            pdf=_pdf_options(args),
+            index=lifecycle.on_disk(args.index),
+        )
+        lines = output.report_lines(report, store)
+        _say_server_indexes(args.index)
+    print("\n".join(lines))  # after the swap: a reader gone (| head) loses words, not work
+    return PARTIAL if report.failed else OK
+
+
+def run_retry(args: argparse.Namespace) -> int:
+    with lifecycle.writing(args.index, create=False) as store:
+        report = ingest.retry(
+            store,
+            encoder_for(index.resolve_backend(None, store)),
+            index=lifecycle.on_disk(args.index),
+        )
+        lines = output.report_lines(report, store)
+        _say_server_indexes(args.index)
+    print("\n".join(lines))
+    return PARTIAL if report.failed else OK
+
+
+def _say_server_indexes(where: index.Location) -> None:
+    """Before a writer on a Milvus server closes: it waits for the server's index."""
+    if isinstance(where, MilvusLocation) and not where.local:
+        print(
+            "waiting until the Milvus server's index covers the chunks written (until then "
+            "it searches them through a temporary index, with lower recall)",
+            file=sys.stderr,
+            flush=True,
+        )
+
+
+def _pdf_options(args: argparse.Namespace) -> folder.PdfOptions:
+    return folder.PdfOptions(
+        extractor=args.pdf_extractor,
+        keep_running_lines=args.keep_running_lines,
+        ocr=args.ocr,
+        ocr_min_confidence=args.ocr_min_confidence,
+    )

@@ -1,0 +1,59 @@
+"""``rag-lab status``: what the index holds and how up to date it is; ``status --check``: what
+is wrong with it, and the one command that mends it."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from rag_lab.app import index, lifecycle, output
+from rag_lab.app.commands import encoder_for
+from rag_lab.app.exits import ERROR, OK
+from rag_lab.app.store import IndexDamaged
+from rag_lab.text import printable
+
+
+def run_status(args: argparse.Namespace) -> int:
+    if args.check:
+        return _check(args)
+    with lifecycle.reading(args.index, check=True) as store:
+        encoder = encoder_for(index.resolve_backend(None, store))
+        st = index.status(store, index.current_stamp(encoder.fingerprint))
+    if args.json:
+        print(json.dumps(output.status_json(st), indent=1, allow_nan=False))
+        return OK
+    where = f"index {args.index} of folder {st.folder}" if st.folder else f"index {args.index}"
+    print(printable(where))
+    print(printable(index.describe(st), newlines=True))
+    return OK
+
+
+def _check(args: argparse.Namespace) -> int:
+    """``status --check``: every problem of the index file and the one command that mends
+    them. A file too damaged to open is a problem it reports, not an error pointing back here."""
+    try:
+        with lifecycle.reading(args.index) as store:
+            problems = index.check(store)
+            held, documents, engine = store.meta("folder"), len(store.documents()), store.engine
+    except IndexDamaged as err:
+        problems, held, documents, engine = [f"it cannot be read: {err.what}"], None, 0, None
+    mend = f"rag-lab index {held or 'DIR'} --rebuild"
+    if args.json:
+        print(
+            json.dumps(
+                {"index": str(args.index), "ok": not problems, "problems": problems}
+                | ({"mend": mend} if problems else {})
+            )
+        )
+    elif problems:
+        n = len(problems)
+        print(printable(f"index {args.index}: {n} problem{'s' * (n != 1)}"))
+        print("\n".join(f"  {printable(p)}" for p in problems))
+        print(printable(f"rebuild it: {mend}"))
+    else:
+        print(
+            f"index {printable(str(args.index))}: sound ({engine} integrity check ok; "
+            f"{documents} documents' chunk counts, vector counts and dimensions "
+            "agree with their records and stamps)"
+        )
+    return OK if not problems else ERROR
