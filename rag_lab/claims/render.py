@@ -88,7 +88,7 @@ def stand_in_note(e: Entry) -> str:
     return f" [stand-in: {e.stand_in}]" if e.stand_in else ""
 
 
-def entry_line(e: Entry) -> str:
+def entry_line(e: Entry, with_benchmark: bool = False) -> str:
     """A reading bullet: ``- **E>A@R20** (boundaries with a header beat blind cuts): by
     question +0.234 [+0.117, +0.351] (t over questions, …); +15/−1 …; question-level
     p = 0.00052 (Holm 0.0026); the chapter: +18/−3, p = 0.0015. **Reproduces**.``"""
@@ -106,7 +106,8 @@ def entry_line(e: Entry) -> str:
         parts.append(f"the chapter: {e.chapter}")
     verdict = _capital(verdict_text(e))
     evidence = f": {'; '.join(parts)}" if parts else ""  # none: untested
-    return f"- **{e.claim}** ({e.statement}){evidence}. **{verdict}**.{stand_in_note(e)}"
+    where = f", {e.benchmark}" if with_benchmark else ""
+    return f"- **{e.claim}**{where} ({e.statement}){evidence}. **{verdict}**.{stand_in_note(e)}"
 
 
 def finding_line(e: Entry) -> str:

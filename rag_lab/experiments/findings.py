@@ -20,9 +20,9 @@ import pandas as pd
 from rag_lab import paths
 from rag_lab.claims import ROLES, claims, render
 from rag_lab.claims.judge import POWER
+from rag_lab.claims.verdicts import Verdict
 from rag_lab.evaluation import figures
 from rag_lab.evaluation.ledger import Entry, Ledger
-from rag_lab.claims.verdicts import Verdict
 from rag_lab.experiments.present import MAX_WIDTH, Table
 from rag_lab.stats import ALPHA
 
@@ -251,32 +251,14 @@ def update_readme(ledger: Ledger, readme: Path = README) -> bool:
     return new != text
 
 
-def reading(ledger: Ledger) -> str:
-    """What the ledger says of the chapter's own claims, counted: per benchmark, how many of
-    those tested on a number reproduce, and which are contradicted or exclude the chapter's
-    effect (controls, the project's hypotheses and exploratory looks are not counted)."""
-    lines = []
-    decided = (
-        Verdict.REPRODUCES,
-        Verdict.CONTRADICTED,
-        Verdict.EXCLUDES_CHAPTER_EFFECT,
-        Verdict.INCONCLUSIVE,
-    )
-    for benchmark in dict.fromkeys(e.benchmark for e in ledger.entries):
-        mine = [e for e in ledger.entries if e.benchmark == benchmark and e.role == "chapter"]
-        tested = [e for e in mine if e.verdict.tested]
-        counts = "; ".join(_named(tested, v) for v in decided)
-        lines.append(
-            f"- **{benchmark}**: {len(mine)} chapter claims, {len(tested)} decided by a test or a count: "
-            f"{counts}. {len(mine) - len(tested)} hold by construction, cannot be tested here "
-            "or were not measured, and count as nothing."
-        )
-    return "\n".join(lines)
-
-
-def _named(entries: Sequence[Entry], verdict: Verdict) -> str:
-    ids = [e.claim for e in entries if e.verdict is verdict]
-    return f"{len(ids)} {verdict.label}" + (f" ({', '.join(ids)})" if ids else "")
+def not_confirmed(ledger: Ledger) -> str:
+    """The claims this lab's numbers go against (contradicted, or the chapter's effect
+    excluded), one bullet each with their test (:func:`rag_lab.claims.render.entry_line`)."""
+    against = (Verdict.CONTRADICTED, Verdict.EXCLUDES_CHAPTER_EFFECT)
+    picked = [e for e in ledger.entries if e.verdict in against]
+    if not picked:
+        return "No claim is contradicted, and no chapter effect is excluded."
+    return "\n".join(render.entry_line(e, with_benchmark=True) for e in picked)
 
 
 def main() -> int:
@@ -291,13 +273,3 @@ def main() -> int:
 
 if __name__ == "__main__":
     raise SystemExit(main())
-
-
-def not_confirmed(ledger: Ledger) -> str:
-    """The claims this lab's numbers go against (contradicted, or the chapter's effect
-    excluded), one bullet each with their test (:func:`rag_lab.claims.render.entry_line`)."""
-    against = (Verdict.CONTRADICTED, Verdict.EXCLUDES_CHAPTER_EFFECT)
-    picked = [e for e in ledger.entries if e.verdict in against]
-    if not picked:
-        return "No claim is contradicted, and no chapter effect is excluded."
-    return "\n".join(f"{render.entry_line(e)[:-1]} ({e.benchmark})." for e in picked)

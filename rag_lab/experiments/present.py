@@ -28,9 +28,9 @@ from types import MappingProxyType
 
 import pandas as pd
 
+from rag_lab.claims import render
 from rag_lab.errors import BadInput
 from rag_lab.evaluation.ledger import Entry
-from rag_lab.claims import render
 from rag_lab.experiments import provenance, timing
 
 MAX_COLUMNS = 8

@@ -8,9 +8,9 @@ import re
 
 import pandas as pd
 
-from rag_lab.evaluation.ledger import CONFIRMATORY, Direction, Entry
-from rag_lab.claims.verdicts import Verdict
 from rag_lab.claims import render
+from rag_lab.claims.verdicts import Verdict
+from rag_lab.evaluation.ledger import CONFIRMATORY, Direction, Entry
 from rag_lab.experiments.present import MAX_WIDTH, Findings, Table, Verbatim
 
 PROMPT = (
