@@ -25,6 +25,8 @@ from typing import Any
 
 import yaml
 
+from rag_lab.errors import BadInput
+
 FILE = Path(__file__).with_name("chapter.yaml")
 
 ROLES = ("chapter", "control", "project", "exploratory")
@@ -82,7 +84,7 @@ class Claim:
     rule: str = ""
 
 
-class ClaimsFileError(ValueError):
+class ClaimsFileError(BadInput, ValueError):
     """The claims file breaks its schema: the message names the claim and the field."""
 
 

@@ -9,7 +9,6 @@ report.
 
 from __future__ import annotations
 
-import json
 import os
 import xml.etree.ElementTree as ET
 from collections.abc import Callable, Sequence
@@ -20,6 +19,7 @@ import pandas as pd
 
 from rag_lab.evaluation.regression import REGRESSED, Comparison, Metric
 from rag_lab.evaluation.render import markdown_table
+from rag_lab.evaluation.report import strict_json
 
 
 def metrics_frame(c: Comparison) -> pd.DataFrame:
@@ -152,7 +152,7 @@ def write(c: Comparison, out: str | os.PathLike) -> Files:
     out.mkdir(parents=True, exist_ok=True)
     texts: dict[str, Callable[[], str]] = {
         "regression.md": lambda: markdown(c),
-        "regression.json": lambda: json.dumps(c.to_json(), indent=1, ensure_ascii=False) + "\n",
+        "regression.json": lambda: strict_json(c.to_json()),
         "regression.xml": lambda: junit(c),
     }
     paths = []

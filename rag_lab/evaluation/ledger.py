@@ -79,7 +79,7 @@ class Entry:
         out = asdict(self)
         out["direction"] = self.direction.value
         out["verdict"] = self.verdict.value
-        out["ci"] = list(self.ci) if self.ci is not None else None
+        out["ci"] = [_finite(x) for x in self.ci] if self.ci is not None else None
         return {k: _finite(v) for k, v in out.items()}
 
 
@@ -280,7 +280,8 @@ class Ledger:
     def write(self, path: str | Path) -> Path:
         from rag_lab.atomic import write_atomically
 
-        text = json.dumps([e.to_json() for e in self.entries], indent=1, ensure_ascii=False)
+        entries = [e.to_json() for e in self.entries]
+        text = json.dumps(entries, indent=1, ensure_ascii=False, allow_nan=False)
         return write_atomically(Path(path), lambda tmp: tmp.write_text(text + "\n", "utf-8"))
 
     @classmethod

@@ -22,6 +22,7 @@ rendered by :mod:`rag_lab.evaluation.gate_report` as Markdown, JSON and JUnit XM
 from __future__ import annotations
 
 import json
+import math
 import os
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
@@ -106,7 +107,89 @@ def read_report(path: str | os.PathLike) -> dict[str, Any]:
     missing = [k for k in needed if k not in deployment]
     if missing:
         raise BaselineError(path, f"its deployment record lacks {', '.join(missing)}")
+    problem = _problem(report)
+    if problem is not None:
+        raise BaselineError(path, f"{problem[0]}: {problem[1]}")
     return report
+
+
+KINDS = ("needles", "spans")
+"""A report's ``kind``: :class:`~rag_lab.evaluation.report.Evaluation`'s."""
+
+
+def require_kind(baseline: Mapping[str, Any], kind: str, path: str | os.PathLike) -> None:
+    """Refuse a baseline of another kind of questions than ``kind``: they cannot be paired."""
+    if baseline.get("kind") != kind:
+        raise BaselineError(
+            path,
+            f"a report of {baseline.get('kind')} questions, and this run has {kind}: they "
+            "cannot be paired",
+        )
+
+
+def _problem(report: Mapping[str, Any]) -> tuple[str, str] | None:
+    """The first field :func:`compare` reads that is not what a report of rag-lab evaluate
+    holds, and why (a rank −1 or NaN would give an MRR of 2; a rank "1" or a null distance
+    would fail after the whole run): (its place, e.g. ``deployment.queries[3].rank``, the
+    reason); None when every field is sound."""
+    if report.get("kind") not in KINDS:
+        return "kind", f"{_shown(report.get('kind'))} is not one of {', '.join(KINDS)}"
+    d = report["deployment"]
+    ks, cutoff = d["ks"], d["cutoff"]
+    if not isinstance(ks, list) or not ks or not all(_whole(k) and k >= 1 for k in ks):
+        return "deployment.ks", f"{_shown(ks)} is not a list of whole numbers from 1"
+    if not _distance(cutoff):
+        return "deployment.cutoff", f"{_shown(cutoff)} is not a cosine distance (0 to 2)"
+    for key in ("questions", "destroyed"):
+        if not isinstance(d[key], list) or not all(isinstance(q, str) for q in d[key]):
+            return f"deployment.{key}", "not a list of question ids (text)"
+    negatives = d.get("negatives") or []
+    for name, rows in (("queries", d["queries"]), ("negatives", negatives)):
+        if not isinstance(rows, list) or (name == "queries" and not rows):
+            return f"deployment.{name}", f"not a list of the run's {name}"
+        seen: set[str] = set()
+        for i, row in enumerate(rows):
+            problem = _row_problem(row, name == "queries", seen)
+            if problem is not None:
+                return f"deployment.{name}[{i}]{problem[0]}", problem[1]
+    return None
+
+
+def _row_problem(row: Any, query: bool, seen: set[str]) -> tuple[str, str] | None:
+    """What is wrong with one query (or negative) of a deployment record, if anything."""
+    if not isinstance(row, dict):
+        return "", f"{_shown(row)} is not an object"
+    texts = ("id", "question") if query else ("id",)
+    for key in texts:
+        if not isinstance(row.get(key), str) or not row[key]:
+            return f".{key}", "missing" if key not in row else f"{_shown(row[key])} is not text"
+    if row["id"] in seen:
+        return ".id", f"{_shown(row['id'])} appears twice"
+    seen.add(row["id"])
+    rank = row.get("rank")
+    if query and rank is not None and not (_whole(rank) and rank >= 1):
+        return ".rank", f"{_shown(rank)} is not a rank (a whole number from 1, or null)"
+    if not _distance(row.get("nearest")):
+        return ".nearest", f"{_shown(row.get('nearest'))} is not a cosine distance (0 to 2)"
+    if query and not isinstance(row.get("top chunk", ""), str):
+        return ".top chunk", f"{_shown(row['top chunk'])} is not a chunk id (text)"
+    return None
+
+
+def _whole(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _distance(value: Any) -> bool:
+    """A cosine distance: a finite number from 0 to 2 (a rounding's width beyond)."""
+    number = isinstance(value, int | float) and not isinstance(value, bool)
+    return number and math.isfinite(value) and -1e-6 <= value <= 2 + 1e-6
+
+
+def _shown(value: Any) -> str:
+    """A value as its JSON, cut to 40 characters (NaN as NaN, a text quoted)."""
+    text = json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= 40 else f"{text[:39]}…"
 
 
 # --- the comparison ------------------------------------------------------------------------
@@ -281,12 +364,7 @@ def compare(
     baseline_path: str = "baseline",
 ) -> Comparison:
     """``new`` against ``baseline`` (two report dicts, :func:`read_report`'s checks passed)."""
-    if baseline.get("kind") != new.get("kind"):
-        raise BaselineError(
-            baseline_path,
-            f"a report of {baseline.get('kind')} questions, and this run has "
-            f"{new.get('kind')}: they cannot be paired",
-        )
+    require_kind(baseline, new.get("kind"), baseline_path)
     old_d, new_d = baseline["deployment"], new["deployment"]
     old_q = {q["id"]: q for q in old_d["queries"]}
     common_q = [q for q in new_d["queries"] if q["id"] in old_q]

@@ -10,6 +10,7 @@ chapter's claims judged on the corpus to ``claims.json`` and the figures to ``fi
 from __future__ import annotations
 
 import json
+import math
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -117,9 +118,26 @@ def write(evaluation: Evaluation, out: str | os.PathLike) -> Written:
     md = out / "report.md"
     md.write_text(markdown(evaluation), encoding="utf-8")
     js = out / "report.json"
-    js.write_text(json.dumps(evaluation.to_json(), indent=1, ensure_ascii=False) + "\n", "utf-8")
+    js.write_text(strict_json(evaluation.to_json()), "utf-8")
     claims_file = Ledger(evaluation.claims()).write(out / "claims.json")
     return Written(md, js, claims_file, tuple(drawn))
+
+
+def strict_json(value: Any) -> str:
+    """``value`` as strict JSON (RFC 8259), indented: a float that is not finite
+    (the distance of a twin with no chunk left, a rate of nothing) is ``null``, never
+    ``NaN`` or ``Infinity``, which parsers other than Python's refuse."""
+    return json.dumps(_finite(value), indent=1, ensure_ascii=False, allow_nan=False) + "\n"
+
+
+def _finite(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite(v) for v in value]
+    return value
 
 
 RULE_NOTE = (

@@ -33,7 +33,7 @@ import dataclasses
 import os
 import sys
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -244,7 +244,7 @@ def _walk(
 
     files: list[Path] = []
     seen: set[Path] = set()
-    for dirpath, dirnames, filenames in os.walk(root, onerror=unlistable, followlinks=follow):
+    for dirpath, dirnames, filenames in _tree(root, unlistable, follow):
         here = Path(dirpath)
         if follow:  # a link loop would walk forever
             real = here.resolve()
@@ -282,6 +282,40 @@ def _walk(
             if file.is_file():
                 files.append(file)
     return files
+
+
+def _tree(
+    root: Path, onerror: Callable[[OSError], None], follow: bool
+) -> Iterator[tuple[str, list[str], list[str]]]:
+    """:func:`os.walk` from the top down, on an explicit stack: a tree of any depth.
+
+    Python 3.11's ``os.walk`` recurses once per level, so a tree deeper than about 1,000
+    folders raised ``RecursionError``. As there, each folder gives (its path, its
+    subfolders, its other names); the caller may prune the subfolders in place; a folder
+    that cannot be listed goes to ``onerror``; a symlinked folder is entered only with
+    ``follow``. Subfolders come in the order the caller leaves them.
+    """
+    stack = [os.fspath(root)]
+    while stack:
+        top = stack.pop()
+        dirnames: list[str] = []
+        filenames: list[str] = []
+        try:
+            with os.scandir(top) as entries:
+                for entry in entries:
+                    try:
+                        folder = entry.is_dir()
+                    except OSError:
+                        folder = False
+                    (dirnames if folder else filenames).append(entry.name)
+        except OSError as err:
+            onerror(err)
+            continue
+        yield top, dirnames, filenames
+        for name in reversed(dirnames):
+            sub = os.path.join(top, name)
+            if follow or not os.path.islink(sub):
+                stack.append(sub)
 
 
 def _sources(root: Path, files: Sequence[Path], sums: dict[str, str]) -> list[Source]:

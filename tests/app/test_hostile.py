@@ -114,16 +114,14 @@ def one_of_three_gone(run, docs, path, tmp_path, monkeypatch):
 def unlistable_subfolder(run, docs, path, tmp_path, monkeypatch):
     """``sub/`` cannot be listed (as if its permissions were 000; root ignores those)."""
     indexed(run, docs, path, tmp_path, monkeypatch)
-    real_walk = os.walk
+    real_scandir = os.scandir
 
-    def walk(top, onerror=None, followlinks=False):
-        for dirpath, dirnames, filenames in real_walk(top, followlinks=followlinks):
-            if Path(dirpath).name == "sub":
-                onerror(PermissionError(13, "Permission denied", dirpath))
-                continue
-            yield dirpath, dirnames, filenames
+    def scandir(path="."):
+        if Path(os.fsdecode(path)).name == "sub":
+            raise PermissionError(13, "Permission denied", path)
+        return real_scandir(path)
 
-    monkeypatch.setattr(folder_module.os, "walk", walk)
+    monkeypatch.setattr(folder_module.os, "scandir", scandir)
 
 
 def link_outside(run, docs, path, tmp_path, monkeypatch):

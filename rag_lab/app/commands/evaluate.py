@@ -39,6 +39,9 @@ def run_evaluate(args: argparse.Namespace) -> int:
         with _baseline_words(regression.BaselineError):
             baseline = regression.read_report(args.baseline)
     with _read_once(questions) as readable, _writing_into(out):
+        if baseline is not None:  # of the kind this run will be: else pairing fails at the end
+            with _baseline_words(regression.BaselineError):
+                regression.require_kind(baseline, _report_kind(readable), args.baseline)
         if args.index is not None:
             evaluation = _evaluate_index(args, readable)
             written = report.write(evaluation, out)
@@ -69,6 +72,14 @@ def run_evaluate(args: argparse.Namespace) -> int:
     _print_comparison(compared)
     print(f"wrote {files.markdown}, {files.json.name} and {files.junit.name} (JUnit) in {out}")
     return REGRESSED if compared.regressed else OK
+
+
+def _report_kind(questions: Path) -> str:
+    """The kind of report the run of ``questions`` writes
+    (:attr:`~rag_lab.evaluation.report.Evaluation.kind`): ``spans`` for Chroma's format."""
+    from rag_lab.sources.chroma.questions import questions_kind
+
+    return "spans" if questions_kind(questions) == "chroma-csv" else "needles"
 
 
 def _evaluate_index(args: argparse.Namespace, questions: Path) -> Evaluation:
@@ -190,6 +201,11 @@ def _evaluation_paths(args: argparse.Namespace) -> tuple[Path, Path]:
     out = args.out or Path("reports") / name
     if out.exists() and not out.is_dir():
         raise UsageError(f"{out}: an existing file, not a folder; give another --out DIR")
+    if args.baseline is not None and args.baseline.resolve().is_relative_to(out.resolve()):
+        raise UsageError(
+            f"--out {out} holds the baseline {args.baseline}, which the run would overwrite "
+            "(report.json, regression.json) before comparing with it; give another --out DIR"
+        )
     place = next(p for p in (out, *out.parents) if p.exists())
     if not place.is_dir() or not os.access(place, os.W_OK):
         raise UsageError(f"cannot write the report: {place} is not a writable folder (--out DIR)")

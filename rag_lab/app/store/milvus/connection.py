@@ -27,7 +27,11 @@ _GRPC_OPTIONS = {"grpc.keepalive_time_ms": 300_000, "grpc.keepalive_permit_witho
 """pymilvus pings every 10 s, even between calls; a gRPC server in Python (Milvus Lite's)
 allows one ping in 5 minutes by default and, after a few more, drops the connection with
 "too many pings" (seen here in a long run): ping no more often than it allows."""
-_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]{0,63}")
+_NAME = re.compile(r"(?=.{1,64}\Z)[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)*")
+"""An index name: a letter, then letters, digits and single underscores, none at the end;
+64 characters at most. An index owns the collections named ``<name>__…``; since no name ends
+in ``_`` or holds ``__``, no name's ``<name>__`` begins another's (``a__`` would begin
+``a___…``, the collections of ``a_``)."""
 
 
 def pymilvus_client_library() -> Any:
@@ -62,15 +66,17 @@ class MilvusLocation:
         name = name or DEFAULT_NAME
         if not uri:
             raise ValueError("give a folder for Milvus Lite or http://host:port for a server")
-        if not _NAME.fullmatch(name) or "__" in name:
+        if not _NAME.fullmatch(name):
             raise ValueError(
                 f"{name!r} is not an index name: a letter, then up to 63 letters, digits "
-                "and single underscores"
+                "and single underscores, not ending in one"
             )
         if uri.startswith(("http://", "https://", "tcp://")):
             return cls(uri, name)
         if "://" in uri:
-            raise ValueError(f"{uri}: a local folder, or http://host:port for a server")
+            raise ValueError(
+                f"{without_password(uri)}: a local folder, or http://host:port for a server"
+            )
         if not uri.rstrip("/").endswith(".db"):
             raise ValueError(f"{uri}: Milvus Lite's folder is named *.db (e.g. kb.db)")
         return cls(str(Path(uri.rstrip("/")).expanduser().absolute()), name)
@@ -81,7 +87,41 @@ class MilvusLocation:
         return "://" not in self.uri
 
     def __str__(self) -> str:
-        return self.uri if self.name == DEFAULT_NAME else f"{self.uri}#{self.name}"
+        """The location as people see it (a message, a listing, a report): ``URI#name``,
+        its password hidden (:func:`without_password`)."""
+        uri = without_password(self.uri)
+        return uri if self.name == DEFAULT_NAME else f"{uri}#{self.name}"
+
+    def hide_password(self, text: str) -> str:
+        """``text`` (the client library's error, which may quote the URI or its token
+        ``user:password``) with this location's password written ``***``."""
+        _, user, password, _ = _userinfo(self.uri)
+        return text if password is None else text.replace(f"{user}:{password}", f"{user}:***")
+
+
+def without_password(uri: str) -> str:
+    """``uri`` with the password of its user information written ``***``: the one form of a
+    server's address that is printed or written (``http://admin:S3cret@db:19530`` is
+    ``http://admin:***@db:19530``). Only the client is given the password: pymilvus takes
+    ``user:password`` in the URI as its token.
+
+    >>> without_password("http://admin:S3cret@db:19530")
+    'http://admin:***@db:19530'
+    """
+    scheme, user, password, rest = _userinfo(uri)
+    return uri if password is None else f"{scheme}{user}:***@{rest}"
+
+
+def _userinfo(uri: str) -> tuple[str, str, str | None, str]:
+    """``scheme://``, the user, the password (None without one) and what follows ``@``."""
+    scheme, sep, after = uri.partition("://")
+    end = len(re.split(r"[/?]", after, maxsplit=1)[0])
+    authority, path = after[:end], after[end:]
+    if not sep or "@" not in authority:
+        return "", "", None, uri
+    userinfo, _, host = authority.rpartition("@")
+    user, colon, password = userinfo.partition(":")
+    return f"{scheme}://", user, password if colon else None, host + path
 
 
 def connect(where: MilvusLocation, *, create: bool, wait: float = 0.0) -> Any:
@@ -138,10 +178,12 @@ def connect(where: MilvusLocation, *, create: bool, wait: float = 0.0) -> Any:
         return client
     if not failure:
         raise IndexLocked(where, wait)
-    cause = failure[0]
+    cause = where.hide_password(failure[0])
     if where.local:
         raise IndexInaccessible(where, f"Milvus Lite could not open it: {cause}")
-    raise IndexInaccessible(where, f"cannot reach the Milvus server at {where.uri}: {cause}")
+    raise IndexInaccessible(
+        where, f"cannot reach the Milvus server at {without_password(where.uri)}: {cause}"
+    )
 
 
 def _reachable(where: MilvusLocation) -> None:
@@ -162,8 +204,8 @@ def _reachable(where: MilvusLocation) -> None:
     except grpc.FutureTimeoutError:
         raise IndexInaccessible(
             where,
-            f"cannot reach the Milvus server at {where.uri}: no gRPC answer within "
-            f"{CONNECT_SECONDS:g} s",
+            f"cannot reach the Milvus server at {without_password(where.uri)}: no gRPC answer "
+            f"within {CONNECT_SECONDS:g} s",
         ) from None
     finally:
         channel.close()

@@ -7,6 +7,7 @@ generation beside it, swapped in when complete (:meth:`Generations.fresh_generat
 from __future__ import annotations
 
 import json
+import re
 import uuid
 from typing import TYPE_CHECKING
 
@@ -21,6 +22,22 @@ MARK = "rag-lab index"
 """The ``application`` of every rag-lab index's pointer row."""
 SCHEMA = "milvus-1"
 """The layout of collections and rows this package writes and reads."""
+_GENERATION = r"g[0-9a-f]{12}"
+"""A generation's name, :func:`new_generation`'s: ``g`` and 12 hex digits."""
+
+
+def new_generation() -> str:
+    """A fresh generation's name, unique among an index's."""
+    return f"g{uuid.uuid4().hex[:12]}"
+
+
+def generation_of(name: str, collection: str) -> str | None:
+    """The generation of the index ``name`` that ``collection`` belongs to, when it is
+    exactly ``<name>__<generation>__records`` or ``__chunks``; else None (another index's,
+    or not rag-lab's). Matched whole, never by prefix: ``a__`` begins ``a___g…``, the
+    collections of an index ``a_`` that an earlier version allowed."""
+    found = re.fullmatch(rf"{re.escape(name)}__({_GENERATION})__(?:records|chunks)", collection)
+    return found[1] if found else None
 
 
 class Generations:
@@ -32,7 +49,7 @@ class Generations:
     def fresh_generation(cls, where: MilvusLocation, index_type: str = "HNSW") -> MilvusStore:
         """A fresh, empty generation of the index ``where`` beside its current one (which
         may be damaged), searched by nobody until :meth:`promote`; a new index if none."""
-        return cls(where, index_type=index_type, generation=f"g{uuid.uuid4().hex[:12]}")
+        return cls(where, index_type=index_type, generation=new_generation())
 
     def promote(self) -> None:
         """Make this generation the index (one upsert of the pointer row, after its
@@ -56,7 +73,8 @@ class Generations:
         """The pointer row; None when there is no index of this name (or its creation was
         killed before the row was written)."""
         if not self._client.has_collection(self._pointer):
-            if any(n.startswith(f"{self.where.name}__") for n in self._client.list_collections()):
+            names = self._client.list_collections()
+            if any(generation_of(self.where.name, n) for n in names):
                 raise NotOurFile(self.where, "holds collections of this name that are not an index")
             return None
         self._client.load_collection(self._pointer)
@@ -84,7 +102,7 @@ class Generations:
             raise ValueError(f"index type {index_type!r}: HNSW or FLAT")
         if not self._client.has_collection(self._pointer):
             self._create_keyed(self._pointer)
-        return self._write_pointer(f"g{uuid.uuid4().hex[:12]}", index_type)
+        return self._write_pointer(new_generation(), index_type)
 
     def _write_pointer(self, generation: str, index_type: str) -> dict:
         data = {
@@ -99,9 +117,7 @@ class Generations:
         return data
 
     def _drop_other_generations(self) -> None:
-        prefix = f"{self.where.name}__"
         for name in self._client.list_collections():
-            if name.startswith(prefix) and name != self._pointer:
-                generation = name[len(prefix) :].split("__")[0]
-                if generation != self.generation:
-                    self._client.drop_collection(name)
+            generation = generation_of(self.where.name, name)
+            if generation is not None and generation != self.generation:
+                self._client.drop_collection(name)

@@ -1,0 +1,386 @@
+# ruff: noqa: E501  (the case table reads best one row per line)
+"""``rag-lab`` against the third hostile round (issue 37): nothing lost, nothing exposed.
+
+Each row: what is done first, the command, the exit status, a fragment of what it says
+(stdout and stderr), and what is left afterwards: the index (every index name of a Milvus
+Lite folder, so that a loss across names shows), or, for ``evaluate``, its report folder
+``r`` (absent when refused before any work; its JSON files checked strict: no ``NaN``, no
+``Infinity``). No row may print a traceback or an internal error, and no row may print or
+write the password of a store URI.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import sys
+from pathlib import Path
+
+import pytest
+from fakes import write
+from test_hostile import NEGATIVE, QUESTION, question_file
+from test_hostile import state as index_state
+from test_hostile_round2_pipes import good_questions, stand_in_for_evaluate
+
+from rag_lab.app import exits
+
+PASSWORD = "S3cret"
+SERVER = f"http://admin:{PASSWORD}@127.0.0.1:9#kbc"
+"""A server URI with a password; nothing listens on port 9 (discard) of loopback."""
+EVALUATE = ["evaluate", "--corpus", "{docs}", "--questions", "{tmp}/q.yaml", "--out", "{tmp}/r"]
+DEPTH = 1_100
+
+
+# --- what a row does first ------------------------------------------------------------
+
+
+def nothing(run, docs, path, tmp_path, monkeypatch):
+    pass
+
+
+def milvus():
+    return pytest.importorskip("pymilvus", reason="the Milvus client (pip install rag-lab[milvus])")
+
+
+def an_earlier_index_a_(run, docs, path, tmp_path, monkeypatch):
+    """``kb.db#a`` (the three files), and beside it ``kb.db#a_`` (one other file), which the
+    name check of an earlier version allowed; ``a__`` begins the names of ``a_``'s collections."""
+    milvus()
+    from rag_lab.app.store.milvus import connection
+
+    assert run("index", docs, "--store", f"{tmp_path}/kb.db#a")[0] == exits.OK
+    other = write(tmp_path / "other", {"d.md": "# Delta\n\nDeltas are differences.\n"})
+    with monkeypatch.context() as earlier:
+        earlier.setattr(connection, "_NAME", re.compile(r"[A-Za-z][A-Za-z0-9_]{0,63}"))
+        assert run("index", other, "--store", f"{tmp_path}/kb.db#a_")[0] == exits.OK
+
+
+def only_an_earlier_index_a_(run, docs, path, tmp_path, monkeypatch):
+    """``kb.db#a_`` alone, as an earlier version allowed; no index ``a`` yet."""
+    milvus()
+    from rag_lab.app.store.milvus import connection
+
+    other = write(tmp_path / "other", {"d.md": "# Delta\n\nDeltas are differences.\n"})
+    with monkeypatch.context() as earlier:
+        earlier.setattr(connection, "_NAME", re.compile(r"[A-Za-z][A-Za-z0-9_]{0,63}"))
+        assert run("index", other, "--store", f"{tmp_path}/kb.db#a_")[0] == exits.OK
+
+
+def unreachable_soon(run, docs, path, tmp_path, monkeypatch):
+    """A server that does not answer is given up on after 0.5 s, not 10."""
+    milvus()
+    monkeypatch.setattr("rag_lab.app.store.milvus.connection.CONNECT_SECONDS", 0.5)
+
+
+def a_server_stood_in_by_milvus_lite(run, docs, path, tmp_path, monkeypatch):
+    """The folder indexed into Milvus Lite (``served.db``), which then answers for the server
+    at :data:`SERVER`: rag-lab sees the server's URI, the client reads the folder."""
+    milvus()
+    from rag_lab.app import lifecycle
+    from rag_lab.app.store import MilvusLocation
+
+    good_questions(run, docs, path, tmp_path, monkeypatch)
+    assert run("index", docs, "--store", tmp_path / "served.db")[0] == exits.OK
+    lite = MilvusLocation.parse(str(tmp_path / "served.db"))
+    reading = lifecycle.reading
+    monkeypatch.setattr(lifecycle, "reading", lambda where, **kw: reading(lite, **kw))
+
+
+def deep_tree(run, docs, path, tmp_path, monkeypatch):
+    """``docs/d/d/…/d/deep.md``, :data:`DEPTH` folders down (made through directory file
+    descriptors: a path that long is past what ``os.makedirs`` recurses through)."""
+    good_questions(run, docs, path, tmp_path, monkeypatch)
+    fd = os.open(docs, os.O_RDONLY)
+    try:
+        for _ in range(DEPTH):
+            os.mkdir("d", dir_fd=fd)
+            inner = os.open("d", os.O_RDONLY, dir_fd=fd)
+            os.close(fd)
+            fd = inner
+        out = os.open("deep.md", os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=fd)
+        os.write(out, b"# Deep\n\nDeep down, tensors still hold numbers.\n")
+        os.close(out)
+    finally:
+        os.close(fd)
+
+
+@pytest.fixture(autouse=True)
+def no_deep_tree_left(tmp_path):
+    """Remove :func:`deep_tree`'s folders after the row, bottom up: pytest deletes old
+    temporary folders with ``shutil.rmtree``, which in Python 3.11 recurses once a level,
+    so a tree this deep left behind would fail every later session's clean-up."""
+    yield
+    chain = [tmp_path / "docs" / "d"]
+    while chain[-1].is_dir():
+        chain.append(chain[-1] / "d")
+    for folder in reversed(chain[:-1]):
+        for entry in os.scandir(folder):
+            os.unlink(entry.path)
+        os.rmdir(folder)
+
+
+_BASELINE: dict[str, str] = {}
+"""The text of a sound baseline (``report.json`` of ``evaluate`` on the three files), made
+by the first row that needs it: the corpus and question file are the same in every row."""
+
+
+def a_sound_baseline(run, docs, path, tmp_path, monkeypatch) -> dict:
+    good_questions(run, docs, path, tmp_path, monkeypatch)
+    if "report" not in _BASELINE:
+        first = tmp_path / "first"
+        argv = [a.format(docs=docs, tmp=tmp_path) for a in EVALUATE[:-1]]
+        assert run(*argv, first)[0] == exits.OK
+        _BASELINE["report"] = (first / "report.json").read_text(encoding="utf-8")
+    return json.loads(_BASELINE["report"])
+
+
+def no_work(*args, **kwargs):
+    raise AssertionError("the evaluation ran: the baseline was refused too late")
+
+
+def baseline(change=None, at: str = "base.json", work: bool = False):
+    """A sound baseline written to ``{tmp}/<at>`` after ``change(report)``; unless ``work``,
+    the evaluation itself made to fail loudly, so that a row shows its refusal came before
+    any work."""
+
+    def setup(run, docs, path, tmp_path, monkeypatch):
+        report = a_sound_baseline(run, docs, path, tmp_path, monkeypatch)
+        if change is not None:
+            change(report)
+        if not work:
+            monkeypatch.setattr("rag_lab.evaluation.runner.run", no_work)
+        (tmp_path / at).parent.mkdir(exist_ok=True)
+        (tmp_path / at).write_text(json.dumps(report), encoding="utf-8")
+
+    return setup
+
+
+def query(field: str, value):
+    def change(report):
+        report["deployment"]["queries"][0][field] = value
+
+    return change
+
+
+def deployment(field: str, value):
+    def change(report):
+        report["deployment"][field] = value
+
+    return change
+
+
+def without_query_id(report):
+    del report["deployment"]["queries"][1]["id"]
+
+
+def a_null_nearest_negative(report):
+    report["deployment"]["negatives"][0]["nearest"] = None
+
+
+def twice(report):
+    queries = report["deployment"]["queries"]
+    queries[1]["id"] = queries[0]["id"]
+
+
+def of_spans(report):
+    report["kind"] = "spans"
+
+
+def linked_into_the_report(run, docs, path, tmp_path, monkeypatch):
+    """The baseline in ``r/``, and ``link.json`` beside ``r`` a symbolic link to it."""
+    baseline(at="r/report.json")(run, docs, path, tmp_path, monkeypatch)
+    (tmp_path / "link.json").symlink_to(tmp_path / "r" / "report.json")
+
+
+def one_chunk_corpus(run, docs, path, tmp_path, monkeypatch):
+    """A corpus of one chunk, asked two questions: every twin has no chunk left (its
+    distance infinite)."""
+    stand_in_for_evaluate(run, docs, path, tmp_path, monkeypatch)
+    write(
+        tmp_path / "one", {"a.md": "# Alpha\n\nTensors hold numbers. Gradients flow backwards.\n"}
+    )
+    second = (
+        "  - id: q2\n    doc: a\n"
+        '    needle: "Gradients flow backwards."\n'
+        '    course: "How do gradients flow?"\n'
+        '    ticket: "gradients flow how"\n'
+    )
+    question_file(f"questions:\n{QUESTION}{second}negatives:\n{NEGATIVE}")(
+        run, docs, path, tmp_path, monkeypatch
+    )
+
+
+# --- what is left ---------------------------------------------------------------------
+
+
+def milvus_state(folder: Path) -> str:
+    """Every index name of a Milvus Lite folder, with its documents' counts."""
+    from rag_lab.app.store import MilvusLocation, MilvusStore
+    from rag_lab.app.store.milvus.connection import connect, release_lite
+
+    if not folder.exists():
+        return "absent"
+    client = connect(MilvusLocation.parse(str(folder)), create=False)
+    try:
+        names = sorted(
+            n.removesuffix("__current")
+            for n in client.list_collections()
+            if n.endswith("__current")
+        )
+        said = []
+        for name in names:  # as they are, through the store: an earlier name is not re-checked
+            where = MilvusLocation(str(folder), name)
+            with MilvusStore(where, readonly=True, client=client) as store:
+                records = store.documents()
+            failed = sum(r.status.value == "failed" for r in records)
+            said.append(f"{name}: {len(records) - failed} indexed, {failed} failed")
+    finally:
+        client.close()
+        release_lite(str(folder))
+    return "Milvus Lite: " + "; ".join(said)
+
+
+def digest(folder: Path) -> str | None:
+    if not folder.exists():
+        return None
+    files = sorted(p for p in folder.rglob("*") if p.is_file())
+    return hashlib.sha256(b"".join(p.read_bytes() for p in files)).hexdigest()
+
+
+def report_state(folder: Path, before: str | None) -> str:
+    """``absent``, ``unchanged`` (its files as the row found them), or ``written`` and
+    whether every JSON file in it is strict JSON."""
+    if not folder.exists():
+        return "absent"
+    if digest(folder) == before:
+        return "unchanged"
+    loose = []
+    for file in sorted(folder.glob("*.json")):
+        try:
+            json.loads(file.read_text(encoding="utf-8"), parse_constant=lambda c: 1 / 0)
+        except ZeroDivisionError:
+            loose.append(file.name)
+    return "written, strict JSON" if not loose else f"written, not strict: {', '.join(loose)}"
+
+
+def state(argv: list[str], path: Path, tmp_path: Path, before: str | None) -> str:
+    if argv[0] == "evaluate":
+        return report_state(tmp_path / "r", before)
+    if "--store" in argv:
+        uri = argv[argv.index("--store") + 1].partition("#")[0]
+        return "a server, not read" if "://" in uri else milvus_state(Path(uri))
+    return index_state(path)
+
+
+CASES = [
+    # (id, setup, argv, exit status, fragment of stdout + stderr, what is left)
+    # High 1: index names that cannot prefix each other, and generations matched whole
+    ("a name ending _", nothing, ["index", "{docs}", "--store", "{tmp}/kb.db#a_"], 2, "argument --store: 'a_' is not an index name: a letter, then up to 63 letters, digits and single underscores, not ending in one", "absent"),
+    ("a name holding __", nothing, ["index", "{docs}", "--store", "{tmp}/kb.db#a__b"], 2, "'a__b' is not an index name", "absent"),
+    ("a name of 65 characters", nothing, ["index", "{docs}", "--store", "{tmp}/kb.db#" + "a" * 65], 2, "is not an index name", "absent"),
+    ("index a beside an earlier a_", an_earlier_index_a_, ["index", "{docs}", "--store", "{tmp}/kb.db#a"], 0, "0 indexed, 3 unchanged, 0 failed", "Milvus Lite: a: 3 indexed, 0 failed; a_: 1 indexed, 0 failed"),
+    ("a new index a beside an earlier a_", only_an_earlier_index_a_, ["index", "{docs}", "--store", "{tmp}/kb.db#a"], 0, "3 indexed, 0 unchanged, 0 failed", "Milvus Lite: a: 3 indexed, 0 failed; a_: 1 indexed, 0 failed"),
+    ("rebuild a beside an earlier a_", an_earlier_index_a_, ["index", "{docs}", "--rebuild", "--store", "{tmp}/kb.db#a"], 0, "3 indexed, 0 unchanged, 0 failed", "Milvus Lite: a: 3 indexed, 0 failed; a_: 1 indexed, 0 failed"),
+    # High 2: an output folder that holds the baseline it reads
+    ("--out holds the baseline", baseline(at="r/report.json"), [*EVALUATE, "--baseline", "{tmp}/r/report.json"], 2, "--out {tmp}/r holds the baseline {tmp}/r/report.json, which the run would overwrite (report.json, regression.json) before comparing with it; give another --out DIR", "unchanged"),
+    ("--out holds the baseline, another way", baseline(at="r/report.json"), [*EVALUATE[:-1], "{tmp}/r/../r/", "--baseline", "{tmp}/r/report.json"], 2, "holds the baseline {tmp}/r/report.json", "unchanged"),
+    ("--out holds the baseline, through a link", linked_into_the_report, [*EVALUATE, "--baseline", "{tmp}/link.json"], 2, "--out {tmp}/r holds the baseline {tmp}/link.json", "unchanged"),
+    ("--out holds another file as baseline", baseline(at="r/old.json"), [*EVALUATE, "--baseline", "{tmp}/r/old.json"], 2, "holds the baseline {tmp}/r/old.json", "unchanged"),
+    # High 4: a store's password is never printed or written
+    ("status, a password, no answer", unreachable_soon, ["status", "--store", SERVER], 2, "cannot reach the Milvus server at http://admin:***@127.0.0.1:9: no gRPC answer within 0.5 s; check that the server runs", "a server, not read"),
+    ("index, a password, no answer", unreachable_soon, ["index", "{docs}", "--store", SERVER], 2, "cannot reach the Milvus server at http://admin:***@127.0.0.1:9", "a server, not read"),
+    ("ask --json, a password, no answer", unreachable_soon, ["ask", "tensors", "--json", "--store", SERVER], 2, '"error": "cannot reach the Milvus server at http://admin:***@127.0.0.1:9', "a server, not read"),
+    ("evaluate --store, a password", a_server_stood_in_by_milvus_lite, ["evaluate", "--store", SERVER, "--corpus", "{docs}", "--questions", "{tmp}/q.yaml", "--out", "{tmp}/r"], 0, "wrote {tmp}/r/report.md", "written, strict JSON"),
+    # High 7: a tree deeper than Python's recursion limit
+    ("index, 1,100 folders deep", deep_tree, ["index", "{docs}"], 0, "4 indexed, 0 unchanged, 0 failed", "4 indexed, 0 failed"),
+    ("evaluate, 1,100 folders deep", deep_tree, EVALUATE, 0, "4 documents", "written, strict JSON"),
+    # High 9 and medium: an impossible baseline refused before any work, naming the field
+    ("baseline rank -1", baseline(query("rank", -1)), [*EVALUATE, "--baseline", "{tmp}/base.json"], 2, "base.json: deployment.queries[0].rank: -1 is not a rank (a whole number from 1, or null); --baseline FILE takes the report.json of an earlier rag-lab evaluate", "absent"),
+    ("baseline rank 0", baseline(query("rank", 0)), [*EVALUATE, "--baseline", "{tmp}/base.json"], 2, "deployment.queries[0].rank: 0 is not a rank", "absent"),
+    ("baseline rank NaN", baseline(query("rank", float("nan"))), [*EVALUATE, "--baseline", "{tmp}/base.json"], 2, "deployment.queries[0].rank: NaN is not a rank", "absent"),
+    ('baseline rank "1"', baseline(query("rank", "1")), [*EVALUATE, "--baseline", "{tmp}/base.json"], 2, 'deployment.queries[0].rank: "1" is not a rank', "absent"),
+    ("baseline rank true", baseline(query("rank", True)), [*EVALUATE, "--baseline", "{tmp}/base.json"], 2, "deployment.queries[0].rank: true is not a rank", "absent"),
+    ("baseline nearest Infinity", baseline(query("nearest", float("inf"))), [*EVALUATE, "--baseline", "{tmp}/base.json"], 2, "deployment.queries[0].nearest: Infinity is not a cosine distance (0 to 2)", "absent"),
+    ("baseline query without an id", baseline(without_query_id), [*EVALUATE, "--baseline", "{tmp}/base.json"], 2, "base.json: deployment.queries[1].id: missing", "absent"),
+    ("baseline query id twice", baseline(twice), [*EVALUATE, "--baseline", "{tmp}/base.json"], 2, 'deployment.queries[1].id: "q1/course" appears twice', "absent"),
+    ("baseline null nearest", baseline(a_null_nearest_negative), [*EVALUATE, "--baseline", "{tmp}/base.json"], 2, "deployment.negatives[0].nearest: null is not a cosine distance (0 to 2)", "absent"),
+    ('baseline cutoff "abc"', baseline(deployment("cutoff", "abc")), [*EVALUATE, "--baseline", "{tmp}/base.json"], 2, 'deployment.cutoff: "abc" is not a cosine distance (0 to 2)', "absent"),
+    ('baseline ks "abc"', baseline(deployment("ks", "abc")), [*EVALUATE, "--baseline", "{tmp}/base.json"], 2, 'deployment.ks: "abc" is not a list of whole numbers from 1', "absent"),
+    ("baseline ks [0]", baseline(deployment("ks", [0])), [*EVALUATE, "--baseline", "{tmp}/base.json"], 2, "deployment.ks: [0] is not a list of whole numbers from 1", "absent"),
+    ("baseline questions a text", baseline(deployment("questions", "q1")), [*EVALUATE, "--baseline", "{tmp}/base.json"], 2, "deployment.questions: not a list of question ids (text)", "absent"),
+    ("baseline of another kind", baseline(of_spans), [*EVALUATE, "--baseline", "{tmp}/base.json"], 2, "base.json: a report of spans questions, and this run has needles: they cannot be paired", "absent"),
+    # strict JSON everywhere the app writes JSON
+    ("one chunk, two questions: twin distances infinite", one_chunk_corpus, ["evaluate", "--corpus", "{tmp}/one", "--questions", "{tmp}/q.yaml", "--out", "{tmp}/r"], 0, "wrote {tmp}/r/report.md", "written, strict JSON"),
+    ("a sound baseline, compared", baseline(work=True), [*EVALUATE, "--baseline", "{tmp}/base.json"], 0, "in {tmp}/r", "written, strict JSON"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("setup", "argv", "code", "fragment", "after"),
+    [pytest.param(*row[1:], id=row[0]) for row in CASES],
+)
+def test_each_case(env, tmp_path, monkeypatch, setup, argv, code, fragment, after):
+    run, docs, path = env
+    setup(run, docs, path, tmp_path, monkeypatch)
+    argv = [a.format(docs=docs, tmp=tmp_path) for a in argv]
+    before = digest(tmp_path / "r")
+    status, out, err = run(*argv)
+    assert status == code, (out, err)
+    assert "Traceback" not in err and "internal error" not in err, err
+    assert fragment.format(docs=docs, tmp=tmp_path) in out + err, (out, err)
+    if code == exits.ERROR:
+        assert err.count("\n") == 1 or err.startswith("usage:"), err
+    assert PASSWORD not in out + err
+    written = [p for p in (tmp_path / "r").rglob("*") if p.is_file()]
+    assert not [p for p in written if PASSWORD.encode() in p.read_bytes()]
+    assert state(argv, path, tmp_path, before) == after
+
+
+@pytest.mark.server
+def test_a_password_on_a_real_server_is_never_printed_or_written(run, tmp_path, monkeypatch):
+    """The same on ``milvus-lite server`` (which takes any token): index, status, evaluate."""
+    milvus()
+    from test_store_backends import _free_port, _serve, _stop
+
+    port = _free_port()
+    data = tmp_path / "server"
+    data.mkdir()
+    exe = Path(sys.executable).with_name("milvus-lite")
+    proc = _serve(
+        [str(exe), "server", "--data-dir", str(data), "--port", str(port)], port, data / "log"
+    )
+    try:
+        uri = f"http://admin:{PASSWORD}@127.0.0.1:{port}#kbc"
+        docs = write(tmp_path / "docs", {"a.md": "# Alpha\n\nTensors hold numbers.\n"})
+        good_questions(run, docs, tmp_path / "index.sqlite", tmp_path, monkeypatch)
+        said = []
+        for argv in (
+            ["index", docs, "--store", uri],
+            ["status", "--store", uri],
+            [
+                "evaluate",
+                "--store",
+                uri,
+                "--corpus",
+                docs,
+                "--questions",
+                tmp_path / "q.yaml",
+                "--out",
+                tmp_path / "r",
+            ],
+        ):
+            status, out, err = run(*argv)
+            assert status == exits.OK, err
+            said.append(out + err)
+        assert all(PASSWORD not in s for s in said)
+        assert "http://admin:***@127.0.0.1" in said[0]
+        for file in (tmp_path / "r").rglob("*"):
+            assert not file.is_file() or PASSWORD.encode() not in file.read_bytes(), file
+        assert (
+            json.loads((tmp_path / "r" / "report.json").read_text())["served"]["index"]
+            == f"http://admin:***@127.0.0.1:{port}#kbc"
+        )
+    finally:
+        _stop(proc)
