@@ -20,6 +20,7 @@ tests is corrected with :func:`holm`.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 
@@ -336,7 +337,9 @@ class Difference:
     ``estimate`` is the mean over questions of each question's difference (its queries hit
     by a, minus by b, over its queries: the difference in recall when every question has
     as many phrasings); ``lo``, ``hi`` bound it at ``level``; ``se`` is the standard error
-    the interval uses, over ``clusters`` questions.
+    the interval uses, over ``clusters`` questions; ``centre`` is the mean the interval is
+    centred on (the questions with the two pseudo-questions). :attr:`p` is the t test this
+    interval inverts, so the interval at ``1 − α`` excludes 0 exactly when ``p < α``.
     """
 
     estimate: float
@@ -346,6 +349,27 @@ class Difference:
     queries: int
     clusters: int
     level: float = 0.95
+    centre: float = 0.0
+
+    @property
+    def df(self) -> int:
+        return self.clusters + 1  # the questions and the two pseudo-questions, minus one
+
+    @property
+    def p(self) -> float:
+        """The two-sided t test of no difference that the interval inverts."""
+        from scipy import stats
+
+        return float(2 * stats.t.sf(abs(self.centre) / self.se, self.df))
+
+    def at(self, level: float) -> Difference:
+        """The same difference with its interval at ``level`` (e.g. ``1 − α/m`` for a
+        Bonferroni family of ``m``)."""
+        from scipy import stats
+
+        half = float(stats.t.ppf(0.5 + level / 2, self.df)) * self.se
+        lo, hi = max(-1.0, self.centre - half), min(1.0, self.centre + half)
+        return dataclasses.replace(self, lo=lo, hi=hi, level=level)
 
     def excludes(self, value: float) -> bool:
         return not self.lo <= value <= self.hi
@@ -360,8 +384,7 @@ class Difference:
         the standard error observed here (Cohen 1988, ch. 2, for a paired mean)."""
         from scipy import stats
 
-        df = self.clusters + 1  # the questions and the two pseudo-questions, minus one
-        return float((stats.t.ppf(1 - alpha / 2, df) + stats.t.ppf(power, df)) * self.se)
+        return float((stats.t.ppf(1 - alpha / 2, self.df) + stats.t.ppf(power, self.df)) * self.se)
 
     def __str__(self) -> str:
         return f"{self.estimate:+.3f} [{self.lo:+.3f}, {self.hi:+.3f}]"
@@ -422,7 +445,7 @@ def paired_mean_difference(
     half = float(stats.t.ppf(0.5 + level / 2, n - 1)) * se
     centre = float(padded.mean())
     lo, hi = max(-1.0, centre - half), min(1.0, centre + half)
-    return Difference(float(per_question.mean()), lo, hi, se, len(a), len(sums), level)
+    return Difference(float(per_question.mean()), lo, hi, se, len(a), len(sums), level, centre)
 
 
 def _sums(values: np.ndarray, clusters: Sequence[Hashable]) -> tuple[np.ndarray, np.ndarray]:

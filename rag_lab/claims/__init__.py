@@ -3,14 +3,14 @@
 A :class:`Claim` is what is claimed (a paraphrase, never the chapter's sentence), the
 chapter's result, the metric and comparison, its :class:`Direction`, the population it is
 judged on, its role (the chapter's claim, a control, the project's hypothesis, an
-exploratory look), its Holm family, its margin and what stands in for what the chapter used.
+exploratory look), its family, its margin and what stands in for what the chapter used.
 Code that measures a claim names it by id and returns numbers; nothing else of the claim is
 written anywhere but the file.
 
 >>> claim("E>A@R20").compare, claim("E>A@R20").role
 (Compare(a='E', b='A', k=20), 'chapter')
 >>> claim("hybrid=dense@R4").margin
-0.1
+0.05
 """
 
 from __future__ import annotations
@@ -82,6 +82,9 @@ class Claim:
     margin: float | None = None
     margin_name: str = ""
     rule: str = ""
+    not_as_stated: str = ""
+    """Why the claim cannot be tested as the chapter states it (its stand-in changes the
+    task): the verdict is then *not testable here*, whatever the numbers."""
 
 
 class ClaimsFileError(BadInput, ValueError):
@@ -91,7 +94,7 @@ class ClaimsFileError(BadInput, ValueError):
 _REQUIRED = ("id", "statement", "notebooks", "direction", "metric", "role", "population",
              "stand_in")  # fmt: skip
 _KNOWN = {*_REQUIRED, "compare", "chapter", "chapter_effect", "chapter_value", "family",
-          "margin", "rule"}  # fmt: skip
+          "margin", "rule", "not_testable_as_stated"}  # fmt: skip
 
 
 def claim(claim_id: str) -> Claim:
@@ -159,7 +162,10 @@ def _parse(doc: Mapping[str, Any]) -> dict[str, Claim]:
             margin=margins[margin_name] if margin_name else None,
             margin_name=margin_name,
             rule=raw.get("rule", ""),
+            not_as_stated=raw.get("not_testable_as_stated", ""),
         )
+        if out[raw["id"]].not_as_stated and out[raw["id"]].stand_in is None:
+            raise ClaimsFileError(f"{where}: not_testable_as_stated needs the stand-in it names")
     return out
 
 

@@ -1,19 +1,27 @@
 """The one rule: a declared :class:`~rag_lab.claims.Claim` and a record of numbers give a
 :class:`~rag_lab.claims.verdicts.Verdict`. No other code decides a verdict.
 
-By the claim's direction:
+A paired claim (a against b, by question) is decided by one interval, the one its test
+inverts: the paired difference's t interval over questions
+(:meth:`rag_lab.stats.Difference.at`) at ``1 − α/m`` in a confirmatory family of ``m``
+claims (Bonferroni: the interval excludes 0 exactly when the adjusted p is below α), at
+``1 − α`` for an exploratory one. That interval is what the entry shows. By direction:
 
-- **better / worse** (paired, by question): *reproduces* when the question-level sign test,
-  Holm-adjusted over the claim's confirmatory family (raw when exploratory), is significant
-  in the claimed direction; *contradicted* when significant the other way; *excludes the
-  chapter's effect* when not significant but the difference's interval excludes the
-  chapter's effect; otherwise *inconclusive*, with the smallest difference the design
-  detects with 80 % power at the family's level;
-- **no difference** (paired): *reproduces* when the whole interval lies within ± the
-  claim's margin (equivalence, decided first); otherwise *contradicted* when the test is
-  significant, else inconclusive;
+- **better / worse**: *reproduces* when the interval lies wholly on the claimed side of 0;
+  *contradicted* when wholly on the other; *excludes the chapter's effect* when it excludes
+  the chapter's effect and that effect is one the comparison could reach (a − b cannot
+  exceed ``1 − b`` nor fall below ``−b``: where a ceiling makes the chapter's effect
+  unreachable the ceiling, not the data, would decide, and the verdict is inconclusive);
+  otherwise *inconclusive*, with the smallest difference the design detects with 80 %
+  power at the interval's level;
+- **no difference**: *reproduces* when the whole interval lies within ± the claim's margin
+  (equivalence at a margin declared before the results, independent of the chapter's
+  effects), and the entry says whether the difference is also significant; *contradicted*
+  when the interval excludes 0 and leaves the margin; otherwise *inconclusive*;
+- a paired comparison in which every question's difference is 0 has *no variation*: it
+  cannot speak, and it is no reproduction;
 - **better / worse** on an interval alone (two independent groups of questions, where no
-  paired sign test exists): *reproduces* when the interval lies wholly on the claimed side of
+  paired test exists): *reproduces* when the interval lies wholly on the claimed side of
   0, *contradicted* when wholly on the other, *excludes the chapter's effect* when it
   excludes the chapter's effect, else inconclusive;
 - **value** (a rate the chapter reports): *reproduces* when our interval lies within ± the
@@ -21,9 +29,10 @@ By the claim's direction:
   else inconclusive;
 - **count** (exact, a property of the corpus or the run): *reproduces* when the claim's rule
   holds, else *contradicted*;
-- a verdict no number decides (*by construction*, *not testable here*, *not measured*)
-  comes with its reason; a *by construction* claim the run checks is *contradicted* when
-  the check fails.
+- a claim whose stand-in changes the task (``not_testable_as_stated``) is *not testable
+  here*, whatever its numbers; a verdict no number decides (*by construction*, *not testable
+  here*, *not measured*) comes with its reason; a *by construction* claim the run checks is
+  *contradicted* when the check fails.
 """
 
 from __future__ import annotations
@@ -39,13 +48,14 @@ POWER = 0.8
 
 @dataclass(frozen=True)
 class PairedRecord:
-    """A paired comparison by question: the difference with its interval, the sign test,
-    and the p adjusted over the family (``None`` when the claim is exploratory)."""
+    """A paired comparison by question: the difference (its interval at 95 %), the
+    question-level wins and losses, the size of the claim's confirmatory family, and the
+    range ``a − b`` can take given b's recall (``(−b, 1 − b)``)."""
 
     difference: Difference
     test: Paired
-    p_adjusted: float | None = None
     family_size: int = 1
+    headroom: tuple[float, float] = (-1.0, 1.0)
 
 
 @dataclass(frozen=True)
@@ -90,17 +100,28 @@ Record = PairedRecord | IntervalRecord | ValueRecord | CountRecord | FixedRecord
 @dataclass(frozen=True)
 class Judgement:
     """The verdict and what qualifies it: the margin an equivalence or value was judged at,
-    the effect an inconclusive design could detect."""
+    the effect an inconclusive design could detect; for a paired claim the interval that
+    decided it, its level, the test's p and its family-adjusted p, whether the difference is
+    significant, and the reachable limit when a ceiling kept the chapter's effect out of
+    reach."""
 
     verdict: Verdict
     margin: float | None = None
     detectable: float | None = None
+    interval: tuple[float, float] | None = None
+    level: float | None = None
+    p: float | None = None
+    p_adjusted: float | None = None
+    significant: bool | None = None
+    ceiling: float | None = None
 
 
 def judge(claim: Claim, record: Record) -> Judgement:
     """The verdict on ``claim`` of ``record`` by the module's rule."""
     if isinstance(record, FixedRecord):
         return _fixed(record)
+    if claim.not_as_stated:
+        return Judgement(Verdict.NOT_TESTABLE, claim.margin)
     d = claim.direction
     if isinstance(record, CountRecord):
         _expect(claim, d is Direction.COUNT, "a count")
@@ -128,26 +149,38 @@ def _interval(claim: Claim, r: IntervalRecord) -> Judgement:
 
 
 def _paired(claim: Claim, r: PairedRecord) -> Judgement:
-    diff, test = r.difference, r.test
-    p = r.p_adjusted if r.p_adjusted is not None else test.p
-    significant = p < ALPHA and test.wins != test.losses
-    sign = 1 if test.wins > test.losses else -1
+    confirmatory = claim.family == CONFIRMATORY
+    m = r.family_size if confirmatory else 1
+    d = r.difference.at(1 - ALPHA / m)
+    shown = {
+        "interval": (d.lo, d.hi),
+        "level": d.level,
+        "p": r.difference.p,
+        "p_adjusted": min(1.0, r.difference.p * m) if confirmatory else None,
+    }
+    if r.test.wins == 0 and r.test.losses == 0:
+        return Judgement(Verdict.NO_VARIATION, claim.margin, **shown)
+    side = 1 if d.lo > 0 else -1 if d.hi < 0 else 0
+    detectable = d.detectable(ALPHA / m, POWER)
     if claim.direction is Direction.SAME:
-        # Equivalence first (two one-sided tests at the interval's level): a difference the
-        # test can see but the whole interval keeps inside the margin is no difference that
-        # matters, which is what the claim says.
-        if diff.within(claim.margin):
-            return Judgement(Verdict.REPRODUCES, claim.margin)
-        verdict = Verdict.CONTRADICTED if significant else Verdict.INCONCLUSIVE
-        return Judgement(verdict, claim.margin)
+        if d.within(claim.margin):
+            return Judgement(Verdict.REPRODUCES, claim.margin, significant=side != 0, **shown)
+        verdict = Verdict.CONTRADICTED if side else Verdict.INCONCLUSIVE
+        return Judgement(verdict, claim.margin, detectable if not side else None, **shown)
     claimed = 1 if claim.direction is Direction.BETTER else -1
-    if significant:
-        return Judgement(Verdict.REPRODUCES if sign == claimed else Verdict.CONTRADICTED)
+    if side:
+        verdict = Verdict.REPRODUCES if side == claimed else Verdict.CONTRADICTED
+        return Judgement(verdict, significant=True, **shown)
     effect = claim.chapter_effect
-    if effect is not None and diff.excludes(effect):
-        return Judgement(Verdict.EXCLUDES_CHAPTER_EFFECT)
-    size = r.family_size if claim.family == CONFIRMATORY else 1
-    return Judgement(Verdict.INCONCLUSIVE, detectable=diff.detectable(ALPHA / size, POWER))
+    if effect is not None and d.excludes(effect):
+        lo, hi = r.headroom
+        if lo <= effect <= hi:
+            return Judgement(Verdict.EXCLUDES_CHAPTER_EFFECT, significant=False, **shown)
+        reach = hi if effect > hi else lo
+        return Judgement(
+            Verdict.INCONCLUSIVE, None, detectable, significant=False, ceiling=reach, **shown
+        )
+    return Judgement(Verdict.INCONCLUSIVE, None, detectable, significant=False, **shown)
 
 
 def _value(reference: float, interval: tuple[float, float], margin: float) -> Judgement:

@@ -57,16 +57,24 @@ def evidence(e: Entry) -> str:
 
 
 def method(e: Entry) -> str:
-    """The interval's method as it reads (``t over questions, two pseudo-questions``)."""
-    return METHODS.get(e.method, e.method)
+    """The interval's method as it reads (``t over questions, two pseudo-questions``), with
+    its level when that is not 95 % (a confirmatory family's Bonferroni level)."""
+    name = METHODS.get(e.method, e.method)
+    return f"{name}, {100 * e.level:.1f} %" if e.level is not None else name
 
 
 def verdict_text(e: Entry) -> str:
     """The verdict and what qualifies it: the margin of an equivalence, the effect an
     inconclusive design could detect, the reason a claim is fixed."""
     words = e.verdict.label
+    if e.verdict is Verdict.NO_VARIATION:
+        return f"{words} (every question's difference is 0)"
+    if e.ceiling is not None:
+        return f"{words} (the chapter's effect is out of reach: at most {e.ceiling:+.3f})"
     if e.verdict is Verdict.INCONCLUSIVE and e.detectable is not None:
         return f"{words} (detects ±{e.detectable:.2f} with 80 % power)"
+    if e.margin is not None and e.verdict is Verdict.REPRODUCES and e.significant:
+        return f"{words} (within ±{e.margin:.2f}, though the difference is significant)"
     if e.margin is not None and e.verdict in (Verdict.REPRODUCES, Verdict.INCONCLUSIVE):
         return f"{words} (margin ±{e.margin:.2f})"
     if not e.verdict.tested:
@@ -75,7 +83,7 @@ def verdict_text(e: Entry) -> str:
 
 
 def p_text(e: Entry) -> str:
-    """The test's p, with the Holm-adjusted p of a confirmatory claim or its family."""
+    """The test's p, with the family-adjusted p of a confirmatory claim, or its family."""
     if e.p is None:
         return "–"
     if e.p_adjusted is None:
@@ -90,8 +98,8 @@ def stand_in_note(e: Entry) -> str:
 
 def entry_line(e: Entry, with_benchmark: bool = False) -> str:
     """A reading bullet: ``- **E>A@R20** (boundaries with a header beat blind cuts): by
-    question +0.234 [+0.117, +0.351] (t over questions, …); +15/−1 …; question-level
-    p = 0.00052 (Holm 0.0026); the chapter: +18/−3, p = 0.0015. **Reproduces**.``"""
+    question +0.234 [+0.117, +0.351] (t over questions, …); +15/−1 …; p = 0.00052
+    (adjusted 0.0026); the chapter: +18/−3, p = 0.0015. **Reproduces**.``"""
     parts = []
     if e.estimate is not None and e.ci is not None:
         scale = "by question" if e.direction in SIGNED else "rate"
@@ -100,8 +108,10 @@ def entry_line(e: Entry, with_benchmark: bool = False) -> str:
     if e.here:
         parts.append(e.here)
     if e.p is not None:
-        adjusted = f" (Holm {e.p_adjusted:#.2g})" if e.p_adjusted is not None else f" ({e.family})"
-        parts.append(f"question-level p = {e.p:#.2g}{adjusted}")
+        adjusted = (
+            f" (adjusted {e.p_adjusted:#.2g})" if e.p_adjusted is not None else f" ({e.family})"
+        )
+        parts.append(f"p = {e.p:#.2g}{adjusted}")
     if e.chapter not in ("", "–"):
         parts.append(f"the chapter: {e.chapter}")
     verdict = _capital(verdict_text(e))
@@ -130,13 +140,13 @@ def finding_line(e: Entry) -> str:
 
 def view(entries: Sequence[Entry]) -> pd.DataFrame:
     """Entries for reading, one row a claim: the chapter's result, ours, the estimate and its
-    interval by question, the test's p (Holm-adjusted in a confirmatory family), the verdict."""
+    interval by question, the test's p (adjusted in a confirmatory family), the verdict."""
     return pd.DataFrame(
         {
             "chapter": [e.chapter for e in entries],
             "here": [e.here for e in entries],
-            "estimate [95 % CI]": [interval(e) for e in entries],
-            "p (Holm)": [p_text(e) for e in entries],
+            "estimate [CI]": [interval(e) for e in entries],
+            "p (adjusted)": [p_text(e) for e in entries],
             "verdict": [verdict_text(e) for e in entries],
         },
         index=pd.Index([f"{e.claim}: {e.statement}" for e in entries], name="claim"),

@@ -27,6 +27,8 @@ class Verdict(enum.Enum):
     INCONCLUSIVE = "inconclusive"
     """The design cannot tell: neither significant nor excluding; its detectable effect says
     how large a difference it could have seen."""
+    NO_VARIATION = "no_variation"
+    """Every question's difference is 0: the comparison cannot speak, and is no reproduction."""
     BY_CONSTRUCTION = "by_construction"
     """True because of how the code is built; shown, never counted as agreement."""
     NOT_TESTABLE = "not_testable"
@@ -54,7 +56,12 @@ class Verdict(enum.Enum):
     def tested(self) -> bool:
         """True for a verdict reached by a test or a count (not fixed by construction, by
         the corpus or by what is installed)."""
-        return self not in (Verdict.BY_CONSTRUCTION, Verdict.NOT_TESTABLE, Verdict.NOT_MEASURED)
+        return self not in (
+            Verdict.NO_VARIATION,
+            Verdict.BY_CONSTRUCTION,
+            Verdict.NOT_TESTABLE,
+            Verdict.NOT_MEASURED,
+        )
 
 
 _LABELS = {
@@ -62,6 +69,7 @@ _LABELS = {
     Verdict.CONTRADICTED: "contradicted",
     Verdict.EXCLUDES_CHAPTER_EFFECT: "excludes the chapter's effect",
     Verdict.INCONCLUSIVE: "inconclusive",
+    Verdict.NO_VARIATION: "no variation",
     Verdict.BY_CONSTRUCTION: "by construction",
     Verdict.NOT_TESTABLE: "not testable here",
     Verdict.NOT_MEASURED: "not measured",

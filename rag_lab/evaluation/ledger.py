@@ -7,8 +7,8 @@ the one rule. The builders here join the three into an entry: the claim's id, th
 the record, and our result as shown (``here``).
 
 Families: a notebook's **confirmatory** family is its confirmatory claims on one benchmark;
-Holm adjusts over them alone (:func:`paired_entries`). Exploratory claims are shown
-unadjusted.
+the judge widens their intervals (and adjusts their p) by Bonferroni over them alone
+(:func:`paired_entries`). Exploratory claims are shown unadjusted.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ from rag_lab.claims.judge import (
 )
 from rag_lab.claims.verdicts import Verdict
 from rag_lab.metrics import Ranks, hits_at
-from rag_lab.stats import cluster_paired, holm, paired_difference
+from rag_lab.stats import cluster_paired, paired_difference
 
 PAIRED_METHOD = "paired_t_pseudo_questions"
 """The interval of a paired difference by question (:func:`rag_lab.stats.paired_difference`):
@@ -74,6 +74,13 @@ class Entry:
     stand_in: str | None = None
     method: str = ""
     """The name of the method behind ``ci`` (``paired_t_pseudo_questions``…)."""
+    level: float | None = None
+    """The level of ``ci`` when it is not 95 % (a confirmatory family's ``1 − α/m``)."""
+    significant: bool | None = None
+    """For a paired claim: whether its interval excludes 0 (shown beside an equivalence)."""
+    ceiling: float | None = None
+    """The largest difference the comparison could reach, when that kept the chapter's
+    effect out of reach."""
 
     def to_json(self) -> dict[str, Any]:
         out = asdict(self)
@@ -108,10 +115,14 @@ def entry(
     j = judge(c, record)
     if isinstance(record, FixedRecord):
         reason = record.reason
+    elif c.not_as_stated:
+        reason = c.not_as_stated
     elif isinstance(record, CountRecord | IntervalRecord):
         reason = c.rule
     else:
         reason = ""
+    if j.interval is not None:  # a paired claim: the interval and p that decided it
+        ci, p, p_adjusted = j.interval, j.p, j.p_adjusted
     return Entry(
         notebook,
         c.id,
@@ -135,6 +146,9 @@ def entry(
         population=c.population,
         stand_in=c.stand_in,
         method=method,
+        level=j.level if j.level is not None and abs(j.level - 0.95) > 1e-9 else None,
+        significant=j.significant,
+        ceiling=j.ceiling,
     )
 
 
@@ -164,21 +178,17 @@ def paired_entries(
     clusters: Sequence[Hashable],
 ) -> list[Entry]:
     """Judge ``claims`` (declared ids, or :class:`PairedClaim` naming the systems) on
-    ``ranks`` (first-hit ranks per system, queries clustered by ``clusters``): Holm over the
-    confirmatory ones, the exploratory ones unadjusted."""
+    ``ranks`` (first-hit ranks per system, queries clustered by ``clusters``): the
+    confirmatory ones as one family, the exploratory ones alone."""
     paired = [c if isinstance(c, PairedClaim) else PairedClaim(c) for c in claims]
-    measured = []
+    family = sum(claim(c.claim).family == CONFIRMATORY for c in paired)
+    out = []
     for c in paired:
         a_name, b_name, k = c.systems()
         a, b = hits_at(ranks[a_name], k), hits_at(ranks[b_name], k)
-        measured.append((c, paired_difference(a, b, clusters), cluster_paired(a, b, clusters)))
-    confirmatory = [
-        i for i, (c, _, _) in enumerate(measured) if claim(c.claim).family == CONFIRMATORY
-    ]
-    adjusted = dict(zip(confirmatory, holm([measured[i][2].p for i in confirmatory]), strict=True))
-    out = []
-    for i, (c, d, t) in enumerate(measured):
-        record = PairedRecord(d, t, adjusted.get(i), len(confirmatory))
+        d, t = paired_difference(a, b, clusters), cluster_paired(a, b, clusters)
+        reach = float(sum(b)) / len(b)
+        record = PairedRecord(d, t, family, headroom=(-reach, 1 - reach))
         out.append(
             entry(
                 c.claim,
@@ -188,9 +198,6 @@ def paired_entries(
                 here=f"+{t.wins}/\N{MINUS SIGN}{t.losses} of {t.wins + t.losses + t.ties} "
                 "questions",
                 estimate=d.estimate,
-                ci=(d.lo, d.hi),
-                p=t.p,
-                p_adjusted=adjusted.get(i),
                 method=PAIRED_METHOD,
             )
         )

@@ -132,21 +132,24 @@ def rule() -> str:
     m, rate, power, alpha = margins["recall"], margins["rate"], POWER, ALPHA
     return "\n".join(
         [
-            f"- a directional claim **reproduces** when the question-level sign test, "
-            f"Holm-adjusted over the notebook's chapter claims on one benchmark, is significant "
-            f"at {alpha:g} its way; it is **contradicted** when significant the other way; it "
-            "**excludes the chapter's effect** when the test is not significant but the 95 % "
-            "interval of the difference by question excludes the effect the chapter reports; "
-            f"otherwise it is **inconclusive**, with the smallest difference the design detects "
-            f"with {power:.0%} power;",
-            f'- a "no difference" claim reproduces when the whole interval lies within the '
-            f"equivalence margin (±{m:.2f} of Recall@k), even if the test sees a difference; "
-            "outside it, it is contradicted when the test is significant; a rate the chapter "
-            "reports reproduces only "
-            f"when our interval lies within ±{rate:.2f} of it; a count reproduces when its stated "
-            "condition holds;",
-            "- **by construction**, **not testable here** and **not measured** are verdicts of "
-            "their own, each with its reason, and never count as agreement.",
+            "- a paired claim is decided by one interval, the one the entry shows: the t "
+            "interval of the difference by question, at "
+            f"1 − {alpha:g}/m over the notebook's m confirmatory claims on one benchmark "
+            f"(Bonferroni; 1 − {alpha:g} for an exploratory one); a directional claim "
+            "**reproduces** when that interval lies wholly on its side of 0 and is "
+            "**contradicted** when wholly on the other; it **excludes the chapter's effect** "
+            "when the interval holds 0 but not the chapter's effect, and only when that effect "
+            "was within reach (a ceiling never decides); otherwise it is **inconclusive**, "
+            f"with the smallest difference the design detects with {power:.0%} power;",
+            f'- a "no difference" claim reproduces when the whole interval lies within ±{m:.2f} '
+            "(the smallest effect of interest, declared in the claims file from the field, not "
+            "from the chapter's effects), and says so when the difference is also significant; "
+            "it is contradicted when the interval excludes 0 and leaves the margin; a rate the "
+            f"chapter reports reproduces only when our interval lies within ±{rate:.2f} of it; "
+            "a count reproduces when its stated condition holds;",
+            "- **no variation** (every question's difference is 0), **by construction**, **not "
+            "testable here** (including a stand-in that changes the task) and **not measured** "
+            "are verdicts of their own, each with its reason, and never count as agreement.",
         ]
     )
 
@@ -228,12 +231,12 @@ def _summary_block(ledger: Ledger, roles: Sequence[str]) -> list[str]:
         "|---|---|---|---|---|---|",
     ]
     for e in ledger.entries:
-        if e.verdict.tested and e.role in roles:
+        if e.role in roles:
             evidence = render.evidence(e)
             flag = " (stand-in)" if e.stand_in else ""
             lines.append(
                 f"| {e.statement}{flag} | {e.role} | {e.benchmark} | {e.chapter} | {evidence} "
-                f"| {e.verdict.label} |"
+                f"| {render.verdict_text(e)} |"
             )
     return lines
 

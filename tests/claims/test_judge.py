@@ -20,10 +20,10 @@ from rag_lab.claims.verdicts import Verdict
 from rag_lab.stats import Difference, Paired, cluster_paired, paired_difference
 
 BETTER, WORSE, SAME = Direction.BETTER, Direction.WORSE, Direction.SAME
-MARGIN = 0.10
+MARGIN = 0.05
 
 
-def made(direction: Direction, effect: float | None = None, family: str = CONFIRMATORY) -> Claim:
+def made(direction: Direction, effect: float | None = None, family: str = EXPLORATORY) -> Claim:
     """A claim as the file would declare it, made here so the rule is tested apart from it."""
     return Claim(
         id="a?b", statement="s", notebooks={"d2l": "03"}, direction=direction, metric="R@1",
@@ -32,57 +32,95 @@ def made(direction: Direction, effect: float | None = None, family: str = CONFIR
     )  # fmt: skip
 
 
-def diff(lo: float, hi: float, estimate: float | None = None, se: float = 0.05) -> Difference:
-    centre = (lo + hi) / 2 if estimate is None else estimate
-    return Difference(centre, lo, hi, se, 64, 32)
+def diff(centre: float, se: float = 0.05) -> Difference:
+    """A difference centred on ``centre`` with its 95 % t interval over 32 questions (33 df:
+    ± 2.035 · se, so ± 0.102 at the default se)."""
+    return Difference(centre, 0.0, 0.0, se, 64, 32, centre=centre).at(0.95)
 
 
-A_WINS, B_WINS, EVEN = Paired(12, 1, 19), Paired(1, 12, 19), Paired(3, 3, 26)
+A_WINS, B_WINS, EVEN, NONE = Paired(12, 1, 19), Paired(1, 12, 19), Paired(3, 3, 26), Paired(0, 0, 32)
 
 
 @pytest.mark.parametrize(
-    ("direction", "d", "test", "p", "effect", "verdict"),
+    ("direction", "d", "test", "effect", "verdict"),
     [
-        (BETTER, diff(0.05, 0.30), A_WINS, 0.003, 0.23, Verdict.REPRODUCES),
-        (WORSE, diff(-0.30, -0.05), B_WINS, 0.003, -0.06, Verdict.REPRODUCES),
+        (BETTER, diff(0.20), A_WINS, 0.23, Verdict.REPRODUCES),
+        (WORSE, diff(-0.20), B_WINS, -0.06, Verdict.REPRODUCES),
         # inverted: the data go the other way, significantly
-        (BETTER, diff(-0.30, -0.05), B_WINS, 0.003, 0.23, Verdict.CONTRADICTED),
-        (WORSE, diff(0.05, 0.30), A_WINS, 0.003, -0.06, Verdict.CONTRADICTED),
-        # not significant, but the interval excludes the chapter's +0.156
-        (BETTER, diff(-0.01, 0.08), EVEN, 0.6, 0.156, Verdict.EXCLUDES_CHAPTER_EFFECT),
-        # not significant and the interval holds the chapter's effect: the design cannot tell
-        (BETTER, diff(-0.05, 0.17), EVEN, 0.6, 0.06, Verdict.INCONCLUSIVE),
-        (BETTER, diff(-0.05, 0.17), EVEN, 0.6, None, Verdict.INCONCLUSIVE),
+        (BETTER, diff(-0.20), B_WINS, 0.23, Verdict.CONTRADICTED),
+        (WORSE, diff(0.20), A_WINS, -0.06, Verdict.CONTRADICTED),
+        # the interval holds 0 and excludes the chapter's +0.156
+        (BETTER, diff(0.03), EVEN, 0.156, Verdict.EXCLUDES_CHAPTER_EFFECT),
+        # the interval holds 0 and the chapter's effect: the design cannot tell
+        (BETTER, diff(0.06), EVEN, 0.06, Verdict.INCONCLUSIVE),
+        (BETTER, diff(0.06), EVEN, None, Verdict.INCONCLUSIVE),
         # a "no difference" claim: a null with a wide interval is never a reproduction
-        (SAME, diff(-0.05, 0.17), EVEN, 0.6, 0.06, Verdict.INCONCLUSIVE),
-        (SAME, diff(-0.04, 0.06), EVEN, 0.9, 0.03, Verdict.REPRODUCES),
-        (SAME, diff(0.05, 0.30), A_WINS, 0.003, 0.03, Verdict.CONTRADICTED),
+        (SAME, diff(0.06), EVEN, 0.06, Verdict.INCONCLUSIVE),
+        (SAME, diff(0.0, se=0.02), EVEN, 0.03, Verdict.REPRODUCES),
+        (SAME, diff(0.20), A_WINS, 0.03, Verdict.CONTRADICTED),
+        # every question's difference 0: no variation, whatever the direction
+        (BETTER, diff(0.0, se=0.02), NONE, 0.2, Verdict.NO_VARIATION),
+        (SAME, diff(0.0, se=0.02), NONE, 0.0, Verdict.NO_VARIATION),
     ],
 )
-def test_the_rule_for_a_paired_claim(direction, d, test, p, effect, verdict):
-    j = judge(made(direction, effect), PairedRecord(d, test, p))
+def test_the_rule_for_a_paired_claim(direction, d, test, effect, verdict):
+    j = judge(made(direction, effect), PairedRecord(d, test))
     assert j.verdict is verdict
     assert (j.margin == MARGIN) == (direction is SAME)
-    assert (j.detectable is not None) == (verdict is Verdict.INCONCLUSIVE and direction is not SAME)
+    # the verdict never disagrees with the interval it shows
+    assert j.interval == pytest.approx((d.lo, d.hi))
+    if verdict is Verdict.REPRODUCES and direction is not SAME:
+        assert j.interval[0] > 0 or j.interval[1] < 0
+    if verdict is Verdict.INCONCLUSIVE:
+        assert j.interval[0] <= 0 <= j.interval[1]
+        assert (j.detectable is not None) == (direction is not SAME or not j.significant)
+
+
+def test_a_confirmatory_family_widens_the_interval_the_verdict_reads():
+    d = diff(0.11)  # 95 %: [+0.008, +0.212]; 99 %: [−0.027, +0.247]
+    alone = judge(made(BETTER), PairedRecord(d, A_WINS, family_size=5))
+    family = judge(made(BETTER, family=CONFIRMATORY), PairedRecord(d, A_WINS, family_size=5))
+    assert alone.verdict is Verdict.REPRODUCES and alone.p_adjusted is None
+    assert family.verdict is Verdict.INCONCLUSIVE
+    assert family.level == pytest.approx(0.99)
+    assert family.interval == pytest.approx((d.at(0.99).lo, d.at(0.99).hi))
+    assert family.p_adjusted == pytest.approx(min(1.0, 5 * d.p))
+    # the adjusted p and the interval agree: it holds 0 exactly when p_adjusted ≥ α
+    assert (family.interval[0] > 0) == (family.p_adjusted < 0.05)
 
 
 def test_an_inconclusive_claim_says_what_the_design_could_detect():
-    d = diff(-0.05, 0.17, se=0.056)
-    j = judge(made(BETTER), PairedRecord(d, EVEN, 0.6, family_size=5))
+    d = diff(0.06, se=0.056)
+    j = judge(made(BETTER, family=CONFIRMATORY), PairedRecord(d, EVEN, family_size=5))
     # t with 33 df: (t(1 - 0.01/2) + t(0.8)) · se = (2.73 + 0.85) · 0.056
     assert j.detectable == pytest.approx(d.detectable(0.05 / 5), rel=1e-12)
     assert 0.19 < j.detectable < 0.21
     # an exploratory claim is not adjusted: its detectable effect is at α itself
-    j = judge(made(BETTER, family=EXPLORATORY), PairedRecord(d, EVEN, None, family_size=5))
+    j = judge(made(BETTER), PairedRecord(d, EVEN, family_size=5))
     assert j.detectable == pytest.approx(d.detectable(0.05), rel=1e-12)
+
+
+def test_a_ceiling_never_decides_that_the_chapter_s_effect_is_excluded():
+    # b already finds 0.875: a − b cannot exceed +0.125, below the chapter's +0.156
+    d = diff(0.03)
+    free = judge(made(BETTER, 0.156), PairedRecord(d, EVEN))
+    capped = judge(made(BETTER, 0.156), PairedRecord(d, EVEN, headroom=(-0.875, 0.125)))
+    assert free.verdict is Verdict.EXCLUDES_CHAPTER_EFFECT
+    assert capped.verdict is Verdict.INCONCLUSIVE and capped.ceiling == 0.125
+
+
+def test_a_stand_in_that_changes_the_task_is_not_testable_as_stated():
+    c = replace(made(Direction.COUNT), stand_in="another prompt", not_as_stated="why")
+    assert judge(c, CountRecord(True)).verdict is Verdict.NOT_TESTABLE
+    assert claim("ids-real").not_as_stated and claim("ids-real").stand_in
 
 
 @pytest.mark.parametrize(
     ("interval", "verdict"),
     [
-        ((0.25, 0.42), Verdict.REPRODUCES),  # within ±0.10 of a third
+        ((0.29, 0.38), Verdict.REPRODUCES),  # within ±0.05 of a third
         ((0.45, 0.75), Verdict.EXCLUDES_CHAPTER_EFFECT),
-        ((0.23, 0.58), Verdict.INCONCLUSIVE),
+        ((0.28, 0.58), Verdict.INCONCLUSIVE),
     ],
 )
 def test_the_rule_for_a_value(interval, verdict):
@@ -111,45 +149,47 @@ def test_a_record_of_the_wrong_kind_is_refused():
     with pytest.raises(ValueError, match="is not a count claim"):
         judge(made(BETTER), CountRecord(True))
     with pytest.raises(ValueError, match="is not a paired claim"):
-        judge(made(Direction.COUNT), PairedRecord(diff(0, 0.1), EVEN))
+        judge(made(Direction.COUNT), PairedRecord(diff(0.05), EVEN))
 
 
 def test_every_verdict_is_reached_by_some_rule():
     reached = {
-        judge(made(BETTER), PairedRecord(diff(0.05, 0.3), A_WINS, 0.003)).verdict,
-        judge(made(BETTER), PairedRecord(diff(-0.3, -0.05), B_WINS, 0.003)).verdict,
-        judge(made(BETTER, 0.156), PairedRecord(diff(-0.01, 0.08), EVEN, 0.6)).verdict,
-        judge(made(BETTER), PairedRecord(diff(-0.05, 0.17), EVEN, 0.6)).verdict,
+        judge(made(BETTER), PairedRecord(diff(0.2), A_WINS)).verdict,
+        judge(made(BETTER), PairedRecord(diff(-0.2), B_WINS)).verdict,
+        judge(made(BETTER, 0.156), PairedRecord(diff(0.03), EVEN)).verdict,
+        judge(made(BETTER), PairedRecord(diff(0.06), EVEN)).verdict,
+        judge(made(BETTER), PairedRecord(diff(0.0), NONE)).verdict,
         *(judge(made(Direction.COUNT), FixedRecord(v, "why")).verdict for v in
           (Verdict.BY_CONSTRUCTION, Verdict.NOT_TESTABLE, Verdict.NOT_MEASURED)),
     }  # fmt: skip
     assert reached == set(Verdict)
 
 
-def test_equivalence_is_decided_before_significance():
-    # 472 questions, 20 won by a and none lost: significant, but a difference of 0.042
-    # whose interval stays inside ±0.10 is none that matters.
+def test_an_equivalence_says_when_the_difference_is_also_significant():
+    # 472 questions, 10 won by a and none lost: significant, but a difference of 0.021 whose
+    # interval stays inside ±0.05 is none that matters; the entry says it is significant.
     clusters = [f"q{i}" for i in range(472)]
-    a, b = [True] * 20 + [False] * 452, [False] * 472
+    a, b = [True] * 10 + [False] * 462, [False] * 472
     d, t = paired_difference(a, b, clusters), cluster_paired(a, b, clusters)
-    assert t.p < 0.05 and d.within(0.10)
-    assert judge(made(SAME), PairedRecord(d, t, t.p)).verdict is Verdict.REPRODUCES
-    # The same difference on 32 questions: significant, interval beyond the margin.
+    assert d.p < 0.05 and d.within(MARGIN)
+    j = judge(made(SAME), PairedRecord(d, t))
+    assert j.verdict is Verdict.REPRODUCES and j.significant
+    # The same on 32 questions (8 won): significant, the interval beyond the margin.
     few = [f"q{i}" for i in range(32)]
     a2, b2 = [True] * 8 + [False] * 24, [False] * 32
     d2, t2 = paired_difference(a2, b2, few), cluster_paired(a2, b2, few)
-    assert not d2.within(0.10) and t2.p < 0.05
-    assert judge(made(SAME), PairedRecord(d2, t2, t2.p)).verdict is Verdict.CONTRADICTED
+    assert not d2.within(MARGIN) and d2.p < 0.05
+    assert judge(made(SAME), PairedRecord(d2, t2)).verdict is Verdict.CONTRADICTED
 
 
 def test_the_margin_is_the_declared_one():
     """Changing a claim's margin in the file is what moves its verdict: the judge reads it
     from the claim, not from a constant."""
-    d = diff(-0.07, 0.07)
-    same = claim("hybrid=dense@R4")
-    assert judge(same, PairedRecord(d, EVEN, 0.9)).verdict is Verdict.REPRODUCES
-    narrower = replace(same, margin=0.05)
-    assert judge(narrower, PairedRecord(d, EVEN, 0.9)).verdict is Verdict.INCONCLUSIVE
+    d = diff(0.0, se=0.02)  # ± 0.041 at 95 %, ± 0.055 at 1 − 0.05/5
+    same = replace(claim("hybrid=dense@R4"), family=EXPLORATORY)
+    assert judge(same, PairedRecord(d, EVEN)).verdict is Verdict.REPRODUCES
+    narrower = replace(same, margin=0.03)
+    assert judge(narrower, PairedRecord(d, EVEN)).verdict is Verdict.INCONCLUSIVE
 
 
 @pytest.mark.parametrize(

@@ -1,5 +1,5 @@
 """The ledger's builders: a declared id and a record give an entry whose words are the
-file's and whose verdict is the judge's; Holm runs over the confirmatory claims alone."""
+file's and whose verdict is the judge's; the family is the confirmatory claims alone."""
 
 from __future__ import annotations
 
@@ -8,6 +8,8 @@ import pytest
 from rag_lab.claims import CONFIRMATORY, EXPLORATORY, claim, render
 from rag_lab.claims.verdicts import Verdict
 from rag_lab.evaluation import ledger
+from rag_lab.metrics import hits_at
+from rag_lab.stats import paired_difference
 from rag_lab.evaluation.ledger import (
     Ledger,
     PairedClaim,
@@ -22,8 +24,8 @@ def queries(n: int) -> list[str]:
     return [f"q{i}" for i in range(n) for _ in range(2)]
 
 
-def test_holm_runs_over_the_confirmatory_claims_alone():
-    # a finds both phrasings of 8 of 12 questions that b misses; sign test 2/2^8 = 0.0078.
+def test_the_family_is_the_confirmatory_claims_alone():
+    # a finds both phrasings of 8 of 12 questions that b misses.
     ranks = {"a": [1] * 24, "b": [1] * 8 + [None] * 16, "c": [1] * 24}
     claims = [
         PairedClaim("E>A@R20", "a", "b", 1),  # confirmatory, better
@@ -32,13 +34,16 @@ def test_holm_runs_over_the_confirmatory_claims_alone():
     ]
     confirm, same, explore = paired_entries("03", "d2l", claims, ranks, queries(12))
     assert confirm.family == CONFIRMATORY and explore.family == EXPLORATORY
-    assert confirm.p == pytest.approx(2 / 2**8)
-    assert confirm.p_adjusted == pytest.approx(2 * 2 / 2**8)  # a family of two, not three
+    d = paired_difference(hits_at([1] * 24, 1), hits_at([1] * 8 + [None] * 16, 1), queries(12))
+    assert confirm.p == pytest.approx(d.p)
+    assert confirm.p_adjusted == pytest.approx(2 * d.p)  # a family of two, not three
+    assert confirm.level == pytest.approx(1 - 0.05 / 2)  # the interval the verdict read
+    assert confirm.ci == pytest.approx((d.at(0.975).lo, d.at(0.975).hi))
     assert explore.p_adjusted is None and explore.verdict is Verdict.REPRODUCES
+    assert explore.level is None and explore.ci == pytest.approx((d.lo, d.hi))
     assert confirm.verdict is Verdict.REPRODUCES and confirm.estimate == pytest.approx(16 / 24)
-    # identical systems on 12 questions: the interval is not a point, and too wide for ±0.10
-    margin = claim("hybrid=dense@R4").margin
-    assert same.ci[0] < -margin < margin < same.ci[1] and same.verdict is Verdict.INCONCLUSIVE
+    # identical systems on 12 questions: no variation at all, which is no reproduction
+    assert same.verdict is Verdict.NO_VARIATION
 
 
 def test_an_entry_carries_the_declaration():
@@ -53,7 +58,7 @@ def test_an_entry_carries_the_declaration():
     assert e.method == ledger.PAIRED_METHOD and e.stand_in is None
     row = render.view([e]).iloc[0]
     assert row["chapter"] == c.chapter and row["here"] == "+8/−0 of 12 questions"
-    assert row["estimate [95 % CI]"].startswith("+0.667 [")
+    assert row["estimate [CI]"].startswith("+0.667 [")
 
 
 def test_a_count_a_value_and_a_fixed_verdict():

@@ -38,7 +38,7 @@ def test_a_value_a_count_and_a_fixed_verdict():
     v = value_entry("bluffs@0.675", notebook="06", benchmark="d2l", estimate=0.4,
                     interval=(0.23, 0.58), method="clustered_wilson", here="12 of 30")  # fmt: skip
     assert render.interval(v) == "0.400 [0.230, 0.580]"
-    assert render.verdict_text(v) == "inconclusive (margin ±0.10)"
+    assert render.verdict_text(v) == "inconclusive (margin ±0.05)"
     assert "rate 0.400 [0.230, 0.580] (Wilson over questions)" in render.entry_line(v)
     c = count_entry("A-destroys", notebook="02", benchmark="d2l", holds=True, here="4 of 32")
     assert render.evidence(c) == "4 of 32" and render.interval(c) == "–"
@@ -53,3 +53,14 @@ def test_a_stand_in_is_flagged_in_every_line():
     assert e.stand_in
     assert "[stand-in: " in render.finding_line(e)
     assert "[stand-in: " in render.entry_line(e)
+
+
+def test_what_qualifies_a_paired_verdict_is_shown():
+    ranks = {"a": [1] * 24, "b": [1] * 8 + [None] * 16, "c": [1] * 24}
+    clusters = [f"q{i}" for i in range(12) for _ in range(2)]
+    claims = [PairedClaim("E>A@R20", "a", "b", 1), PairedClaim("hybrid=dense@R4", "a", "c", 1)]
+    e, same = paired_entries("03", "d2l", claims, ranks, clusters)
+    # a confirmatory family of two: the interval shown is the one at 1 − 0.05/2
+    assert render.method(e) == "t over questions, two pseudo-questions, 97.5 %"
+    assert render.verdict_text(same) == "no variation (every question's difference is 0)"
+    assert not same.verdict.tested and not same.verdict.agrees

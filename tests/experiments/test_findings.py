@@ -74,8 +74,8 @@ def test_the_entries_are_judged_on_the_made_up_ranks():
 
 def test_the_rule_reads_its_constants_from_the_rule_and_the_plan():
     text = findings.rule()
-    assert "±0.10 of Recall@k" in text and "within ±0.10 of it" in text
-    assert "at 0.05 its way" in text and "80% power" in text
+    assert "within ±0.05 (the smallest effect" in text and "within ±0.05 of it" in text
+    assert "1 − 0.05/m" in text and "80% power" in text
 
 
 def test_the_readme_summarises_the_committed_ledger():
