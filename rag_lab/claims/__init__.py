@@ -116,6 +116,12 @@ def sha256() -> str:
     return hashlib.sha256(FILE.read_bytes()).hexdigest()
 
 
+def chapter_questions() -> int:
+    """How many questions the chapter's own evaluation asked (its design's size)."""
+    doc = yaml.safe_load(FILE.read_text(encoding="utf-8"))
+    return int(doc["chapter_design"]["questions"])
+
+
 def deviations() -> list[Mapping[str, Any]]:
     """Changes to the plan made after results were seen (date, claim, reason)."""
     return list(yaml.safe_load(FILE.read_text(encoding="utf-8")).get("deviations") or [])
@@ -188,6 +194,7 @@ __all__ = [
     "ClaimsFileError",
     "Compare",
     "Direction",
+    "chapter_questions",
     "claim",
     "claims",
     "deviations",

@@ -39,7 +39,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from rag_lab.claims import CONFIRMATORY, Claim, Direction
+from rag_lab.claims import CONFIRMATORY, Claim, Direction, chapter_questions
 from rag_lab.claims.verdicts import Verdict
 from rag_lab.stats import ALPHA, Difference, Paired
 
@@ -114,6 +114,12 @@ class Judgement:
     p_adjusted: float | None = None
     significant: bool | None = None
     ceiling: float | None = None
+    chapter_power: float | None = None
+    """For a chapter claim with an effect: the power a study of the chapter's size (its
+    questions) had to detect the difference we measure, at α, two-sided."""
+    prediction: tuple[float, float] | None = None
+    """The 95 % interval in which a replication of the chapter's size should find its
+    estimate, given ours; the chapter's effect outside it is evidence against it."""
 
 
 def judge(claim: Claim, record: Record) -> Judgement:
@@ -158,6 +164,8 @@ def _paired(claim: Claim, r: PairedRecord) -> Judgement:
         "p": r.difference.p,
         "p_adjusted": min(1.0, r.difference.p * m) if confirmatory else None,
     }
+    if claim.role == "chapter" and claim.chapter_effect is not None:
+        shown |= _replication(r.difference)
     if r.test.wins == 0 and r.test.losses == 0:
         return Judgement(Verdict.NO_VARIATION, claim.margin, **shown)
     side = 1 if d.lo > 0 else -1 if d.hi < 0 else 0
@@ -181,6 +189,22 @@ def _paired(claim: Claim, r: PairedRecord) -> Judgement:
             Verdict.INCONCLUSIVE, None, detectable, significant=False, ceiling=reach, **shown
         )
     return Judgement(Verdict.INCONCLUSIVE, None, detectable, significant=False, **shown)
+
+
+def _replication(d: Difference) -> dict[str, object]:
+    """Replication statistics against a study of the chapter's size: its standard error is
+    ours scaled by the square root of the ratio of questions; the prediction interval for its
+    estimate is ours widened by both errors (Spence & Stanley 2016), and its power is the
+    non-central t's at our difference (Simonsohn 2015 reads the same quantity as the
+    original's "telescope")."""
+    from scipy import stats
+
+    se = d.se * (d.clusters / chapter_questions()) ** 0.5
+    df = chapter_questions() + 1  # as our design: the questions and two pseudo-questions
+    half = float(stats.t.ppf(0.975, d.df)) * (d.se**2 + se**2) ** 0.5
+    crit, nc = float(stats.t.ppf(1 - ALPHA / 2, df)), d.centre / se
+    power = float(stats.nct.sf(crit, df, nc) + stats.nct.cdf(-crit, df, nc))
+    return {"chapter_power": power, "prediction": (d.centre - half, d.centre + half)}
 
 
 def _value(reference: float, interval: tuple[float, float], margin: float) -> Judgement:

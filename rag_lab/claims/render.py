@@ -114,6 +114,14 @@ def entry_line(e: Entry, with_benchmark: bool = False) -> str:
         parts.append(f"p = {e.p:#.2g}{adjusted}")
     if e.chapter not in ("", "–"):
         parts.append(f"the chapter: {e.chapter}")
+    if e.prediction is not None and e.chapter_effect is not None:
+        lo, hi = e.prediction
+        inside = "inside" if lo <= e.chapter_effect <= hi else "outside"
+        parts.append(
+            f"a study of the chapter's size detects our difference with power "
+            f"{e.chapter_power:.2f}; its effect {e.chapter_effect:+.3f} lies {inside} our "
+            f"prediction for it [{lo:+.3f}, {hi:+.3f}]"
+        )
     verdict = _capital(verdict_text(e))
     evidence = f": {'; '.join(parts)}" if parts else ""  # none: untested
     where = f", {e.benchmark}" if with_benchmark else ""

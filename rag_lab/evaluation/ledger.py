@@ -81,12 +81,18 @@ class Entry:
     ceiling: float | None = None
     """The largest difference the comparison could reach, when that kept the chapter's
     effect out of reach."""
+    chapter_power: float | None = None
+    """The power a study of the chapter's size had to detect our difference."""
+    prediction: tuple[float, float] | None = None
+    """Where a replication of the chapter's size should find its estimate, given ours."""
 
     def to_json(self) -> dict[str, Any]:
         out = asdict(self)
         out["direction"] = self.direction.value
         out["verdict"] = self.verdict.value
-        out["ci"] = [_finite(x) for x in self.ci] if self.ci is not None else None
+        for name in ("ci", "prediction"):
+            value = getattr(self, name)
+            out[name] = [_finite(x) for x in value] if value is not None else None
         return {k: _finite(v) for k, v in out.items()}
 
 
@@ -149,6 +155,8 @@ def entry(
         level=j.level if j.level is not None and abs(j.level - 0.95) > 1e-9 else None,
         significant=j.significant,
         ceiling=j.ceiling,
+        chapter_power=j.chapter_power,
+        prediction=j.prediction,
     )
 
 
@@ -301,7 +309,8 @@ def _entry(item: Mapping[str, Any]) -> Entry:
     fields = dict(item)
     fields["direction"] = Direction(fields["direction"])
     fields["verdict"] = Verdict(fields["verdict"])
-    fields["ci"] = tuple(fields["ci"]) if fields["ci"] is not None else None
+    for name in ("ci", "prediction"):
+        fields[name] = tuple(fields[name]) if fields.get(name) is not None else None
     return Entry(**fields)
 
 

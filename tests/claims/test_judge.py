@@ -38,7 +38,8 @@ def diff(centre: float, se: float = 0.05) -> Difference:
     return Difference(centre, 0.0, 0.0, se, 64, 32, centre=centre).at(0.95)
 
 
-A_WINS, B_WINS, EVEN, NONE = Paired(12, 1, 19), Paired(1, 12, 19), Paired(3, 3, 26), Paired(0, 0, 32)
+A_WINS, B_WINS = Paired(12, 1, 19), Paired(1, 12, 19)
+EVEN, NONE = Paired(3, 3, 26), Paired(0, 0, 32)
 
 
 @pytest.mark.parametrize(
@@ -205,3 +206,19 @@ def test_the_margin_is_the_declared_one():
 def test_the_rule_read_from_an_interval_alone(direction, interval, effect, verdict):
     record = IntervalRecord(sum(interval) / 2, interval, "bootstrap_percentile_by_group")
     assert judge(made(direction, effect), record).verdict is verdict
+
+
+def test_replication_statistics_against_a_study_of_the_chapter_s_size():
+    from scipy import stats
+    from statsmodels.stats.power import TTestPower
+
+    d = diff(0.10)  # 32 questions, as the chapter: its standard error is ours
+    j = judge(made(BETTER, 0.234), PairedRecord(d, A_WINS))
+    half = stats.t.ppf(0.975, d.df) * d.se * 2**0.5
+    assert j.prediction == pytest.approx((0.10 - half, 0.10 + half))
+    # power of a two-sided one-sample t test on 34 values (32 questions, two pseudo-ones)
+    effect = 0.10 / (d.se * 34**0.5)
+    assert j.chapter_power == pytest.approx(TTestPower().power(effect, 34, 0.05), abs=1e-6)
+    # a claim that is not the chapter's has no replication statistics
+    control = replace(made(BETTER, 0.234), role="control")
+    assert judge(control, PairedRecord(d, A_WINS)).prediction is None

@@ -8,8 +8,6 @@ import pytest
 from rag_lab.claims import CONFIRMATORY, EXPLORATORY, claim, render
 from rag_lab.claims.verdicts import Verdict
 from rag_lab.evaluation import ledger
-from rag_lab.metrics import hits_at
-from rag_lab.stats import paired_difference
 from rag_lab.evaluation.ledger import (
     Ledger,
     PairedClaim,
@@ -18,6 +16,8 @@ from rag_lab.evaluation.ledger import (
     paired_entries,
     value_entry,
 )
+from rag_lab.metrics import hits_at
+from rag_lab.stats import paired_difference
 
 
 def queries(n: int) -> list[str]:
