@@ -11,7 +11,7 @@ functions.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Hashable, Mapping
 
 from rag_lab import gate
 from rag_lab.claims.verdicts import Verdict
@@ -19,6 +19,7 @@ from rag_lab.evaluation import chapter
 from rag_lab.evaluation.chunking import Chunking
 from rag_lab.evaluation.ledger import (
     Entry,
+    PairedClaim,
     count_entry,
     fixed_entry,
     paired_entries,
@@ -94,12 +95,29 @@ def chunking_entries(m: Chunking, notebook: str = "02", benchmark: str = "d2l") 
     ]
 
 
+SURVIVING_CLAIMS = frozenset({"B=A@R8", "B=A@R20"})
+"""Overlap's effect on ranking, judged on the questions neither A nor B destroys: on the
+others B wins by rescue, which is its own claim (``B-destroys-none``)."""
+
+
 def strategy_entries(
-    r: Retrieval, notebook: str = "03", benchmark: str = "d2l", *, sections: bool = True
+    r: Retrieval,
+    notebook: str = "03",
+    benchmark: str = "d2l",
+    *,
+    sections: bool = True,
+    destroyed: Mapping[str, Collection[Hashable]],
 ) -> list[Entry]:
     """The chapter's comparisons of chunkings; without ``sections`` (documents without
-    headings, where the header is a constant) its header claims are not testable."""
-    claims = [c for c in STRATEGY_CLAIMS if sections or c not in HEADER_CLAIMS]
+    headings, where the header is a constant) its header claims are not testable.
+    ``destroyed`` names, per strategy, the questions no chunk of it answers: the overlap
+    claims are judged on the questions neither compared strategy destroys."""
+    surviving = frozenset(r.clusters) - set(destroyed["A"]) - set(destroyed["B"])
+    claims = [
+        PairedClaim(c, questions=surviving if c in SURVIVING_CLAIMS else None)
+        for c in STRATEGY_CLAIMS
+        if sections or c not in HEADER_CLAIMS
+    ]
     entries = paired_entries(notebook, benchmark, claims, r.ranks, r.clusters)
     if sections:
         return entries

@@ -163,12 +163,14 @@ def entry(
 @dataclass(frozen=True)
 class PairedClaim:
     """A declared paired claim measured on ranks named ``a`` and ``b`` at Recall@``k``; each
-    defaults to the claim's declared comparison."""
+    defaults to the claim's declared comparison. ``questions``, when given, is the claim's
+    population: only the queries of those questions are compared."""
 
     claim: str
     a: str | None = None
     b: str | None = None
     k: int | None = None
+    questions: frozenset[Hashable] | None = None
 
     def systems(self) -> tuple[str, str, int]:
         compare = claim(self.claim).compare
@@ -193,8 +195,11 @@ def paired_entries(
     out = []
     for c in paired:
         a_name, b_name, k = c.systems()
-        a, b = hits_at(ranks[a_name], k), hits_at(ranks[b_name], k)
-        d, t = paired_difference(a, b, clusters), cluster_paired(a, b, clusters)
+        a, b, of = hits_at(ranks[a_name], k), hits_at(ranks[b_name], k), list(clusters)
+        if c.questions is not None:
+            kept = [i for i, q in enumerate(of) if q in c.questions]
+            a, b, of = [a[i] for i in kept], [b[i] for i in kept], [of[i] for i in kept]
+        d, t = paired_difference(a, b, of), cluster_paired(a, b, of)
         reach = float(sum(b)) / len(b)
         record = PairedRecord(d, t, family, headroom=(-reach, 1 - reach))
         out.append(

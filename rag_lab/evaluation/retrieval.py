@@ -61,8 +61,8 @@ def compare(
     """Recall@``ks`` of every system and the paired family ``pairs`` × ``paired_ks``.
 
     ``clusters`` name the question of each query: the paired tests count wins over them,
-    and (``recall_by_cluster``) Recall@k gets cluster-bootstrap intervals too. Independent
-    questions (one query each) need no bootstrap beside Wilson's interval: pass False.
+    and (``recall_by_cluster``) Recall@k gets Wilson intervals over questions too. Independent
+    questions (one query each) need nothing beside Wilson's interval: pass False.
     """
     units = (
         tuple(clusters) if clusters is not None else tuple(range(len(next(iter(ranks.values())))))

@@ -10,7 +10,7 @@ measured is a :class:`GateSkipped`, whose section says why.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import singledispatch
 from typing import Any
@@ -22,7 +22,7 @@ from rag_lab.evaluation import chapter, claims, figures, power, recall_curves, s
 from rag_lab.evaluation import refusal as refusal_suite
 from rag_lab.evaluation import retrieval as retrieval_suite
 from rag_lab.evaluation import twins as twins_suite
-from rag_lab.evaluation.chunking import Chunking
+from rag_lab.evaluation.chunking import Chunking, Destroyed
 from rag_lab.evaluation.deploy import Deployment
 from rag_lab.evaluation.ledger import Entry
 from rag_lab.evaluation.power import Power
@@ -98,6 +98,11 @@ _PAIRED_NOTE = (
 )
 
 
+def _lost(d: Destroyed | None) -> Mapping[str, tuple]:
+    """Per strategy, the questions it destroys (none known: none)."""
+    return d.questions if d is not None else {"A": (), "B": ()}
+
+
 @section.register
 def _(r: Strategies, benchmark: str) -> Section:
     return Section(
@@ -107,8 +112,9 @@ def _(r: Strategies, benchmark: str) -> Section:
             Table(
                 "dense recall by strategy",
                 r.recall_view(),
-                "Recall@k with Wilson 95 % intervals per query, and 95 % cluster-bootstrap "
-                "intervals per question (10,000 resamples, seed 0); MRR; queries never hit.",
+                "Recall@k with Wilson 95 % intervals per query, and 95 % Wilson intervals over "
+                "questions (clustered_wilson: the questions as the sample); MRR; queries never "
+                "hit.",
                 headline=True,
             ),
             Table(
@@ -119,7 +125,11 @@ def _(r: Strategies, benchmark: str) -> Section:
             Table("recall by phrasing", r.by_phrasing.view()),
         ),
         {"dense_recall_by_strategy": lambda: figures.strategies_figure(r.ranks, r.clusters)},
-        tuple(claims.strategy_entries(r, "03", benchmark, sections=r.sections)),
+        tuple(
+            claims.strategy_entries(
+                r, "03", benchmark, sections=r.sections, destroyed=_lost(r.destroyed)
+            )
+        ),
     )
 
 
@@ -238,7 +248,9 @@ def _(r: SpanEvaluation, benchmark: str) -> Section:
             )
         },
         tuple(
-            claims.strategy_entries(r.strategies, "10", benchmark, sections=r.sections)
+            claims.strategy_entries(
+                r.strategies, "10", benchmark, sections=r.sections, destroyed=r.lost
+            )
             + claims.system_entries(r.systems, "10", benchmark)
         ),
     )

@@ -125,6 +125,18 @@ def embed_all(bench: Bench) -> list[str]:
     return lines
 
 
+def destroyed_ids(bench: Bench, names: Sequence[str] = tuple(STRATEGIES)) -> dict[str, tuple]:
+    """Per strategy, the ids of the questions one of whose excerpts no chunk holds whole."""
+    every = [s for r in bench.references for s in r]
+    out = {}
+    for name in names:
+        gone = set(destroyed_spans(bench.spans(name), every))
+        out[name] = tuple(
+            i for i, q in zip(bench.ids, bench.questions, strict=True) if set(q.spans) & gone
+        )
+    return out
+
+
 def destroyed_table(bench: Bench, names: Sequence[str] = tuple(STRATEGIES)) -> pd.DataFrame:
     """Excerpts no chunk of the strategy holds whole, and the questions they make
     unanswerable: no ranking can find them."""
@@ -247,6 +259,8 @@ class SpanEvaluation:
     questions: int
     excerpts: int
     sections: bool = False
+    lost: Mapping[str, tuple] = field(default_factory=dict)
+    """Per strategy, the ids of the questions it destroys (:func:`destroyed_ids`)."""
     """Whether the documents have sections (Chroma's corpora have none)."""
 
     def recall_view(self) -> pd.DataFrame:
@@ -280,4 +294,5 @@ def measure(bench: Bench) -> SpanEvaluation:
         len(bench.questions),
         sum(len(r) for r in bench.references),
         any(c.section for c in bench.chunks_by["C"]),
+        destroyed_ids(bench, six),
     )

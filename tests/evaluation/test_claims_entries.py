@@ -49,8 +49,11 @@ def _strategies(n: int = 16):
     return compare(ranks, [("E", "A")], (20,), clusters(n))
 
 
+NONE_LOST = {"A": (), "B": ()}
+
+
 def test_strategy_entries_judge_the_declared_comparisons():
-    entries = {e.claim: e for e in claims.strategy_entries(_strategies())}
+    entries = {e.claim: e for e in claims.strategy_entries(_strategies(), destroyed=NONE_LOST)}
     assert list(entries) == claims.STRATEGY_CLAIMS
     for e in entries.values():
         _declared(e)
@@ -58,14 +61,29 @@ def test_strategy_entries_judge_the_declared_comparisons():
     assert ea.verdict is Verdict.REPRODUCES and ea.estimate == pytest.approx(1.0)
     assert ea.here == "+16/−0 of 16 questions" and ea.p_adjusted is not None
     assert entries["C>A@R20"].p_adjusted is None  # exploratory: unadjusted
-    # B equals A: a difference of exactly zero, and an interval inside the margin
-    assert entries["B=A@R8"].verdict is Verdict.REPRODUCES
+    # B equals A on every question: no variation, which is no reproduction
+    assert entries["B=A@R8"].verdict is Verdict.NO_VARIATION
     assert entries["B=A@R8"].margin == claim("B=A@R8").margin
     assert entries["F<E@R20"].estimate == 0.0
 
 
+def test_overlap_is_judged_on_the_questions_neither_strategy_destroys():
+    # A destroys (and so misses) questions 0-3, which B rescues; elsewhere both find all.
+    n = 16
+    ranks = {s: [1] * (2 * n) for s in "BCEF"} | {"A": [None] * 8 + [1] * (2 * n - 8)}
+    r = compare(ranks, [("B", "A")], (20,), clusters(n))
+    lost = {"A": ("q0", "q1", "q2", "q3"), "B": ()}
+    entries = {e.claim: e for e in claims.strategy_entries(r, destroyed=lost)}
+    # all 16 questions would give B +0.25 by rescue alone; on the 12 that survive, nothing
+    assert entries["B=A@R20"].verdict is Verdict.NO_VARIATION
+    assert entries["B=A@R20"].estimate == 0.0 and "of 12 questions" in entries["B=A@R20"].here
+    assert "of 16 questions" in entries["E>A@R20"].here  # the other claims: every question
+
+
 def test_without_sections_the_header_claims_are_not_testable():
-    entries = claims.strategy_entries(_strategies(), "10", "chroma", sections=False)
+    entries = claims.strategy_entries(
+        _strategies(), "10", "chroma", sections=False, destroyed=NONE_LOST
+    )
     ids = [e.claim for e in entries]
     assert ids[-2:] == ["E>A@R20", "E>C@R20"] and len(ids) == len(claims.STRATEGY_CLAIMS)
     for e in entries[-2:]:

@@ -73,11 +73,10 @@ def test_entries_follow_the_ledger_rule():
     assert lost.verdict is Verdict.REPRODUCES
     assert lost.here.startswith("+8/")
     assert lost.estimate == pytest.approx(1.0)
-    # The current half is untouched: a difference of exactly zero, but 8 questions give an
-    # interval wider than the margin, so the rule cannot call it the same.
+    # The current half is untouched: every question's difference is 0, which says nothing
     same = by["migration-current-half@R5"]
     assert same.estimate == 0.0
-    assert same.verdict is Verdict.INCONCLUSIVE
+    assert same.verdict is Verdict.NO_VARIATION
     assert same.margin == 0.10 and same.ci[0] < -same.margin < same.margin < same.ci[1]
     nonsense = by["migration-confident-nonsense"]
     # Chunks at 0.5 pass the 0.6 cutoff while the needle is out of the context: 16 vs 0.

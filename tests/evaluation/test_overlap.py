@@ -40,7 +40,7 @@ def test_rescued_entries_fail_when_any_rescue_is_cut():
     assert by["B-rescues-whole"].here == "1 of 32: q3"
     assert by["B-rescues-whole"].estimate == 1
     # the same ranking scored both ways: no difference, judged within the declared margin
-    assert by["B-quoted@R5"].estimate == 0.0 and by["B-quoted@R5"].margin == 0.10
+    assert by["B-quoted@R5"].estimate == 0.0 and by["B-quoted@R5"].margin == 0.05
     assert overlap.quoted_entries(ranks, {"B": []}, ["q1", "q1"], 32)[1].verdict is (
         Verdict.REPRODUCES
     )
