@@ -1,58 +1,39 @@
 """Notebook 02: what each chunking does to the corpus, beside the chapter's counts.
 
-The measures (sizes, destroyed answers, word-pieces) are :mod:`rag_lab.evaluation.chunking`'s;
-this module adds what only the notebook shows (offsets sliced back, where a cut falls in a
-destroyed needle and whether the overlap rescues it, what a chunker starting at the first
-section would drop) and lays the records out in tables and figures that fit a page; the
-notebook's Markdown says how to read them, and its claims are worded by
-:mod:`rag_lab.claims.render`.
+The measures are :mod:`rag_lab.evaluation.chunking`'s; this module adds what only the notebook
+shows (offsets sliced back, where blind cuts fall in the needles they destroy, what a chunker
+starting at the first section would drop) and lays the records out as tables.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from itertools import pairwise
 
 import pandas as pd
 
-from rag_lab.chunking import OVERLAP as OVERLAP_CHARS
-from rag_lab.chunking import TARGET, Chunk, offset_errors
+from rag_lab.chunking import OVERLAP, TARGET, Chunk, offset_errors
 from rag_lab.documents import Document
-from rag_lab.evaluation import chapter, claims, geometry, plots
+from rag_lab.evaluation import chapter, claims, geometry
 from rag_lab.evaluation.chunking import Chunking, Destroyed, Sizes, WordPieces, destroyed_questions
 from rag_lab.evaluation.ledger import Entry
 from rag_lab.evaluation.overlap import WITHOUT
 from rag_lab.experiments.present import Table
 from rag_lab.questions import Question
 
-CUT = "‖"
-"""Marks a chunk boundary inside a needle when a cut is shown."""
-
 HEADLINE = ("A-destroys", "B-destroys-none", "header-window", "overlap-window")
-"""The claims this notebook opens with: every chunking claim the chapter counts."""
-
 GEOMETRY = ("geometry-A", "geometry-B", "overlap-protects-short")
-"""The claims of the geometry of destroyed needles (:func:`rag_lab.evaluation.geometry.entries`)."""
-
-NEEDLE_WIDTH = 48
-"""Characters a needle's column of :func:`cut_table` holds."""
-
 CHAPTER_DESTROYED = {
     "A": chapter.DESTROYED_BY_BLIND,
     **dict.fromkeys(WITHOUT, chapter.DESTROYED_WITH_OVERLAP),
 }
-"""The chapter's destroyed answers on its own corpus: blind cuts, and every strategy with an
-overlap; it gives no count for the others."""
+"""The chapter's destroyed answers on its own corpus; it gives no count for C and E."""
 
 
 def offset_table(chunks_by: Mapping[str, Sequence[Chunk]], docs: Sequence[Document]) -> Table:
-    """Every chunk of every strategy sliced back from its document: chunks and errors, per
-    strategy."""
     frame = pd.DataFrame(
-        {
-            "chunks": [len(chunks) for chunks in chunks_by.values()],
-            "offset errors": [len(offset_errors(chunks, docs)) for chunks in chunks_by.values()],
-        },
+        [(len(chunks), len(offset_errors(chunks, docs))) for chunks in chunks_by.values()],
+        columns=["chunks", "offset errors"],
         index=pd.Index(list(chunks_by), name="strategy"),
     )
     return Table(
@@ -62,62 +43,17 @@ def offset_table(chunks_by: Mapping[str, Sequence[Chunk]], docs: Sequence[Docume
     )
 
 
-@dataclass(frozen=True)
-class Cut:
-    """A destroyed needle and the chunk starts that fall inside it."""
-
-    question: str
-    doc: str
-    start: int
-    end: int
-    """``document.text[start:end]`` is the needle."""
-    cuts: tuple[int, ...]
-    """Offsets in the document of the chunk starts strictly inside the needle."""
-
-    @property
-    def before(self) -> int | None:
-        """Characters of the needle before the first cut (None: no cut inside it)."""
-        return self.cuts[0] - self.start if self.cuts else None
-
-    def marked(self, text: str) -> str:
-        """The needle with :data:`CUT` at each cut."""
-        pieces, last = [], self.start
-        for cut in self.cuts:
-            pieces += [text[last:cut], CUT]
-            last = cut
-        return "".join([*pieces, text[last : self.end]])
-
-
-def cuts_in(
-    docs: Sequence[Document], chunks: Sequence[Chunk], questions: Sequence[Question]
-) -> list[Cut]:
-    """For each needle no chunk holds whole, where it is and where chunks start inside it."""
-    texts = {d.id: d.text for d in docs}
-    out = []
-    for q in destroyed_questions(chunks, questions):
-        start = texts[q.doc].find(q.needle)
-        end = start + len(q.needle)
-        cuts = tuple(c.start for c in chunks if c.doc_id == q.doc and start < c.start < end)
-        out.append(Cut(q.id, q.doc, start, end, cuts))
-    return out
-
-
 def sizes_table(sizes: Sizes) -> Table:
-    """Chunk counts and sizes per strategy, the budget's quantity (content) apart from what
-    is embedded (text)."""
-    table = sizes.table.copy()
-    table["text mean"] = table["text mean"].map("{:.1f}".format)
     return Table(
-        table,
+        sizes.table.assign(**{"text mean": sizes.table["text mean"].map("{:.1f}".format)}),
         caption=f"Characters per chunk: content is what is quoted and what the {TARGET}-character "
         "budget caps; text is what is embedded (content + header + overlap)",
     )
 
 
 def rescued_by_overlap(destroyed: Destroyed) -> dict[str, tuple[str, ...]]:
-    """Per strategy with an overlap: the questions its overlap-free twin destroys
-    (:data:`rag_lab.evaluation.overlap.WITHOUT`: A for B, C for D, E for F) and it holds
-    whole, in question order. Notebooks 02 and 03 both count B's rescues with this."""
+    """Per strategy with an overlap: the questions its twin without it destroys
+    (:data:`rag_lab.evaluation.overlap.WITHOUT`) and it holds whole, in question order."""
     return {
         s: tuple(q for q in destroyed.questions[base] if q not in destroyed.questions[s])
         for s, base in WITHOUT.items()
@@ -126,9 +62,6 @@ def rescued_by_overlap(destroyed: Destroyed) -> dict[str, tuple[str, ...]]:
 
 
 def destroyed_table(destroyed: Destroyed) -> Table:
-    """Per strategy, the questions whose needle no chunk holds whole; for a strategy with an
-    overlap, how many of its twin's it rescues (:func:`rescued_by_overlap`); the chapter's
-    count on its own corpus where it gives one."""
     rescued = rescued_by_overlap(destroyed)
     view = destroyed.view()
     view.insert(2, "rescued", [len(rescued[s]) if s in rescued else "–" for s in view.index])
@@ -142,41 +75,36 @@ def destroyed_table(destroyed: Destroyed) -> Table:
 
 
 def pieces_table(pieces: WordPieces, sizes: Sizes) -> Table:
-    """Word-pieces embedded per strategy (all chunks, thousands separated), the header's
-    share, the header's and the body's word-pieces per chunk (the body: all but the
-    header, ``[CLS]`` and ``[SEP]`` included), chunks past the window and the longest; then
-    the chapter's figures for E and F, per chunk over its
-    :data:`~rag_lab.evaluation.chapter.CHUNKS_PER_BOUNDARY_STRATEGY` chunks."""
-    over = f"over {pieces.window}"
-    rows = {}
-    for s, row in pieces.table.iterrows():
-        chunks = sizes.chunks(str(s))
-        embedded, header = int(row["embedded word-pieces"]), int(row["header word-pieces"])
-        rows[s] = {
-            "embedded": f"{embedded:,}",
-            "header": f"{header:,}",
-            "header share": f"{float(row['header share']):.1%}",
-            "header per chunk": f"{header / chunks:.1f}",
-            "body per chunk": f"{(embedded - header) / chunks:.1f}",
-            over: int(row["over window"]),
-            "max": int(row["max"]),
+    """Word-pieces embedded per strategy, and per chunk the header's and the body's (all but
+    the header, ``[CLS]`` and ``[SEP]`` included); then the chapter's figures, per chunk over
+    its :data:`~rag_lab.evaluation.chapter.CHUNKS_PER_BOUNDARY_STRATEGY` chunks."""
+    t, per = pieces.table, chapter.CHUNKS_PER_BOUNDARY_STRATEGY
+    n = pd.DataFrame(
+        {
+            "embedded": t["embedded word-pieces"],
+            "header": t["header word-pieces"],
+            "chunks": [sizes.chunks(str(s)) for s in t.index],
+            "over": t["over window"],
+            "max": t["max"],
         }
-    per = chapter.CHUNKS_PER_BOUNDARY_STRATEGY
-    rows["chapter E"] = {
-        "embedded": f"{chapter.EMBEDDED_TOKENS:,}",
-        "header": f"{chapter.HEADER_TOKENS:,}",
-        "header share": f"{chapter.HEADER_TOKENS / chapter.EMBEDDED_TOKENS:.1%}",
-        "header per chunk": f"{chapter.HEADER_TOKENS / per:.1f}",
-        "body per chunk": f"{(chapter.EMBEDDED_TOKENS - chapter.HEADER_TOKENS) / per:.1f}",
-        over: chapter.OVER_WINDOW["E"],
-        "max": "–",
-    }
-    rows["chapter F"] = {
-        **dict.fromkeys(rows["chapter E"], "–"),
-        over: chapter.OVER_WINDOW["F"],
+    )
+    over = chapter.OVER_WINDOW
+    n.loc["chapter E"] = [chapter.EMBEDDED_TOKENS, chapter.HEADER_TOKENS, per, over["E"], None]
+    n.loc["chapter F"] = [None, None, None, over["F"], None]
+    shown = {
+        "embedded": (n["embedded"], "{:,.0f}"),
+        "header": (n["header"], "{:,.0f}"),
+        "header share": (n["header"] / n["embedded"], "{:.1%}"),
+        "header per chunk": (n["header"] / n["chunks"], "{:.1f}"),
+        "body per chunk": ((n["embedded"] - n["header"]) / n["chunks"], "{:.1f}"),
+        f"over {pieces.window}": (n["over"], "{:.0f}"),
+        "max": (n["max"], "{:.0f}"),
     }
     return Table(
-        pd.DataFrame.from_dict(rows, orient="index").rename_axis("strategy"),
+        pd.DataFrame(
+            {c: [None if pd.isna(v) else f.format(v) for v in s] for c, (s, f) in shown.items()},
+            index=n.index.rename("strategy"),
+        ),
         caption="Word-pieces embedded: all chunks of a strategy, and per chunk the header and "
         f"the rest (the body); over {pieces.window}: chunks past the encoder's window; max: the "
         f"longest chunk; chapter: its figures, per chunk over its {per} chunks",
@@ -188,168 +116,73 @@ def cut_table(
     chunks_by: Mapping[str, Sequence[Chunk]],
     questions: Sequence[Question],
 ) -> Table:
-    """The needles blind cuts destroy (strategy A), one row each: its length, the characters
-    of it before A's first cut, whether that is within the overlap's reach (at most
-    :data:`OVERLAP_CHARS`), whether B's overlap keeps it whole, and the needle with
-    :data:`CUT` where A's chunks start inside it (wrapped in HTML within :data:`NEEDLE_WIDTH`
-    characters; the plain text cuts it there with ``…``)."""
-    lost_by_b = {q.id for q in destroyed_questions(chunks_by["B"], questions)}
+    """The needles blind cuts (A) destroy, one row each: its length, its characters before
+    A's first cut, whether that is within B's overlap, whether B holds it whole, and the
+    needle with ``‖`` where A's chunks start inside it."""
     texts = {d.id: d.text for d in docs}
-    rows = [
-        {
-            "question": cut.question,
-            "length": cut.end - cut.start,
-            "before cut": cut.before,
-            "reach": "–" if cut.before is None else _reach(cut.before),
-            "under B": "cut" if cut.question in lost_by_b else "whole",
-            "needle, ‖ at A's cut": cut.marked(texts[cut.doc]),
-        }
-        for cut in cuts_in(docs, chunks_by["A"], questions)
-    ]
-    return Table(
-        pd.DataFrame(rows).set_index("question"),
-        caption="The needles A destroys: length and characters before A's cut, in characters; "
-        f"reach: at most {OVERLAP_CHARS} characters before the cut (within the reach of B's "
-        "overlap) or more (beyond); under B: does B's overlap hold it whole",
-        shorten={"needle, ‖ at A's cut": NEEDLE_WIDTH},
-    )
-
-
-def _reach(before: int) -> str:
-    return "beyond" if before > OVERLAP_CHARS else "within"
-
-
-def overlap_cuts(
-    docs: Sequence[Document],
-    chunks_by: Mapping[str, Sequence[Chunk]],
-    questions: Sequence[Question],
-) -> pd.DataFrame:
-    """For each needle A destroys (a cut inside it): its ``length``, its characters
-    ``before`` A's first cut, whether B destroys it too (``lost``) and whether the
-    overlap's reach says so (``beyond``: more than :data:`OVERLAP_CHARS` before the cut)."""
     lost_by_b = {q.id for q in destroyed_questions(chunks_by["B"], questions)}
-    cuts = [c for c in cuts_in(docs, chunks_by["A"], questions) if c.cuts]
-    frame = pd.DataFrame(
-        {
-            "length": [c.end - c.start for c in cuts],
-            "before": [c.before for c in cuts],
-            "lost": [c.question in lost_by_b for c in cuts],
-        },
-        index=pd.Index([c.question for c in cuts], name="question"),
+    rows = {}
+    for q in destroyed_questions(chunks_by["A"], questions):
+        text = texts[q.doc]
+        start = text.index(q.needle)
+        end = start + len(q.needle)
+        cuts = [c.start for c in chunks_by["A"] if c.doc_id == q.doc and start < c.start < end]
+        bounds = [start, *cuts, end]
+        rows[q.id] = {
+            "length": len(q.needle),
+            "before cut": cuts[0] - start,
+            "reach": "beyond" if cuts[0] - start > OVERLAP else "within",
+            "under B": "cut" if q.id in lost_by_b else "whole",
+            "needle, ‖ at A's cut": "‖".join(text[a:b] for a, b in pairwise(bounds)),
+        }
+    return Table(
+        pd.DataFrame.from_dict(rows, orient="index").rename_axis("question"),
+        caption="The needles A destroys: length and characters before A's cut, in characters; "
+        f"reach: at most {OVERLAP} characters before the cut (within the reach of B's "
+        "overlap) or more (beyond); under B: does B's overlap hold it whole",
+        shorten={"needle, ‖ at A's cut": 48},
     )
-    frame["beyond"] = frame["before"] > OVERLAP_CHARS
-    return frame
-
-
-def overlap_figure(cuts: pd.DataFrame):
-    """The overlap story in one picture: each needle A destroys as a dot at (characters of
-    the needle before the cut, needle length), coloured by what B does to it, with the
-    overlap's reach as a vertical line: left of it B's chunk repeats the needle's start."""
-    import matplotlib.pyplot as plt
-
-    top = float(max(cuts["length"].max(), cuts["before"].max())) * 1.12
-    with plots.style():
-        fig, ax = plt.subplots(figsize=(7.6, 4.6))
-        ax.axvspan(0, OVERLAP_CHARS, color=plots.NEUTRAL["paper"], lw=0)
-        ax.axvline(OVERLAP_CHARS, color=plots.NEUTRAL["ink"], lw=0.9, ls="--")
-        ax.plot([0, top], [0, top], color=plots.NEUTRAL["faint"], lw=0.8)
-        ax.text(
-            top * 0.97,
-            top * 0.42,
-            "below the grey line: none (a needle cannot\nstart further back than its length)",
-            ha="right",
-            va="top",
-            fontsize=7.5,
-            color=plots.NEUTRAL["mid"],
-        )
-        ax.text(
-            OVERLAP_CHARS / 2,
-            top * 0.31,
-            f"shaded: the {OVERLAP_CHARS} characters\nbefore each cut that\nB's chunk repeats",
-            ha="center",
-            va="bottom",
-            fontsize=7.5,
-        )
-        outcomes = ((False, "kept", "whole under B"), (True, "lost", "cut under B too"))
-        for lost, role, words in outcomes:
-            part = cuts[cuts["lost"] == lost]
-            ax.plot(
-                part["before"],
-                part["length"],
-                "o",
-                ms=7,
-                color=plots.ROLE_COLORS[role],
-                label=f"{words} ({len(part)})",
-            )
-        for q, row in cuts.iterrows():
-            ax.annotate(
-                q,
-                (row["before"], row["length"]),
-                xytext=(6, -3),
-                textcoords="offset points",
-                fontsize=7.5,
-            )
-        ax.set_xlim(0, top)
-        ax.set_ylim(0, top)
-        ax.set_xlabel("characters of the needle before A's cut")
-        ax.set_ylabel("needle length (characters)")
-        ax.set_title(
-            f"The {len(cuts)} needles blind {TARGET}-character cuts destroy (a dot: one needle)",
-            fontsize=9,
-        )
-        ax.legend(loc="lower right", fontsize=8)
-        fig.tight_layout()
-    return fig
 
 
 def preamble_loss(
     docs: Sequence[Document], chunks: Sequence[Chunk], questions: Sequence[Question]
 ) -> dict[str, object]:
-    """What a chunker that starts at the first ``## `` heading would silently drop.
-
-    The chapter's chunker splits on ``## `` only, so the text between a document's
-    title and its first section never reaches the index. Here it is a section of
-    its own; this counts what that fix keeps.
-    """
+    """What a chunker that starts at the first ``## `` heading, as the chapter's does, would
+    silently drop: here the text before it is a section of its own."""
     intro = [c for c in chunks if c.section == ""]
-    kept = {q.id for q in questions if any(q.needle in c.content for c in intro)}
+    characters = sum(len(c.content) for c in intro)
     return {
         "documents with an intro": len({c.doc_id for c in intro}),
         "intro chunks": len(intro),
-        "intro characters": sum(len(c.content) for c in intro),
-        "share of corpus": sum(len(c.content) for c in intro) / sum(len(d.text) for d in docs),
-        "needles in intros": sorted(kept),
+        "intro characters": characters,
+        "share of corpus": characters / sum(len(d.text) for d in docs),
+        "needles in intros": sorted(
+            q.id for q in questions if any(q.needle in c.content for c in intro)
+        ),
     }
 
 
 def destroyed_counts(measured: Chunking) -> dict[str, int]:
-    """Destroyed needles per strategy (questions), as :func:`geometry.entries` takes them."""
+    """Destroyed needles per strategy, as :func:`rag_lab.evaluation.geometry.entries` takes them."""
     return {s: measured.destroyed.count(s) for s in measured.destroyed.questions}
-
-
-GEOMETRY_STRATEGIES = {"A": 0, "B": OVERLAP_CHARS}
-"""The blind strategies and their overlap in characters: the ones the geometry predicts."""
 
 
 def geometry_table(lengths: Sequence[int], destroyed: Mapping[str, int]) -> Table:
     """For A and B: destroyed needles observed, the geometry's expectation from the needles'
-    lengths and its central 95 % range, and the chapter's count on its own corpus."""
-    rows = []
-    for s, overlap in GEOMETRY_STRATEGIES.items():
+    lengths with its central 95 % range, and the chapter's count."""
+    rows = {}
+    for s, overlap in {"A": 0, "B": OVERLAP}.items():
         e = geometry.expected_destroyed(lengths, destroyed[s], TARGET, overlap)
-        rows.append(
-            {
-                "strategy": s,
-                "overlap": overlap,
-                "observed": e.observed,
-                "expected": f"{e.expected:.1f}",
-                "95 % range": f"{e.low}–{e.high}",
-                "in range": "yes" if e.agrees else "no",
-                "chapter": CHAPTER_DESTROYED[s],
-            }
-        )
+        rows[s] = {
+            "overlap": overlap,
+            "observed": e.observed,
+            "expected": f"{e.expected:.1f}",
+            "95 % range": f"{e.low}–{e.high}",
+            "in range": "yes" if e.agrees else "no",
+            "chapter": CHAPTER_DESTROYED[s],
+        }
     return Table(
-        pd.DataFrame(rows).set_index("strategy"),
+        pd.DataFrame.from_dict(rows, orient="index").rename_axis("strategy"),
         caption=f"Destroyed needles, questions (of {len(lengths)}): observed, and expected "
         f"from the needles' lengths under cuts every {TARGET} characters (overlap in "
         "characters; 95 % range of the exact count distribution); chapter: its own corpus",

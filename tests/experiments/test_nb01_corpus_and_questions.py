@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-import pytest
+import pandas as pd
 
 from rag_lab.claims.verdicts import Verdict
 from rag_lab.documents import Document
@@ -27,25 +27,23 @@ QSET = QuestionSet(
 
 
 def test_the_totals_beside_the_chapter():
-    table = nb01.beside_chapter(nb01.per_document(DOCS))
+    shown = nb01.totals_table(DOCS).frame
     chars = sum(len(d.text) for d in DOCS)
-    assert table.loc["characters", "here"] == chars and table.loc["sections", "here"] == 3
-    assert table.loc["characters", "here ÷ chapter"] == pytest.approx(
-        chars / chapter.CORPUS["characters"]
+    assert shown.loc["characters", "here"] == f"{chars:,}" and shown.loc["sections", "here"] == "3"
+    assert (
+        shown.loc["characters", "here ÷ chapter"] == f"{chars / chapter.CORPUS['characters']:.2f}"
     )
-    assert table.loc["characters per section", "here"] == pytest.approx(chars / 3)
-    assert table["chapter"].isna()["code blocks"]  # the chapter gives no figure
-    shown = nb01.totals_table(nb01.per_document(DOCS)).frame
-    assert shown.loc["code blocks", "chapter"] == "–" and shown.loc["documents", "here"] == "3"
+    assert shown.loc["characters per section", "here"] == f"{chars / 3:,.0f}"
+    assert pd.isna(shown.loc["code blocks", "chapter"])  # the chapter gives no figure
+    assert shown.loc["documents", "here"] == "3"
 
 
 def test_the_validator_catches_every_planted_fault(tmp_path):
     violations = nb01.broken_violations(DOCS, tmp_path)
-    assert {(v.line, v.id, v.field) for v in violations} == set(nb01.PLANTED)
-    lines = nb01.validate_broken(DOCS, tmp_path)
-    assert len(lines) == len(nb01.PLANTED)
-    assert all(len(row) <= nb01.WIDTH for line in lines for row in line.splitlines())
-    assert "found 2 times" in "\n".join(lines)
+    assert {(v.line, v.id, v.field) for v in violations} == nb01.PLANTED
+    lines = nb01.messages(violations).splitlines()
+    assert len([line for line in lines if line.startswith("broken.yaml:")]) == len(nb01.PLANTED)
+    assert all(len(line) <= nb01.WIDTH for line in lines)
 
 
 def test_the_checks_hold_by_construction_and_fail_when_they_do_not(tmp_path):
@@ -75,7 +73,25 @@ def test_the_tables_fit_a_page():
         nb01.where_table(DOCS, qset),
         nb01.phrasing_table(qset),
         nb01.negatives_table(qset),
-        nb01.totals_table(nb01.per_document(DOCS)),
+        nb01.totals_table(DOCS),
     ):
         assert table.width <= 100
     assert nb01.where_table(DOCS, qset).frame.index.name == "doc"
+
+
+def test_the_spread_counts_documents_sections_and_intros():
+    assert nb01.spread(DOCS, QSET) == {
+        "questions": 2,
+        "queries": 4,
+        "documents": 2,
+        "intro needles": 1,
+        "sections": 2,
+        "uncovered negatives": 1,
+        "offtopic negatives": 1,
+    }
+    where = nb01.needles(DOCS, QSET)
+    assert (
+        where.loc["q1", "section"] == "(intro)"
+        and where.loc["q2", "section"] == "Visualization Utilities"
+    )
+    assert where.loc["q2", "at"] == DOCS[2].text.index("Plots $x$.") / len(DOCS[2].text)
