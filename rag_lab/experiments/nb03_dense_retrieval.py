@@ -21,13 +21,18 @@ from rag_lab.questions import Query
 HEADLINE = ("E>A@R20", "E>C@R20", "F<E@R20", "B=A@R20")
 """The claims this notebook opens with: the chapter's recall claims on its central table."""
 PAIRED = ("k", "a − b by question", "questions", "p")
+"""The columns of a paired comparison this notebook and notebook 04 add to the chapter's."""
 SIGN_TEST = "p: their sign test, unadjusted"
 PER_QUERY = {"R@1": "R@1 per query", "R@20": "R@20 per query", "no hit": "queries missed"}
 """The columns of recall as the chapter tabulates it: Wilson's interval over the queries."""
 
 
 def by_question(
-    recall: RecallTable, clusters: Sequence[Hashable], mrr: bool = True, axis=None, note=""
+    recall: RecallTable,
+    clusters: Sequence[Hashable],
+    mrr: bool = True,
+    axis: str | None = None,
+    note: str = "",
 ) -> Table:
     """Recall@k (and MRR) with the questions as the sample; notebook 04 shows its own so."""
     columns = [f"R@{k}" for k in recall.ks] + (["MRR"] if mrr else [])

@@ -13,7 +13,7 @@ from rag_lab.evaluation.fusion import CLAIM_K, OBJECTIVE_K, REFERENCE_K, FusionR
 from rag_lab.evaluation.ledger import PAIRED_METHOD
 from rag_lab.evaluation.recall import recall_table
 from rag_lab.evaluation.retrieval import TWO_BY_TWO_KS, Systems
-from rag_lab.experiments.nb03_dense_retrieval import PER_QUERY, SIGN_TEST, by_question
+from rag_lab.experiments.nb03_dense_retrieval import PAIRED, PER_QUERY, SIGN_TEST, by_question
 from rag_lab.experiments.present import Table
 from rag_lab.experiments.timing import CONDITION, Latency, cost_table
 from rag_lab.metrics import Ranks, first_hit_ranks, hits_at, relevant_chunks
@@ -156,7 +156,7 @@ def convex_table(runs: FusionRuns, clusters: Sequence[Hashable]) -> Table:
     of :data:`FUSION_KS`; only R@:data:`~rag_lab.evaluation.fusion.CLAIM_K` is judged."""
     pairs = [(how, runs.rrf(REFERENCE_K)) for how in runs.ranks if not how.startswith("RRF")]
     view = paired.paired_table(runs.ranks, pairs, FUSION_KS, clusters).view(
-        columns=["pair", "k", "a − b by question", "questions", "p"]
+        columns=["pair", *PAIRED]
     )
     return Table(
         view.rename(columns={"questions": "won/lost"}),
