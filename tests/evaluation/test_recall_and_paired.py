@@ -5,11 +5,10 @@ from __future__ import annotations
 import pytest
 
 from rag_lab.claims.verdicts import Verdict
-from rag_lab.evaluation import chapter
+from rag_lab.evaluation import chapter, claims
 from rag_lab.evaluation.paired import Finding, paired_table
 from rag_lab.evaluation.recall import recall_table
 from rag_lab.evaluation.retrieval import strategies_of, systems_of, two_by_two
-from rag_lab.experiments import nb03_dense_retrieval as nb03
 from rag_lab.experiments import nb04_bm25_and_hybrid as nb04
 from rag_lab.questions import Query, Question
 
@@ -107,7 +106,7 @@ def test_agreement_and_the_queries_only_one_retriever_finds():
     agree = nb04.agreement_table(systems, ks=(1, 8)).frame
     assert agree.loc["R@8"].tolist() == [1, 3, 2, 0, 2, 2]  # both, dense/BM25 only, neither, …
     assert agree.loc["R@1"].tolist() == [1, 1, 0, 4, 1, 0]
-    summary = nb04.found_by_one_summary(systems, queries, k=8).frame
+    summary = nb04.found_by_one(systems, queries, k=8)[0].frame
     # dense only: q1/course, q1/ticket, q2/ticket (2 questions); BM25 ranks them 30 and 10
     # (one never); the hybrid keeps q1/course (rank 4) only
     assert summary.loc["dense only"].tolist() == [3, 2, "20", 1]
@@ -122,7 +121,7 @@ def test_the_dense_claims_follow_the_numbers():
     b = [1] * 12 + [3] * 8
     ranks = {"A": a, "B": b, "C": b, "E": [1] * 20, "F": [1] * 20}
     dense = strategies_of(ranks, queries_of(10))
-    judged = {e.claim: e for e in nb03.entries(dense)}
+    judged = {e.claim: e for e in claims.strategy_entries(dense)}
     # E vs A: 8 questions differ, p = 2/2^8 = 0.0078. The confirmatory family is the five
     # chapter claims (C vs A is a control, outside it); three have that p, so Holm lifts the
     # smallest to 5 × 0.0078 = 0.039: significant, and E > A reproduces. Each question A

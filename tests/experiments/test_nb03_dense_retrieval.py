@@ -4,6 +4,7 @@ wording, what the overlap rescues, the baseline, the quoted hits and the pull.""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from rag_lab.evaluation import chapter, overlap
 from rag_lab.evaluation.chunking import Destroyed
@@ -105,8 +106,9 @@ def test_tables_fit_and_format():
     ranks = {"B": {"embedded": [1, 2, None, 3], "quoted": [1, None, None, 3]}}
     table = nb03.quoted_table(ranks).frame
     assert list(table.index.unique()) == ["B"] and table["k"].tolist() == [1, 5, 20]
-    assert table["R@k quoted"].tolist() == ["0.250", "0.500", "0.500"]
+    assert table["R@k quoted"].tolist() == [0.25, 0.5, 0.5]
     docs = ["x", "x", "y", "y"]
     pull = overlap.Pull("F", docs, np.array([0.7, 0.7, 0.8, 0.6]), np.full(4, 0.5))
     frame = nb03.pull_table([pull]).frame
-    assert frame.loc["F vs E", "cos with"] == "0.700" and frame.loc["F vs E", "chunks"] == 4
+    assert frame.loc["F vs E", "cos with"] == pytest.approx(0.7)
+    assert frame.loc["F vs E", "chunks"] == 4

@@ -1,15 +1,15 @@
-"""Notebook 04's fusion and interaction helpers: the RRF check, the tables that fit a page
-and the figure's rows."""
+"""Notebook 04's tables: recall, the queries one retriever finds, the fusions and the
+identifier interaction."""
 
 from __future__ import annotations
 
 from types import SimpleNamespace
 
 import numpy as np
-import pytest
 
 from rag_lab.chunking import Chunk
 from rag_lab.claims.verdicts import Verdict
+from rag_lab.evaluation import claims
 from rag_lab.evaluation.fusion import FusionRuns
 from rag_lab.evaluation.retrieval import systems_of
 from rag_lab.experiments import nb04_bm25_and_hybrid as nb04
@@ -34,14 +34,6 @@ def runs(rrf60=HYBRID):
     return FusionRuns(ranks, {"min-max": [0.7] * 4, "z-score": [0.65] * 4}, 4)
 
 
-def test_rrf_60_must_be_the_hybrid_query_by_query():
-    nb04.check_rrf_is_hybrid(runs(), systems())
-    moved = list(HYBRID)
-    moved[2] = 40
-    with pytest.raises(AssertionError, match="differs from the hybrid on 1 queries"):
-        nb04.check_rrf_is_hybrid(runs(moved), systems())
-
-
 def test_first_hits_need_the_needle_whole():
     def chunk(i, text):
         return Chunk("d", i, text, text, "", 0, len(text))
@@ -53,23 +45,16 @@ def test_first_hits_need_the_needle_whole():
     assert hits([np.array([0, 1])]) == [1]
 
 
-def test_fusion_table_fits_and_shows_every_run():
-    table = nb04.fusion_table(runs(), CLUSTERS)
-    assert list(table.frame.index) == list(runs().ranks)
-    assert list(table.frame.columns) == ["R@1", "R@4", "R@8", "MRR"]
-    assert table.frame.loc["min-max", "R@4"].startswith("1.000 [")
-    assert "8 queries" in table.caption and "4 questions" in table.caption
-    assert "other 3 folds" in table.caption
-
-
-def test_the_weights_table_has_a_row_per_fold_and_a_column_per_normalisation():
-    table = nb04.weights_table(runs())
-    assert list(table.frame.index) == [1, 2, 3, 4]
-    assert table.frame["min-max"].tolist() == ["0.70"] * 4
-    assert table.frame["z-score"].tolist() == ["0.65"] * 4
-    assert "other 3 folds" in table.caption
-    wide = FusionRuns({}, {"min-max": [0.65] * 12, "z-score": [0.7] * 12}, 12)
-    assert len(nb04.weights_table(wide).frame) == 12
+def test_fusion_tables_show_every_run_and_each_folds_weights():
+    recall, weights = nb04.fusion_tables(runs(), CLUSTERS)
+    assert list(recall.frame.index) == list(runs().ranks)
+    assert list(recall.frame.columns) == ["R@1", "R@4", "R@8", "MRR"]
+    assert recall.frame.loc["min-max", "R@4"].startswith("1.000 [")
+    assert list(weights.frame.index) == [1, 2, 3, 4]
+    assert weights.frame["min-max"].tolist() == ["0.70"] * 4
+    assert weights.frame["z-score"].tolist() == ["0.65"] * 4
+    wide = FusionRuns(runs().ranks, {"min-max": [0.65] * 12, "z-score": [0.7] * 12}, 12)
+    assert len(nb04.fusion_tables(wide, CLUSTERS)[1].frame) == 12
 
 
 def test_the_convex_table_pairs_each_normalisation_with_rrf_60_at_every_k():
@@ -82,15 +67,6 @@ def test_the_convex_table_pairs_each_normalisation_with_rrf_60_at_every_k():
     assert frame.loc[("min-max vs RRF k=60", 1), "a − b by question"].startswith("+0.125 [")
     assert frame.loc[("min-max vs RRF k=60", 1), "won/lost"] == "+1/−0"
     assert frame.loc[("z-score vs RRF k=60", 8), "a − b by question"].startswith("+0.000 [")
-
-
-def test_fusion_figure_has_a_row_per_run_and_both_retrievers():
-    import matplotlib.pyplot as plt
-
-    fig = nb04.fusion_figure(runs(), systems())
-    labels = [t.get_text() for t in fig.axes[0].get_yticklabels()]
-    assert labels == ["dense", "BM25", *runs().ranks]
-    plt.close(fig)
 
 
 def test_interaction_table_signs_its_gaps():
@@ -123,11 +99,11 @@ def test_the_tables_and_the_ledger_carry_what_the_reading_said():
     assert recall.frame.loc["dense", "R@1"].startswith("0.167 [")
     agree = nb04.agreement_table(s, ks=(8,)).frame.loc["R@8"]
     assert (agree["dense only"], agree["BM25 only"]) == (3, 0)
-    kept = nb04.found_by_one_summary(s, queries, k=8).frame.loc["dense only"]
+    kept = nb04.found_by_one(s, queries, k=8)[0].frame.loc["dense only"]
     assert (kept["queries"], kept["hybrid within 8"]) == (3, 3)
-    judged = {e.claim: e for e in nb04.entries(s)}
+    judged = {e.claim: e for e in claims.system_entries(s, "04", "d2l")}
     assert judged["hybrid-every-column"].verdict is Verdict.REPRODUCES
     ranks |= {"BM25": [2] * 6, "hybrid": [2, 3, 3, 3, 3, 3]}
-    judged = {e.claim: e for e in nb04.entries(systems_of(ranks, clusters))}
+    judged = {e.claim: e for e in claims.system_entries(systems_of(ranks, clusters))}
     assert judged["hybrid-every-column"].verdict is Verdict.CONTRADICTED
     assert judged["hybrid-every-column"].here == "below dense at R@1"
