@@ -90,8 +90,7 @@ def survival_table(
     remove_running: bool = False,
     layouts: Sequence[str] | None = None,
 ) -> pd.DataFrame:
-    """Per layout and reader: needles kept of ``n``, the lost ones a page break cuts, the
-    share of 8-word runs kept; with ``remove_running``, running lines removed by repetition."""
+    """Per layout and reader: needles kept of ``n``, lost ones a page break cuts, 8-word runs."""
     n = sum(map(len, needles.values()))
     rows = []
     for (layout, reader), by_doc in extracted.items():
@@ -148,9 +147,8 @@ def needles_in_tables(docs: Sequence[Document], needles: Mapping[str, Sequence[s
 def layout_tests(
     docs: Sequence[Document], extracted: Extracted, needles: Mapping[str, Sequence[str]]
 ) -> pd.DataFrame:
-    """Each reader on each layout against the same reader on :data:`BASE`: the needles one
-    keeps and the other loses, an exact sign test (each needle is one question, so these are
-    independent), Holm over the table, and the finding that adjusted test supports."""
+    """Each reader on each layout against itself on :data:`BASE`: a sign test per needle
+    (each needle is one question, so they are independent), Holm over the table."""
 
     def vector(layout: str, reader: str) -> np.ndarray:
         return kept_vector(
@@ -193,9 +191,8 @@ def running_spans(placed: ts.Placement, text: str) -> list[tuple[int, int]]:
 
 
 def waste_row(chunks: Sequence[Chunk], spans: Mapping[str, Sequence[tuple[int, int]]]) -> dict:
-    """Chunks whose content overlaps a running line, and the embedded word-pieces those lines
-    take: per such chunk, its word-pieces up to the encoder's window less those of its text
-    without the lines, up to the window too (a line past the window wastes nothing)."""
+    """Chunks overlapping a running line, and the word-pieces those lines take within the
+    encoder's window (a line past the window is never embedded, so it wastes nothing)."""
     texts, without = [], []
     for c in chunks:
         inside = [(s, e) for s, e in spans.get(c.doc_id, ()) if s < c.end and c.start < e]
@@ -236,10 +233,8 @@ def body_lines_removed(placed: Mapping[str, ts.Placement], by_doc: Mapping[str, 
 def waste_table(
     docs: Sequence[Document], sets: Mapping[str, Typeset], extracted: Extracted
 ) -> pd.DataFrame:
-    """Per reader of the running-header layout: the running lines in its text, strategy E's
-    chunks carrying one and the word-pieces they take (:func:`waste_row`); after removal by
-    repetition, the running lines left and the body lines taken (NaN for ``rag-lab index``,
-    which has removed them itself)."""
+    """Per reader of the running-header layout: :func:`waste_row`, and after removal by
+    repetition the running lines left and body lines taken (NaN: ``rag-lab index``)."""
     rows = []
     placed = sets["running-header"].placed
     for (layout, reader), by_doc in extracted.items():
@@ -276,8 +271,8 @@ def corpora(
     picks: Mapping[str, tuple[str, str]],
     extra: Sequence[tuple[str, str, bool]] = (),
 ) -> tuple[Corpora, dict[str, str]]:
-    """Each layout's best and worst reader, then ``extra`` (layout, reader, running lines
-    removed); and those left out as the same text as an earlier one (name → that one)."""
+    """Each layout's best and worst reader, then ``extra`` (layout, reader, lines removed);
+    and those left out as the same text as an earlier one (name → that one)."""
     wanted = [(layout, r, False) for layout, pair in picks.items() for r in dict.fromkeys(pair)]
     out: Corpora = {}
     same: dict[str, str] = {}
@@ -295,9 +290,8 @@ def corpora(
 
 
 def destroyed_table(lab: Lab, measured: Corpora) -> pd.DataFrame:
-    """Per corpus, the clean one first: chunks, needles in the text, and needles no chunk
-    holds whole (destroyed: never retrievable; chunking can split a needle extraction kept
-    where the text has other paragraph breaks than the Markdown)."""
+    """Per corpus, the clean one first: chunks, needles in the text, needles no chunk holds
+    whole (chunking can split one extraction kept: other paragraph breaks than the Markdown)."""
     questions = lab.qset.questions
     rows = {}
     for name, (docs, chunks) in {CLEAN: (lab.docs, lab.chunks_by[STRATEGY]), **measured}.items():
@@ -349,8 +343,7 @@ class OcrRun:
 
 
 def ocr_run(scanned: Typeset, needles: Mapping[str, Sequence[str]]) -> OcrRun:
-    """OCR a stated sample, every page holding (part of) a needle, and check each needle on
-    its pages; retrieval over OCR text is therefore not measured."""
+    """OCR every page holding (part of) a needle, a stated sample, and check each needle."""
     sample = {
         d: sorted({n for ps in p.needles.values() for n in ps}) for d, p in scanned.placed.items()
     }
@@ -381,9 +374,8 @@ def ocr_run(scanned: Typeset, needles: Mapping[str, Sequence[str]]) -> OcrRun:
 
 
 def ocr_threshold_table(run: OcrRun, thresholds: Sequence[float] = THRESHOLDS) -> pd.DataFrame:
-    """Per threshold: pages flagged (under it, or no word read: the rule ``rag-lab index
-    --ocr`` flags by), the needles kept on pages not flagged and flagged, and Fisher's exact
-    p of needles lost, flagged against not (each unadjusted)."""
+    """Per threshold, pages flagged as ``rag-lab index --ocr`` flags (under it, or no word),
+    needles kept on pages not flagged and flagged, Fisher's exact p of needles lost."""
     from scipy.stats import fisher_exact
 
     rows = []
@@ -423,8 +415,7 @@ def text_layer_table(extracted: Extracted) -> pd.DataFrame:
 
 
 def app_refusals(scanned: Typeset) -> pd.DataFrame:
-    """What ``rag-lab index`` (without ``--ocr``) says of the scans: per answer, the
-    ``scans`` given it, ``of`` all."""
+    """What ``rag-lab index`` (without ``--ocr``) says of the scans, ``of`` all."""
     reasons: Counter[str] = Counter()
     for file in scanned.files.values():
         try:

@@ -129,8 +129,7 @@ def extract_cached(path: Path, reader: str) -> ex.PdfText:
 def extract_all(
     sets: Mapping[str, Typeset], readers: Sequence[str] = READERS, workers: int = 2
 ) -> dict[tuple[str, str], dict[str, ex.PdfText]]:
-    """(layout, reader) → document id → the extracted pages; what the cache lacks is
-    extracted in ``workers`` processes first (pdfminer.six, pure Python, is most of it)."""
+    """(layout, reader) → document id → pages; what the cache lacks extracted in parallel."""
     jobs = [(lay, r, d, f) for lay in sets for r in readers for d, f in sets[lay].files.items()]
     missing = [(f, r) for _, r, _, f in jobs if _cache().get(_extract_key(f, r)) is None]
     if missing:

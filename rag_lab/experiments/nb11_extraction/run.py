@@ -79,10 +79,8 @@ def versions(ocr: tuple[str | None, str]) -> str:
 
 
 def measure(lab: Lab, folder: str | os.PathLike, ocr: tuple[str | None, str]) -> Results:
-    """Every measure of notebook 11 over ``lab``'s corpus, the PDFs written under ``folder``;
-    no OCR when :func:`tesseract` gave no version. Retrieval runs over each layout's best and
-    worst reader, then the running-header worst with running lines removed and the row-drawn
-    two columns read in :data:`DRAWING_ORDER`, so that each mitigation has both its corpora."""
+    """Every measure of notebook 11, the PDFs written under ``folder``. Retrieval also runs
+    over both corpora of each mitigation; no OCR when :func:`tesseract` gave no version."""
     docs, needles = lab.docs, pdfs.needles_by_doc(lab.queries)
     sets = pdfs.typeset_all(docs, needles, folder)
     extracted = pdfs.extract_all(sets)
@@ -120,11 +118,8 @@ def measure(lab: Lab, folder: str | os.PathLike, ocr: tuple[str | None, str]) ->
 
 
 def mitigations(results: Results) -> pd.DataFrame:
-    """One row per mitigation: the corpus without it, what is applied, needles kept without
-    and with it of ``n``; per k, Recall@k without and with it and the sign test by question of
-    with over without (NaN for OCR: only a sample of pages is read). Removing running lines
-    is measured on the running-header layout's worst reader, layout analysis (the row-drawn
-    two columns' best reader) against :data:`DRAWING_ORDER`."""
+    """Per mitigation: needles kept without and with it; per k, Recall@k without and with it
+    and the sign test by question (NaN for OCR: only a sample of pages is read)."""
     picks = m.best_and_worst(results.survival)
     rh, two = "running-header", "two-column-rows"
     worst, best = picks[rh][1], picks[two][0]
