@@ -1,12 +1,7 @@
-"""The corpus as PDFs, the readers, and the text they extract.
+"""The corpus typeset as PDFs, the readers, and the text they extract.
 
-Every document is typeset in every layout and one layout is scanned; the ground truth of a
-file is its :class:`~rag_lab.sources.pdf.typeset.Placement` (which text was drawn on which
-page, in which order). What a reader extracts and what OCR reads is cached
-(:class:`rag_lab.json_cache.JsonCache`) keyed by the PDF's bytes, the reader and its
-library's version, so a warm run extracts nothing. Needles are matched whitespace
-normalised (:func:`flat`); OCR'd ones also with the small marks OCR confuses left out
-(:func:`folded`).
+What a reader extracts and what OCR reads is cached keyed by the PDF's bytes, the reader and
+its library's version, so a warm run extracts nothing.
 """
 
 from __future__ import annotations
@@ -21,8 +16,6 @@ from importlib.metadata import version
 from multiprocessing import get_context
 from pathlib import Path
 
-import pandas as pd
-
 from rag_lab import paths
 from rag_lab.documents import Document
 from rag_lab.json_cache import JsonCache
@@ -34,23 +27,15 @@ from rag_lab.sources.pdf import typeset as ts
 from rag_lab.text import flat
 
 SCAN_LAYOUT = "one-column"
-"""The layout rendered to images for the scans."""
 SCAN_DPI = 150
-"""Scans are rendered at 150 dpi, grey (an office scanner's draft setting), and OCR reads
-them at that resolution: rendering finer adds no detail."""
+"""Scans are grey at 150 dpi (an office scanner's draft setting); rendering finer adds no detail."""
 STRATEGY = "E"
 """The chunking measured over extracted text: the app's (paragraphs, sentences, header)."""
-LIBRARY_READERS: tuple[str, ...] = tuple(f"{e} {m}" for e in ex.EXTRACTORS for m in ex.MODES[e])
-"""Every extractor in every mode, named ``"pypdf default"``, ``"pdfminer positional"``, …"""
+LIBRARY_READERS = tuple(f"{e} {m}" for e in ex.EXTRACTORS for m in ex.MODES[e])
 APP_READER = "rag-lab index"
-"""What ``rag-lab index`` reads a PDF with (:func:`rag_lab.sources.pdf.document.read_pdf`,
-its defaults): PDFium, cleaned, paragraphs from line spacing, running lines removed."""
-READERS: tuple[str, ...] = (*LIBRARY_READERS, APP_READER)
-_WORKERS = 2
-"""Processes extracting at once on a cold cache (pdfminer.six, pure Python, is most of it)."""
+""":func:`rag_lab.sources.pdf.document.read_pdf` with its defaults: running lines removed."""
+READERS = (*LIBRARY_READERS, APP_READER)
 _MARKS = str.maketrans("", "", "`*'\"\u2018\u2019\u201c\u201d")
-_WIDTH = 100
-"""Characters of an excerpt's line shown; past them it is cut with ``…``."""
 
 Extracted = Mapping[tuple[str, str], Mapping[str, ex.PdfText]]
 """(layout, reader) → document id → the pages that reader extracted."""
@@ -83,65 +68,36 @@ def typeset_all(
     """Every document in each of ``layouts`` under ``folder`` (one subfolder per layout)."""
     out = {}
     for layout in track(layouts, "typesetting", "layout"):
-        here = Path(folder) / layout
-        here.mkdir(parents=True, exist_ok=True)
-        files = {doc.id: here / f"{doc.id}.pdf" for doc in docs}
+        (Path(folder) / layout).mkdir(parents=True, exist_ok=True)
+        files = {doc.id: Path(folder) / layout / f"{doc.id}.pdf" for doc in docs}
         placed = {d.id: ts.typeset(d, layout, files[d.id], needles.get(d.id, ())) for d in docs}
         out[layout] = Typeset(layout, files, placed)
     return out
 
 
-def scan_all(sets: Typeset, folder: str | os.PathLike, dpi: int = SCAN_DPI) -> Typeset:
+def scan_all(sets: Typeset, folder: str | os.PathLike) -> Typeset:
     """The layout's PDFs rendered to images: the same ground truth, no text layer."""
     here = Path(folder) / f"scanned-{sets.layout}"
     here.mkdir(parents=True, exist_ok=True)
-    files = {}
+    files = {doc_id: here / f"{doc_id}.pdf" for doc_id in sets.files}
     for doc_id, pdf in track(sets.files.items(), "scanning", "PDF"):
-        files[doc_id] = here / f"{doc_id}.pdf"
-        ts.scan(pdf, files[doc_id], dpi=dpi)
+        ts.scan(pdf, files[doc_id], dpi=SCAN_DPI)
     return Typeset(f"scanned {sets.layout}", files, sets.placed)
-
-
-def layout_table(sets: Mapping[str, Typeset]) -> pd.DataFrame:
-    """Per layout: pages, needles placed of all, needles a page break cuts, characters the
-    core fonts could not draw."""
-    rows = []
-    for layout, s in sets.items():
-        spans = [pages for p in s.placed.values() for pages in p.needles.values()]
-        rows.append(
-            {
-                "layout": layout,
-                "documents": len(s.files),
-                "pages": sum(len(p.pages) for p in s.placed.values()),
-                "needles placed": sum(1 for pages in spans if pages),
-                "needles": len(spans),
-                "cut by a page break": sum(1 for pages in spans if len(pages) > 1),
-                "characters drawn as ?": sum(p.replaced for p in s.placed.values()),
-            }
-        )
-    return pd.DataFrame(rows).set_index("layout")
-
-
-# --- reading them, cached ---------------------------------------------------------------------
 
 
 def library_versions() -> dict[str, str]:
     """The version of each extractor's library (what the cache keys on)."""
+    pdfium = version("pypdfium2")
     return {
         "pypdf": version("pypdf"),
         "pdfminer": version("pdfminer.six"),
-        "pdfium": version("pypdfium2"),
-        "rag-lab": f"reader {pdf_document.READER_VERSION}, pypdfium2 {version('pypdfium2')}",
+        "pdfium": pdfium,
+        "rag-lab": f"reader {pdf_document.READER_VERSION}, pypdfium2 {pdfium}",
     }
 
 
-def _cached(key: dict, compute):
-    cache = JsonCache(paths.cache_dir() / "pdf-text")
-    value = cache.get(key)
-    if value is None:
-        value = compute()
-        cache.save(key, value)
-    return value
+def _cache() -> JsonCache:
+    return JsonCache(paths.cache_dir() / "pdf-text")
 
 
 def _sha256(path: Path) -> str:
@@ -161,26 +117,29 @@ def _extract_pages(path: Path, reader: str) -> list[str]:
 
 def extract_cached(path: Path, reader: str) -> ex.PdfText:
     """:func:`rag_lab.sources.pdf.extract.extract`, cached by the PDF's bytes and the reader."""
-    pages = _cached(_extract_key(path, reader), lambda: _extract_pages(path, reader))
+    key = _extract_key(path, reader)
+    pages = _cache().get(key)
+    if pages is None:
+        pages = _extract_pages(path, reader)
+        _cache().save(key, pages)
     name = ("rag-lab", "index") if reader == APP_READER else reader.split(" ")
     return ex.PdfText(*name, tuple(pages))
 
 
 def extract_all(
-    sets: Mapping[str, Typeset], readers: Sequence[str] = READERS, workers: int = _WORKERS
+    sets: Mapping[str, Typeset], readers: Sequence[str] = READERS, workers: int = 2
 ) -> dict[tuple[str, str], dict[str, ex.PdfText]]:
-    """(layout, reader) → document id → the extracted pages; what the cache lacks is
-    extracted in ``workers`` processes first."""
+    """(layout, reader) → document id → pages; what the cache lacks extracted in parallel."""
     jobs = [(lay, r, d, f) for lay in sets for r in readers for d, f in sets[lay].files.items()]
-    cache = JsonCache(paths.cache_dir() / "pdf-text")
-    missing = [(f, r) for _, r, _, f in jobs if cache.get(_extract_key(f, r)) is None]
+    missing = [(f, r) for _, r, _, f in jobs if _cache().get(_extract_key(f, r)) is None]
     if missing:
-        files, names = [f for f, _ in missing], [r for _, r in missing]
+        files, names = zip(*missing, strict=True)
         with ProcessPoolExecutor(workers, mp_context=get_context("spawn")) as pool:
             done = pool.map(_extract_pages, files, names, chunksize=4)
-            counted = track(done, "extracting", "PDF", total=len(missing))
-            for f, r, pages in zip(files, names, counted, strict=True):
-                cache.save(_extract_key(f, r), pages)
+            for f, r, pages in zip(
+                files, names, track(done, "extracting", "PDF", total=len(missing)), strict=True
+            ):
+                _cache().save(_extract_key(f, r), pages)
     out: dict[tuple[str, str], dict[str, ex.PdfText]] = {}
     for layout, reader, doc, file in jobs:
         out.setdefault((layout, reader), {})[doc] = extract_cached(file, reader)
@@ -190,28 +149,21 @@ def extract_all(
 def ocr_cached(path: Path, pages: Sequence[int], dpi: int = SCAN_DPI) -> list[ex.OcrPage]:
     """:func:`rag_lab.sources.pdf.extract.ocr` of ``pages``, cached by bytes and Tesseract."""
     key = {"pdf": _sha256(path), "pages": list(pages), "dpi": dpi, "ocr": ex.tesseract_version()}
-    rows = _cached(
-        key,
-        lambda: [
-            [p.text, None if math.isnan(p.confidence) else p.confidence, p.words]
-            for p in ex.ocr(path, dpi=dpi, pages=pages, workers=pdf_document.OCR_WORKERS)
-        ],
-    )
+    rows = _cache().get(key)
+    if rows is None:  # JSON has no NaN: a page without words keeps its confidence as null
+        read = ex.ocr(path, dpi=dpi, pages=pages, workers=pdf_document.OCR_WORKERS)
+        rows = [[p.text, None if math.isnan(p.confidence) else p.confidence, p.words] for p in read]
+        _cache().save(key, rows)
     return [ex.OcrPage(t, math.nan if c is None else c, w) for t, c, w in rows]
 
 
-# --- the extracted text -----------------------------------------------------------------------
-
-
 def folded(text: str) -> str:
-    """:func:`flat` with quotes, backticks and asterisks left out: the small marks OCR reads
-    as one another, so that what is left to differ is letters, digits and other symbols."""
+    """:func:`flat` with quotes, backticks and asterisks left out: the marks OCR confuses."""
     return flat(text.translate(_MARKS))
 
 
 def canonical(pages: Sequence[str]) -> str:
-    """The pages as one text: ``\\r\\n`` read as ``\\n``, joined as ``rag-lab index`` joins
-    them (:data:`~rag_lab.sources.pdf.document.PAGE_JOIN`), so offsets name a page."""
+    """The pages as one text, ``\\r\\n`` read as ``\\n``, joined as ``rag-lab index`` joins them."""
     return pdf_document.PAGE_JOIN.join(p.replace("\r\n", "\n").replace("\r", "\n") for p in pages)
 
 
@@ -223,10 +175,10 @@ def is_app(by_doc: Mapping[str, ex.PdfText]) -> bool:
 def extracted_docs(
     docs: Sequence[Document], by_doc: Mapping[str, ex.PdfText], remove_running: bool = False
 ) -> list[Document]:
-    """The corpus as a reader extracted it: plain documents titled as their PDF is; with
-    ``remove_running``, repeated lines removed first."""
+    """The corpus as a reader extracted it, plain text; with ``remove_running``, the lines
+    repeated at the page edges removed first."""
+    remove_running = remove_running and not is_app(by_doc)
     out = []
-    remove_running = remove_running and not is_app(by_doc)  # it has removed them already
     for doc in docs:
         pages = list(by_doc[doc.id].pages)
         if remove_running:
@@ -236,13 +188,17 @@ def extracted_docs(
 
 
 def excerpt(
-    by_doc: Mapping[str, ex.PdfText], doc: str, lines: int = 6, start: str | None = None
+    by_doc: Mapping[str, ex.PdfText],
+    doc: str,
+    lines: int = 6,
+    start: str | None = None,
+    width: int = 100,
 ) -> str:
     """``lines`` non-blank lines of a document as a reader gave them, from its top or from
-    the first line holding ``start``; each cut to a page's width."""
+    the first line holding ``start``; each cut to ``width`` characters."""
     text = canonical(by_doc[doc].pages).split("\n")
     at = 0 if start is None else next((i for i, ln in enumerate(text) if start in ln), None)
     if at is None:
         return f"({start!r} is not in the text)"
     shown = [ln.rstrip() for ln in text[at:] if ln.strip()][:lines]
-    return "\n".join(ln if len(ln) <= _WIDTH else ln[: _WIDTH - 1] + "…" for ln in shown)
+    return "\n".join(ln if len(ln) <= width else ln[: width - 1] + "…" for ln in shown)

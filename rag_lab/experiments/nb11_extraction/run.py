@@ -1,7 +1,6 @@
-"""The whole run of notebook 11 in one call (:func:`measure`): typeset, extract, measure
-survival and waste, retrieve over the extracted corpora, scan and OCR; every record the
-notebook shows, in one :class:`Results`, and what each mitigation recovers
-(:func:`mitigations`)."""
+"""The whole run of notebook 11 in one call (:func:`measure`), what each mitigation recovers
+(:func:`mitigations`), and the chapter's five statements about extraction as ledger entries
+(:func:`chapter_claims`), each judged on a count of the run's records."""
 
 from __future__ import annotations
 
@@ -11,89 +10,47 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
+from rag_lab.claims.verdicts import Verdict
 from rag_lab.evaluation.lab import Lab
-from rag_lab.experiments.nb11_extraction.ocr import (
-    OcrRun,
-    app_refusals,
-    ocr_run,
-    ocr_threshold_table,
-    text_layer_table,
-)
-from rag_lab.experiments.nb11_extraction.pdfs import (
-    LIBRARY_READERS,
-    SCAN_DPI,
-    SCAN_LAYOUT,
-    Extracted,
-    Typeset,
-    extract_all,
-    library_versions,
-    needles_by_doc,
-    scan_all,
-    typeset_all,
-)
-from rag_lab.experiments.nb11_extraction.retrieval import (
-    KS,
-    corpora,
-    destroyed_table,
-    embed_all,
-    loss_table,
-    retrieval_systems,
-)
-from rag_lab.experiments.nb11_extraction.survival import (
-    best_and_worst,
-    layout_tests,
-    needles_in_tables,
-    rows_table,
-    survival_table,
-    waste_table,
-)
+from rag_lab.evaluation.ledger import Entry, count_entry, fixed_entry
+from rag_lab.evaluation.paired import Finding
+from rag_lab.experiments.nb11_extraction import measures as m
+from rag_lab.experiments.nb11_extraction import pdfs
 from rag_lab.metrics import Ranks, hits_at
 from rag_lab.questions import Query
 from rag_lab.sources.pdf import extract as ex
 from rag_lab.stats import cluster_paired
 
 DRAWING_ORDER = "pdfium default"
-"""The reader layout analysis is set against: the one ``rag-lab index`` uses by default,
-which reads in the order the page was drawn."""
+"""The reader layout analysis is set against: ``rag-lab index``'s default, which reads in
+the order the page was drawn."""
+HEADLINE = ("interleave:two-column-rows", "word-soup", "running-headers", "scans", "symptom")
+"""The claims the notebook opens with."""
 
 
 @dataclass(frozen=True, eq=False)
 class Results:
-    """Every record notebook 11 measured (numbers), and the files and texts they come from."""
+    """Every record notebook 11 measured, and the files and texts they come from."""
 
     survival: pd.DataFrame
-    """:func:`~.survival.survival_table` of every layout."""
-    survival_removed: pd.DataFrame
-    """The same of the running-header layout, running lines removed by repetition."""
+    survival_removed: pd.DataFrame  # the running-header layout, running lines removed
     tests: pd.DataFrame
-    """:func:`~.survival.layout_tests`: each layout against one column, per reader."""
     rows: pd.DataFrame
-    """:func:`~.survival.rows_table`."""
     waste: pd.DataFrame
-    """:func:`~.survival.waste_table`."""
     needles_in_tables: int
     destroyed: pd.DataFrame
-    """:func:`~.retrieval.destroyed_table`."""
     systems: Mapping[str, Ranks]
-    """:func:`~.retrieval.retrieval_systems`: the clean Markdown first, then each corpus."""
     loss: pd.DataFrame
-    """:func:`~.retrieval.loss_table`."""
     queries: Sequence[Query]
     text_layer: pd.DataFrame
-    """:func:`~.ocr.text_layer_table`: what the readers get from the scans."""
-    run: OcrRun | None = None
-    """The OCR run; None when Tesseract is not installed."""
-    thresholds: pd.DataFrame | None = None
-    """:func:`~.ocr.ocr_threshold_table` of the run."""
     refusals: pd.DataFrame | None = None
-    """:func:`~.ocr.app_refusals`."""
+    run: m.OcrRun | None = None  # None when Tesseract is not installed
+    thresholds: pd.DataFrame | None = None
     picks: dict[str, tuple[str, str]] = field(default_factory=dict)
-    """Each layout's reader keeping the most needles and the one keeping the fewest."""
     same_text: dict[str, str] = field(default_factory=dict)
-    """Corpora left out of retrieval, each the same text as the named one measured."""
-    sets: dict[str, Typeset] = field(default_factory=dict)
-    extracted: Extracted = field(default_factory=dict)
-    scanned: Typeset | None = None
+    sets: dict[str, pdfs.Typeset] = field(default_factory=dict)
+    extracted: pdfs.Extracted = field(default_factory=dict)
+    scanned: pdfs.Typeset | None = None
 
     @property
     def n(self) -> int:
@@ -115,51 +72,43 @@ def tesseract() -> tuple[str | None, str]:
 
 
 def versions(ocr: tuple[str | None, str]) -> str:
-    """The extractors' versions and Tesseract's (or why OCR cannot run), for the closing
-    Environment section."""
-    libraries = ", ".join(f"{k} {v}" for k, v in library_versions().items())
-    version, reason = ocr
-    tess = f"OCR: tesseract {version}" if version is not None else f"OCR cannot run: {reason}"
+    """The extractors' versions and Tesseract's (or why OCR cannot run)."""
+    libraries = ", ".join(f"{k} {v}" for k, v in pdfs.library_versions().items())
+    tess = f"OCR: tesseract {ocr[0]}" if ocr[0] is not None else f"OCR cannot run: {ocr[1]}"
     return f"extractors: {libraries}\n{tess}"
 
 
 def measure(lab: Lab, folder: str | os.PathLike, ocr: tuple[str | None, str]) -> Results:
-    """Every measure of notebook 11 over ``lab``'s corpus, the PDFs written under ``folder``;
-    ``ocr`` is :func:`tesseract`'s answer (no OCR when its version is None). Retrieval runs
-    over each layout's best and worst reader, then the running-header worst with running
-    lines removed and the row-drawn two columns as ``rag-lab index`` reads them by default
-    (:data:`DRAWING_ORDER`), so that each mitigation has both its corpora."""
-    docs, needles = lab.docs, needles_by_doc(lab.queries)
-    sets = typeset_all(docs, needles, folder)
-    extracted = extract_all(sets)
-    survival = survival_table(docs, sets, extracted, needles)
-    picks = best_and_worst(survival)
-    extra = [
-        ("running-header", picks["running-header"][1], True),
-        ("two-column-rows", DRAWING_ORDER, False),
-    ]
-    measured, same = corpora(lab, extracted, picks, extra)
-    embed_all(lab, measured)
-    systems = retrieval_systems(lab, measured)
-    scanned = scan_all(sets[SCAN_LAYOUT], folder)
-    run = ocr_run(scanned, needles) if ocr[0] is not None else None
+    """Every measure of notebook 11, the PDFs written under ``folder``. Retrieval also runs
+    over both corpora of each mitigation; no OCR when :func:`tesseract` gave no version."""
+    docs, needles = lab.docs, pdfs.needles_by_doc(lab.queries)
+    sets = pdfs.typeset_all(docs, needles, folder)
+    extracted = pdfs.extract_all(sets)
+    survival = m.survival_table(docs, sets, extracted, needles)
+    picks = m.best_and_worst(survival)
+    extra = [("running-header", picks["running-header"][1], True)]
+    extra.append(("two-column-rows", DRAWING_ORDER, False))
+    measured, same = m.corpora(lab, extracted, picks, extra)
+    systems = m.retrieval_systems(lab, measured)
+    scanned = pdfs.scan_all(sets[pdfs.SCAN_LAYOUT], folder)
+    run = m.ocr_run(scanned, needles) if ocr[0] is not None else None
     return Results(
         survival=survival,
-        survival_removed=survival_table(
-            docs, sets, extracted, needles, remove_running=True, layouts=["running-header"]
-        ),
-        tests=layout_tests(docs, extracted, needles),
-        rows=rows_table(docs, extracted),
-        waste=waste_table(docs, sets, extracted),
-        needles_in_tables=needles_in_tables(docs, needles),
-        destroyed=destroyed_table(lab, measured),
+        survival_removed=m.survival_table(docs, sets, extracted, needles, True, ["running-header"]),
+        tests=m.layout_tests(docs, extracted, needles),
+        rows=m.rows_table(docs, extracted),
+        waste=m.waste_table(docs, sets, extracted),
+        needles_in_tables=m.needles_in_tables(docs, needles),
+        destroyed=m.destroyed_table(lab, measured),
         systems=systems,
-        loss=loss_table(systems, lab.queries),
+        loss=m.loss_table(systems, lab.queries),
         queries=lab.queries,
-        text_layer=text_layer_table(extract_all({scanned.layout: scanned}, LIBRARY_READERS)),
+        text_layer=m.text_layer_table(
+            pdfs.extract_all({scanned.layout: scanned}, pdfs.LIBRARY_READERS)
+        ),
+        refusals=m.app_refusals(scanned),
         run=run,
-        thresholds=ocr_threshold_table(run) if run is not None else None,
-        refusals=app_refusals(scanned),
+        thresholds=m.ocr_threshold_table(run) if run is not None else None,
         picks=picks,
         same_text=same,
         sets=sets,
@@ -168,60 +117,115 @@ def measure(lab: Lab, folder: str | os.PathLike, ocr: tuple[str | None, str]) ->
     )
 
 
-def mitigations(results: Results, drawing_order: str = DRAWING_ORDER) -> pd.DataFrame:
-    """One row per mitigation: where it is measured (the corpus without it, what is
-    applied), needles kept without and with it of ``n``; per k, Recall@k without and with it
-    and the sign test by question of with over without (a :class:`~rag_lab.stats.Paired`;
-    None for OCR, whose retrieval is not measured: only a sample of pages is read). Removing
-    running lines is measured on the running-header layout's worst reader, layout analysis
-    (the best reader of the row-drawn two columns) against ``drawing_order``."""
-    picks = best_and_worst(results.survival)
+def mitigations(results: Results) -> pd.DataFrame:
+    """Per mitigation: needles kept without and with it; per k, Recall@k without and with it
+    and the sign test by question (NaN for OCR: only a sample of pages is read)."""
+    picks = m.best_and_worst(results.survival)
     rh, two = "running-header", "two-column-rows"
     worst, best = picks[rh][1], picks[two][0]
-    rows = [
-        {
-            "mitigation": "remove running lines",
+    rows = {
+        "remove running lines": {
             "without it": f"{rh} · {worst}",
             "with it": "repeated edge lines removed",
             "kept without": results.kept(rh, worst),
             "kept with": results.kept(rh, worst, removed=True),
-            "n": results.n,
-            "corpora": (f"{rh} · {worst}", f"{rh} · {worst} · running lines removed"),
         },
-        {
-            "mitigation": "layout analysis",
-            "without it": f"{two} · {drawing_order}",
+        "layout analysis": {
+            "without it": f"{two} · {DRAWING_ORDER}",
             "with it": best,
-            "kept without": results.kept(two, drawing_order),
+            "kept without": results.kept(two, DRAWING_ORDER),
             "kept with": results.kept(two, best),
-            "n": results.n,
-            "corpora": (f"{two} · {drawing_order}", f"{two} · {best}"),
         },
-    ]
-    if results.run is not None:
-        needles, chars = results.run.needles, int(results.text_layer["characters"].max())
-        rows.append(
-            {
-                "mitigation": "OCR (Tesseract)",
-                "without it": f"scanned {SCAN_LAYOUT}, {SCAN_DPI} dpi",
-                "with it": "pages holding needles",
-                "kept without": 0 if chars == 0 else None,
-                "kept with": int(needles["kept"].sum()),
-                "n": len(needles),
-                "corpora": None,
-            }
-        )
+    }
+    applied = [f"{rh} · {worst} · running lines removed", f"{two} · {best}"]
     ids = [q.question.id for q in results.queries]
-    for row in rows:
-        pair = row.pop("corpora")
-        for k in KS:
-            if pair is None:
-                row |= {f"R@{k} without": None, f"R@{k} with": None, f"R@{k} test": None}
-                continue
-            b, a = (hits_at(results.systems[name], k) for name in pair)
-            row |= {
-                f"R@{k} without": float(b.mean()),
-                f"R@{k} with": float(a.mean()),
-                f"R@{k} test": cluster_paired(a, b, ids),
-            }
-    return pd.DataFrame(rows).set_index("mitigation")
+    for row, corpus in zip(rows.values(), applied, strict=True):
+        row["n"] = results.n
+        for k in m.KS:
+            b, a = (hits_at(results.systems[c], k) for c in (row["without it"], corpus))
+            row[f"R@{k} without"], row[f"R@{k} with"] = float(b.mean()), float(a.mean())
+            row[f"R@{k} test"] = cluster_paired(a, b, ids)
+    if results.run is not None:
+        kept, chars = results.run.needles["kept"], results.text_layer["characters"].max()
+        rows["OCR (Tesseract)"] = {
+            "without it": f"scanned {pdfs.SCAN_LAYOUT}, {pdfs.SCAN_DPI} dpi",
+            "with it": "pages holding needles",
+            "kept without": 0 if chars == 0 else None,
+            "kept with": int(kept.sum()),
+            "n": len(kept),
+        }
+    return pd.DataFrame.from_dict(rows, orient="index").rename_axis("mitigation")
+
+
+# --- the claims -------------------------------------------------------------------------------
+
+_AT = {"notebook": "11", "benchmark": "d2l as PDFs"}
+
+
+def chapter_claims(results: Results) -> list[Entry]:
+    """Interleaving (two layouts), word soup, running headers, scans, the symptom."""
+    return [
+        *(_interleave(results, layout) for layout in ("two-column", "two-column-rows")),
+        _word_soup(results),
+        _running_headers(results),
+        _scans(results),
+        _symptom(results),
+    ]
+
+
+def _interleave(results: Results, layout: str) -> Entry:
+    t = results.tests.loc[layout]
+    lost = list(t.index[t["finding"] == "loses needles"])
+    here = f"{len(lost)} of {len(t)} readers lose needles against one column: {', '.join(lost)}"
+    if not lost:
+        here = "no reader loses needles against one column"
+    return count_entry(f"interleave:{layout}", **_AT, holds=bool(lost), here=here)
+
+
+def _word_soup(results: Results) -> Entry:
+    rows, in_tables = results.rows, results.needles_in_tables
+    soup = (rows["kept"] < rows["rows"]).sum()
+    counts = ", ".join(
+        f"{r} {k}/{n}" for r, k, n in zip(rows.index, rows["kept"], rows["rows"], strict=True)
+    )
+    here = f"{soup} of {len(rows)} readers scatter rows; rows with cells in order: {counts}"
+    return count_entry(
+        "word-soup", **_AT, holds=bool(soup), here=f"{here}; needles inside tables: {in_tables}"
+    )
+
+
+def _running_headers(results: Results) -> Entry:
+    lib = results.waste.drop(index=pdfs.APP_READER, errors="ignore")
+    carrying, pieces = lib["share of chunks"], lib["share of embedded word-pieces"].max()
+    here = (
+        f"{carrying.min():.1%}–{carrying.max():.1%} of chunks carry one; "
+        f"{pieces:.2%} of embedded word-pieces at most"
+    )
+    return count_entry("running-headers", **_AT, holds=bool(carrying.min() == 1), here=here)
+
+
+def _scans(results: Results) -> Entry:
+    run, layer = results.run, results.text_layer
+    chars = int(layer["characters"].max())
+    here = f"{chars} characters from any of the {len(layer)} readers"
+    if run is None:
+        reason = "Tesseract is not installed here, so OCR could not run"
+        return fixed_entry("scans", **_AT, verdict=Verdict.NOT_MEASURED, reason=reason, here=here)
+    kept = run.needles["kept"]
+    here += (
+        f"; OCR: mean page confidence {run.pages['confidence'].mean():.1f}, "
+        f"needles {int(kept.sum())}/{len(kept)} verbatim"
+    )
+    return count_entry("scans", **_AT, holds=chars == 0, here=here)
+
+
+def _symptom(results: Results) -> Entry:
+    loss = results.loss
+    worse = loss[[d is Finding.B_BETTER for d in loss["difference"]]]
+    same = sum(d is Finding.NONE for d in loss["difference"])
+    here = (
+        f"{len(worse)} of {len(loss)} comparisons worse than the clean Markdown "
+        f"(by question, Holm): {', '.join(sorted(set(worse['a']))) or 'none'}; "
+        f"{same} with no difference shown"
+    )
+    return count_entry("symptom", **_AT, holds=not worse.empty, here=here)

@@ -1,79 +1,85 @@
-"""The run's records as tables that fit a page (:class:`~rag_lab.experiments.present.Table`)
-and as figures. The records stay numbers; they are formatted here, last, and each caption
-says what a row is and the units."""
+"""The run's records as tables (:class:`~rag_lab.experiments.present.Table`), formatted here,
+last; each caption says what a row is and the units."""
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Mapping, Sequence
+import difflib
+from collections.abc import Mapping
 
-import numpy as np
 import pandas as pd
 
 from rag_lab.claims.render import METHODS
-from rag_lab.evaluation import plots
 from rag_lab.evaluation.ledger import PAIRED_METHOD
 from rag_lab.evaluation.paired import Finding
-from rag_lab.experiments.nb11_extraction.ocr import OcrRun, ocr_misses
-from rag_lab.experiments.nb11_extraction.pdfs import Typeset, layout_table
-from rag_lab.experiments.nb11_extraction.retrieval import CLEAN, KS
+from rag_lab.experiments.nb11_extraction.measures import BASE, CLEAN, KS, OcrRun
+from rag_lab.experiments.nb11_extraction.pdfs import SCAN_LAYOUT, Typeset
 from rag_lab.experiments.nb11_extraction.run import Results, mitigations
-from rag_lab.experiments.nb11_extraction.survival import BASE
 from rag_lab.experiments.present import Table
-from rag_lab.metrics import Ranks, hits_at, recall_at
+from rag_lab.metrics import Ranks, recall_at
 from rag_lab.sources.pdf.document import OCR_MIN_CONFIDENCE
-from rag_lab.stats import clustered_wilson, wilson
+from rag_lab.stats import wilson
+from rag_lab.text import flat
 
 _MINUS = "\N{MINUS SIGN}"
 
 
 def _cells(fmt: str, *columns) -> list[str]:
     """``fmt`` filled row by row from ``columns``; a NaN row reads ``–``."""
-    return [
-        "–" if any(pd.isna(v) for v in row) else fmt.format(*row)
-        for row in zip(*columns, strict=True)
-    ]
+    rows = zip(*columns, strict=True)
+    return ["–" if any(pd.isna(v) for v in row) else fmt.format(*row) for row in rows]
+
+
+def _kept(k: int, n: int) -> str:
+    return "{}/{} [{:.3f}, {:.3f}]".format(k, n, *wilson(k, n))
+
+
+def _label(name: str) -> str:
+    return name.replace(" · running lines removed", " · lines removed")
 
 
 def layout_view(sets: Mapping[str, Typeset]) -> Table:
-    """:func:`~.pdfs.layout_table`, the needles placed of all in one cell."""
-    t = layout_table(sets)
+    """Per layout: documents, pages, needles placed of all, needles a page break cuts,
+    characters the core fonts could not draw."""
+    rows = {}
+    for layout, s in sets.items():
+        spans = [pages for p in s.placed.values() for pages in p.needles.values()]
+        rows[layout] = {
+            "documents": len(s.files),
+            "pages": sum(len(p.pages) for p in s.placed.values()),
+            "needles placed": f"{sum(map(bool, spans))} of {len(spans)}",
+            "cut by a page break": sum(len(pages) > 1 for pages in spans),
+            "characters drawn as ?": sum(p.replaced for p in s.placed.values()),
+        }
     return Table(
-        t.drop(columns="needles").assign(
-            **{"needles placed": _cells("{} of {}", t["needles placed"], t["needles"])}
-        ),
+        pd.DataFrame.from_dict(rows, orient="index").rename_axis("layout"),
         caption="Each layout's PDFs: needles placed (found in the drawn text), needles a page "
         "break cuts in two, characters the core fonts cannot draw",
     )
 
 
-def kept_grid(table: pd.DataFrame, column: str) -> pd.DataFrame:
-    """One column of :func:`~.survival.survival_table` as a grid, a row per layout and a
-    column per reader, both in the order the table has them."""
-    layouts = list(dict.fromkeys(table["layout"]))
-    readers = list(dict.fromkeys(table["reader"]))
-    return table.pivot(index="layout", columns="reader", values=column).loc[layouts, readers]
-
-
 def kept_views(survival: pd.DataFrame) -> tuple[Table, Table]:
     """Needles kept and 8-word runs kept, a row per reader and a column per layout."""
     n = int(survival["n"].iloc[0])
-    kept = kept_grid(survival, "needles kept").T.map(lambda k: f"{int(k)}/{n}")
-    runs = kept_grid(survival, "8-word runs kept").T.map("{:.3f}".format)
+    readers, layouts = (list(dict.fromkeys(survival[c])) for c in ("reader", "layout"))
+
+    def grid(column: str, fmt) -> pd.DataFrame:
+        frame = survival.pivot(index="reader", columns="layout", values=column)
+        return frame.loc[readers, layouts].map(fmt).rename_axis(columns=None)
+
     return (
         Table(
-            kept.rename_axis(index="reader", columns=None),
+            grid("needles kept", lambda k: f"{int(k)}/{n}"),
             caption="Needles found verbatim (whitespace normalised), by reader and layout",
         ),
         Table(
-            runs.rename_axis(index="reader", columns=None),
+            grid("8-word runs kept", "{:.3f}".format),
             caption="Share of the drawn text's runs of 8 consecutive words found in the text",
         ),
     )
 
 
-def losses_view(tests: pd.DataFrame, base: str = BASE) -> Table:
-    """:func:`~.survival.layout_tests` where a needle differs: the needles kept here and lost
-    on ``base`` (+) and the reverse (−), the exact sign test, Holm's p, the finding."""
+def losses_view(tests: pd.DataFrame) -> Table:
+    """:func:`~.measures.layout_tests` where a needle differs."""
     differ = tests[(tests["wins"] + tests["losses"]) > 0].reset_index(level="reader")
     frame = pd.DataFrame(
         {
@@ -81,21 +87,21 @@ def losses_view(tests: pd.DataFrame, base: str = BASE) -> Table:
             "needles +/−": _cells("+{}/" + _MINUS + "{}", differ["wins"], differ["losses"]),
             "p": _cells("{:#.2g}", differ["p"]),
             "p Holm": _cells("{:#.2g}", differ["p Holm"]),
-            "finding": [f.value for f in differ["finding"]],
+            "finding": differ["finding"],
         },
         index=differ.index,
     )
     return Table(
         frame,
-        caption=f"Each layout against {base}, reader by reader, where a needle differs "
-        f"(+: kept here, lost on {base}); exact sign test per needle, Holm over all "
+        caption=f"Each layout against {BASE}, reader by reader, where a needle differs "
+        f"(+: kept here, lost on {BASE}); exact sign test per needle, Holm over all "
         f"{len(tests)} comparisons; the other {len(tests) - len(differ)} keep the same needles",
     )
 
 
 def rows_view(rows: pd.DataFrame) -> Table:
-    """:func:`~.survival.rows_table`: ``kept/rows [lo, hi]``, and the tables they are in."""
-    kept = _cells("{}/{} [{:.3f}, {:.3f}]", rows["kept"], rows["rows"], rows["lo"], rows["hi"])
+    """:func:`~.measures.rows_table`: ``kept/rows [lo, hi]``, and the tables they are in."""
+    kept = [_kept(k, n) for k, n in zip(rows["kept"], rows["rows"], strict=True)]
     return Table(
         pd.DataFrame({"rows kept": kept, "tables": rows["tables"]}, index=rows.index),
         caption="Table rows (header rows included) whose cells come out in order, Wilson 95 % "
@@ -104,36 +110,27 @@ def rows_view(rows: pd.DataFrame) -> Table:
 
 
 def waste_views(results: Results) -> tuple[Table, Table]:
-    """The running-header layout: what running lines cost (strategy E's chunks carrying one,
-    the embedded word-pieces they take), then what removal by repetition does (needles
-    before and after it, the lost ones a page break cuts, lines it left and took)."""
+    """The running-header layout: what its running lines cost, then what removal does."""
     w = results.waste
     rh, after = (
-        t[t["layout"] == "running-header"].set_index("reader")
+        t[t["layout"] == "running-header"].set_index("reader").loc[w.index]
         for t in (results.survival, results.survival_removed)
     )
-
+    share = "{:.0f} of {:.0f} ({:.1%})", w["carrying running lines"], w["chunks"]
     cost = {
         "running lines in the text": w["running lines in the text"].astype(int),
-        "chunks carrying one": _cells(
-            "{:.0f} of {:.0f} ({:.1%})",
-            w["carrying running lines"],
-            w["chunks"],
-            w["share of chunks"],
-        ),
+        "chunks carrying one": _cells(*share, w["share of chunks"]),
         "word-pieces they take": _cells(
             "{:.0f} ({:.2%})", w["word-pieces wasted"], w["share of embedded word-pieces"]
         ),
     }
+    lost = rh["n"] - rh["needles kept"]
     removal = {
-        "needles before": pd.Series(_cells("{}/{}", rh["needles kept"], rh["n"]), rh.index),
-        "after": pd.Series(_cells("{}/{}", after["needles kept"], after["n"]), after.index),
-        "lost at a break": pd.Series(
-            _cells("{} of {}", rh["lost, cut by a page break"], rh["n"] - rh["needles kept"]),
-            rh.index,
-        ),
-        "lines left": pd.Series(_cells("{:.0f}", w["left after removal"]), w.index),
-        "body lines taken": pd.Series(_cells("{:.0f}", w["body lines removed"]), w.index),
+        "needles before": _cells("{}/{}", rh["needles kept"], rh["n"]),
+        "after": _cells("{}/{}", after["needles kept"], after["n"]),
+        "lost at a break": _cells("{} of {}", rh["lost, cut by a page break"], lost),
+        "lines left": _cells("{:.0f}", w["left after removal"]),
+        "body lines taken": _cells("{:.0f}", w["body lines removed"]),
     }
     return (
         Table(
@@ -142,7 +139,7 @@ def waste_views(results: Results) -> tuple[Table, Table]:
             "the word-pieces those lines take (share of all embedded, each chunk to the window)",
         ),
         Table(
-            pd.DataFrame(removal).loc[w.index],
+            pd.DataFrame(removal, index=w.index),
             caption="Removal by repetition: needles kept before and after it; of the needles lost "
             "before it, those a page break cuts; running lines it left and body lines it took, "
             "against the ground truth (–: rag-lab index has removed them itself)",
@@ -151,44 +148,28 @@ def waste_views(results: Results) -> tuple[Table, Table]:
 
 
 def picks_views(results: Results) -> tuple[Table, ...]:
-    """Each layout's reader keeping the most needles and the one keeping the fewest; then
-    the corpora left out as the same text as one measured, if any."""
-    picks = pd.DataFrame(results.picks, index=["most needles", "fewest"]).T
-    tables = [
-        Table(
-            picks.rename_axis("layout"),
-            caption="The readers retrieval is measured on (ties: 8-word runs, then reader order)",
-        )
-    ]
+    """The readers retrieval is measured on; then the corpora left out as the same text."""
+    picks = pd.DataFrame(results.picks, index=["most needles", "fewest"]).T.rename_axis("layout")
+    caption = "The readers retrieval is measured on (ties: 8-word runs, then reader order)"
+    tables = [Table(picks, caption=caption)]
     if results.same_text:
         same = pd.Series(results.same_text, name="the same text as").rename_axis("left out")
         tables.append(Table(same.to_frame(), caption="Corpora left out, so none is tested twice"))
     return tuple(tables)
 
 
-def _label(name: str) -> str:
-    """A corpus's name shortened for a table: running lines removed said ``lines removed``."""
-    return name.replace(" · running lines removed", " · lines removed")
-
-
 def destroyed_view(destroyed: pd.DataFrame, systems: Mapping[str, Ranks]) -> Table:
-    """:func:`~.retrieval.destroyed_table` beside each corpus's Recall@k."""
-    frame = destroyed[["chunks", "needles in the text", "needles no chunk holds"]].rename(
-        columns={"needles in the text": "in the text", "needles no chunk holds": "destroyed"}
-    )
-    for k in KS:
-        frame[f"R@{k}"] = [recall_at(systems[name], k) for name in frame.index]
+    """:func:`~.measures.destroyed_table` beside each corpus's Recall@k."""
+    recall = {f"R@{k}": [recall_at(systems[c], k) for c in destroyed.index] for k in KS}
     return Table(
-        frame.rename(index=_label),
+        destroyed.assign(**recall).rename(index=_label),
         caption="Strategy E over each corpus: chunks; needles in the text (one per question); "
         "needles no chunk holds whole (destroyed); dense Recall@k of the queries",
     )
 
 
-def loss_views(loss: pd.DataFrame, clean: str = CLEAN) -> tuple[Table, ...]:
-    """:func:`~.retrieval.loss_table`, one table per k: each corpus against ``clean``, the
-    difference in Recall@k by question with its interval, the questions won and lost,
-    Holm's p (over every row of both tables), and whether that test shows it worse."""
+def loss_views(loss: pd.DataFrame) -> tuple[Table, ...]:
+    """:func:`~.measures.loss_table`, one table per k."""
     words = {Finding.B_BETTER: "worse", Finding.A_BETTER: "better"}
     tables = []
     for k, at in loss.groupby("k", sort=True):
@@ -204,53 +185,41 @@ def loss_views(loss: pd.DataFrame, clean: str = CLEAN) -> tuple[Table, ...]:
             index=pd.Index([_label(a) for a in at["a"]], name="corpus (a)"),
         )
         caption = (
-            f"Recall@{k} of each corpus (a) against the clean {clean} (b), by question: a − b "
+            f"Recall@{k} of each corpus (a) against the clean {CLEAN} (b), by question: a − b "
             f"with its 95 % interval ({METHODS[PAIRED_METHOD]}); questions won/lost by a; Holm "
-            f"over all {len(loss)} rows (both k); finding: worse (or better) than {clean}, – : "
+            f"over all {len(loss)} rows (both k); finding: worse (or better) than {CLEAN}, – : "
             "no difference shown by question"
         )
         tables.append(Table(frame, caption=caption))
     return tuple(tables)
 
 
-def text_layer_views(results: Results) -> tuple[Table, ...]:
+def text_layer_views(results: Results) -> tuple[Table, Table]:
     """What each reader gets from the scans, then what ``rag-lab index`` says of them."""
-    layer = results.text_layer
-    (layout,) = set(layer.index.get_level_values("layout"))
-    tables = [
+    r = results.refusals
+    return (
         Table(
-            layer.reset_index(level="layout", drop=True),
-            caption=f"What each reader gets from the {layout} PDFs: pages, characters other than "
-            "whitespace, documents with a text layer",
-        )
-    ]
-    if results.refusals is not None:
-        r = results.refusals
-        tables.append(
-            Table(
-                pd.DataFrame({"scans": _cells("{} of {}", r["scans"], r["of"])}, index=r.index),
-                caption="What rag-lab index (without --ocr) says of each scan",
-            )
-        )
-    return tuple(tables)
+            results.text_layer,
+            caption=f"What each reader gets from the scanned {SCAN_LAYOUT} PDFs: pages, "
+            "characters other than whitespace, documents with a text layer",
+        ),
+        Table(
+            pd.DataFrame({"scans": _cells("{} of {}", r["scans"], r["of"])}, index=r.index),
+            caption="What rag-lab index (without --ocr) says of each scan",
+        ),
+    )
 
 
 def ocr_view(run: OcrRun, scanned: Typeset) -> Table:
-    """What Tesseract read on the pages holding needles: pages and documents read of all,
-    the pages' mean word confidence, needles kept verbatim and with marks ignored."""
+    """What Tesseract read on the pages holding needles."""
     conf, n = run.pages["confidence"], len(run.needles)
     pages = sum(len(p.pages) for p in scanned.placed.values())
-
-    def kept(column: str) -> str:
-        k = int(run.needles[column].sum())
-        return "{}/{} [{:.3f}, {:.3f}]".format(k, n, *wilson(k, n))
-
     shown = {
         "pages read": f"{len(run.pages)} of {pages}",
         "documents read": f"{run.pages['document'].nunique()} of {len(scanned.files)}",
         "page confidence, mean (range)": f"{conf.mean():.1f} ({conf.min():.1f}–{conf.max():.1f})",
-        "needles kept verbatim": kept("kept"),
-        "needles kept, marks ignored": kept("kept, marks ignored"),
+        "needles kept verbatim": _kept(int(run.needles["kept"].sum()), n),
+        "needles kept, marks ignored": _kept(int(run.needles["kept, marks ignored"].sum()), n),
     }
     return Table(
         pd.DataFrame({"OCR": shown}).rename_axis("Tesseract"),
@@ -259,10 +228,9 @@ def ocr_view(run: OcrRun, scanned: Typeset) -> Table:
     )
 
 
-def threshold_view(thresholds: pd.DataFrame, default: float = OCR_MIN_CONFIDENCE) -> Table:
-    """:func:`~.ocr.ocr_threshold_table`, needles kept as ``kept/needles``; the row of
-    ``rag-lab index --ocr``'s default threshold marked."""
-    t = thresholds
+def threshold_view(t: pd.DataFrame) -> Table:
+    """:func:`~.measures.ocr_threshold_table`; ``rag-lab index --ocr``'s default marked."""
+    default = [f"{x:g}" + (" (default)" if x == OCR_MIN_CONFIDENCE else "") for x in t.index]
     frame = pd.DataFrame(
         {
             "pages flagged": _cells("{} of {}", t["pages flagged"], t["pages"]),
@@ -270,10 +238,7 @@ def threshold_view(thresholds: pd.DataFrame, default: float = OCR_MIN_CONFIDENCE
             "kept, flagged": _cells("{}/{}", t["kept, flagged"], t["needles, flagged"]),
             "p (Fisher)": _cells("{:#.2g}", t["p"]),
         },
-        index=pd.Index(
-            [f"{x:g}" + (" (default)" if x == default else "") for x in t.index],
-            name="flag pages under",
-        ),
+        index=pd.Index(default, name="flag pages under"),
     )
     return Table(
         frame,
@@ -284,19 +249,26 @@ def threshold_view(thresholds: pd.DataFrame, default: float = OCR_MIN_CONFIDENCE
 
 
 def misses_text(run: OcrRun, width: int = 88) -> str:
-    """Each needle OCR did not keep verbatim, the needle above what Tesseract read in its
-    place, from a little before their first difference, each line cut to ``width``."""
-    return "\n".join(
-        f"{r['document']} (marks ignored: {r['marks ignored']})\n"
-        f"  needle   {r['needle']}\n"
-        f"  OCR read {r['OCR read']}"
-        for r in ocr_misses(run, width).to_dict("records")
-    )
+    """Each needle OCR did not keep verbatim above what Tesseract read in its place (aligned
+    on their longest common block), from a little before their first difference."""
+    shown = []
+    for r in run.needles[~run.needles["kept"]].to_dict("records"):
+        needle, text = flat(r["needle"]), flat(r["text"])
+        match = difflib.SequenceMatcher(None, text, needle, autojunk=False)
+        block = max(match.get_matching_blocks(), key=lambda b: b.size)
+        read = text[max(0, block.a - block.b) :][: len(needle)]
+        differ = (i for i, (a, b) in enumerate(zip(needle, read, strict=False)) if a != b)
+        lo = max(0, next(differ, len(read)) - 20)
+        marks = "kept" if r["kept, marks ignored"] else "lost"
+        shown.append(
+            f"{r['document']} (marks ignored: {marks})\n"
+            f"  needle   {needle[lo : lo + width]}\n  OCR read {read[lo : lo + width]}"
+        )
+    return "\n".join(shown)
 
 
 def mitigation_tables(results: Results) -> tuple[Table, Table]:
-    """:func:`~.run.mitigations`: where each is measured and the needles it recovers; then
-    retrieval without → with it, and the sign test by question (each p unadjusted)."""
+    """:func:`~.run.mitigations`: the needles each recovers; then retrieval without → with."""
     t = mitigations(results)
     kept = [
         f"{'?' if pd.isna(w) else int(w)}/{n} → {int(k)}/{n}"
@@ -304,8 +276,8 @@ def mitigation_tables(results: Results) -> tuple[Table, Table]:
     ]
     retrieval = {}
     for k in KS:
-        tests = t[f"R@{k} test"]
         retrieval[f"R@{k}"] = _cells("{:.3f} → {:.3f}", t[f"R@{k} without"], t[f"R@{k} with"])
+        tests = t[f"R@{k} test"]
         retrieval[f"R@{k} by question"] = ["not measured" if pd.isna(x) else str(x) for x in tests]
     return (
         Table(
@@ -319,73 +291,3 @@ def mitigation_tables(results: Results) -> tuple[Table, Table]:
             "a sample of pages is read)",
         ),
     )
-
-
-# --- figures ----------------------------------------------------------------------------------
-
-
-def survival_figure(table: pd.DataFrame):
-    """Two heatmaps, layout by reader: the needles kept verbatim (each cell ``k/n``) and the
-    share of the drawn text's 8-word runs kept in order; pale is all kept, red is lost."""
-    import matplotlib.pyplot as plt
-    from matplotlib.colors import LinearSegmentedColormap
-
-    ramp = LinearSegmentedColormap.from_list("kept", plots.KEPT_RAMP)
-    kept, runs = kept_grid(table, "needles kept"), kept_grid(table, "8-word runs kept")
-    n = int(table["n"].iloc[0])
-    panels = (
-        (kept / n, kept.map(lambda k: f"{int(k)}/{n}"), f"needles kept verbatim (of {n})"),
-        (runs, runs.map("{:.2f}".format), "share of the drawn text's 8-word runs kept in order"),
-    )
-    with plots.style():
-        fig, axes = plt.subplots(1, 2, figsize=(12.5, 0.45 * len(kept) + 2.6), sharey=True)
-        for ax, (shares, labels, title) in zip(axes, panels, strict=True):
-            ax.imshow(shares.to_numpy(dtype=float), cmap=ramp, vmin=0, vmax=1, aspect="auto")
-            for (i, j), text in np.ndenumerate(labels.to_numpy()):
-                dark = shares.iloc[i, j] < 0.5
-                ink = plots.NEUTRAL["paper"] if dark else plots.NEUTRAL["ink"]
-                ax.text(j, i, text, ha="center", va="center", fontsize=7.5, color=ink)
-            ax.set_xticks(range(len(kept.columns)), kept.columns, rotation=30, ha="right")
-            ax.set_yticks(range(len(kept)), kept.index)
-            ax.grid(False)
-            ax.set_title(title, fontsize=9)
-            ax.set_xlabel("reader")
-        axes[0].set_ylabel("layout")
-        fig.suptitle(
-            f"What survives extraction: {len(kept)} layouts × {len(kept.columns)} readers, "
-            f"{n} needles (one per question); a cell is one layout read by one reader",
-            fontsize=9,
-        )
-        fig.tight_layout()
-    return fig
-
-
-def loss_figure(systems: Mapping[str, Ranks], clusters: Sequence[Hashable], clean: str = CLEAN):
-    """R@4 and R@20 of every corpus (a dot) with Wilson's 95 % interval, the questions as
-    the sample (a bar); the clean Markdown's R@k as a dashed line of the same colour."""
-    import matplotlib.pyplot as plt
-
-    names = [n for n in systems if n != clean]
-    with plots.style():
-        fig, ax = plt.subplots(figsize=(10, 0.42 * len(names) + 1.8))
-        y = np.arange(len(names))[::-1]
-        for k, dy in zip(KS, (0.15, -0.15), strict=True):
-            color = plots.K_COLORS[k]
-            values = [recall_at(systems[name], k) for name in names]
-            bounds = np.array([clustered_wilson(hits_at(systems[c], k), clusters) for c in names])
-            ax.hlines(y + dy, bounds[:, 0], bounds[:, 1], color=color, lw=2)
-            ax.plot(values, y + dy, "o", color=color, ms=4.5, label=f"R@{k}")
-            ax.axvline(recall_at(systems[clean], k), color=color, ls="--", lw=1)
-        ax.set_yticks(y, names, fontsize=8)
-        ax.set_xlim(0, 1.02)
-        ax.set_xlabel(
-            f"Recall@k of the {len(systems[clean])} queries (dot; bar: Wilson 95 %, the "
-            f"{len(set(clusters))} questions as the sample; dashed: the clean Markdown)"
-        )
-        ax.set_title(
-            f"Retrieval over the extracted text: dense, strategy E, {len(names)} corpora",
-            fontsize=9,
-        )
-        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8)
-        fig.tight_layout()
-    return fig
