@@ -5,8 +5,8 @@
 shows from records of :mod:`rag_lab.evaluation`, and measures only what no suite does
 (notebook 06's identity, 09's generation, 11's extraction). No module here writes prose
 from numbers: what explains is the notebook's Markdown, and every claim line comes from
-:mod:`rag_lab.claims.render`. ``nb11_extraction`` is a package, one module per concern (its
-PDFs, what survives, OCR, retrieval over extracted text, the run, the claims, the views).
+:mod:`rag_lab.claims.render`. ``nb11_extraction`` is a package: its PDFs, what it measures
+(survival, OCR, retrieval over extracted text), the run with its claims, the views.
 Beside them:
 
 - ``lab``: the one setup call for the lab's own corpus and questions;
