@@ -10,7 +10,9 @@ from rag_lab.evaluation.paired import Finding, paired_table
 from rag_lab.evaluation.recall import recall_table
 from rag_lab.evaluation.retrieval import strategies_of, systems_of, two_by_two
 from rag_lab.experiments import nb04_bm25_and_hybrid as nb04
+from rag_lab.metrics import hits_at
 from rag_lab.questions import Query, Question
+from rag_lab.stats import paired_difference
 
 
 def test_the_recall_view_formats_value_and_wilson_bounds():
@@ -121,15 +123,24 @@ def test_the_dense_claims_follow_the_numbers():
     b = [1] * 12 + [3] * 8
     ranks = {"A": a, "B": b, "C": b, "E": [1] * 20, "F": [1] * 20}
     dense = strategies_of(ranks, queries_of(10))
-    judged = {e.claim: e for e in claims.strategy_entries(dense)}
-    # E vs A: 8 questions differ, p = 2/2^8 = 0.0078. The confirmatory family is the five
-    # chapter claims (C vs A is a control, outside it); three have that p, so Holm lifts the
-    # smallest to 5 × 0.0078 = 0.039: significant, and E > A reproduces. Each question A
-    # loses on its ticket phrasing is worth half a question's recall: +0.400.
+    lost = {"A": tuple(f"q{i}" for i in range(2, 10)), "B": ()}
+    judged = {e.claim: e for e in claims.strategy_entries(dense, destroyed=lost)}
+    # E vs A: 8 questions differ by half a question's recall each: +0.400. The confirmatory
+    # family is the five chapter claims (C vs A is a control, outside it): the verdict reads
+    # the t interval at 1 − 0.05/5, the interval the entry shows, and the p it inverts.
+    d = paired_difference(hits_at(ranks["E"], 20), hits_at(a, 20), _clusters(queries_of(10)))
     e_a = judged["E>A@R20"]
-    assert e_a.estimate == pytest.approx(0.4) and e_a.p == pytest.approx(2 / 2**8)
-    assert e_a.p_adjusted == pytest.approx(5 * 2 / 2**8) and e_a.verdict is Verdict.REPRODUCES
-    # B rescues 8 needles A destroys: on all questions "overlap does not improve ranking"
-    # is contradicted (rescue, which the chapter grants, not ranking).
-    assert judged["B=A@R8"].verdict is Verdict.CONTRADICTED
+    assert e_a.estimate == pytest.approx(0.4) and e_a.p == pytest.approx(d.p)
+    assert e_a.p_adjusted == pytest.approx(5 * d.p) and e_a.ci == pytest.approx(
+        (d.at(0.99).lo, d.at(0.99).hi)
+    )
+    assert e_a.verdict is Verdict.REPRODUCES and e_a.ci[0] > 0
+    # B rescues the 8 needles A destroys: that is rescue (B-destroys-none), not ranking. On
+    # the two questions neither destroys, B and A rank alike: no variation to judge.
+    assert judged["B=A@R8"].verdict is Verdict.NO_VARIATION
+    assert "of 2 questions" in judged["B=A@R8"].here
+    # judged on every question instead, rescue would read as overlap improving ranking
+    everyone = {"A": (), "B": ()}
+    confounded = {e.claim: e for e in claims.strategy_entries(dense, destroyed=everyone)}
+    assert confounded["B=A@R8"].verdict is Verdict.CONTRADICTED
     assert judged["B=A@R8"].chapter == "+8/−6, p = 0.79"
