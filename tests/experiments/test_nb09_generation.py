@@ -1,6 +1,5 @@
-"""Notebook 09's counts and views on hand-made outcomes: each answer in one kind, the
-kinds' shares with intervals by question, the rate, calls and probe tables, the outcome
-figure, the run's cost and the claims judged on them. No model runs here."""
+"""Notebook 09's counts on hand-made outcomes: the rate, calls and probe tables, the run's
+cost and the claims judged on them. No model runs here."""
 
 from __future__ import annotations
 
@@ -50,27 +49,6 @@ def split():
     return nb09.Split(answerable, negatives)
 
 
-def test_each_answer_falls_in_the_first_kind_it_fits(split):
-    kinds = [nb09.kind_of(o, nb09.ANSWER_KINDS) for o in split.answerable[:5]]
-    # q3/course declines and cites an invalid [7] beside [1]: declining comes first.
-    assert kinds == ["needle_words", "needle_markers", "other_source", "nothing", "declines"]
-    assert [nb09.kind_of(o, nb09.NEGATIVE_KINDS) for o in split.slipped] == [
-        "other_source",
-        "nothing",
-    ]
-
-
-def test_the_shares_add_up_and_take_the_questions_as_the_sample(split):
-    reached = [o for o in split.answerable if not o.refused]
-    shares = nb09.shares(reached, nb09.ANSWER_KINDS)
-    assert [s.kind for s in shares] == list(nb09.ANSWER_KINDS)
-    assert sum(s.k for s in shares) == len(reached) == 5 and {s.n for s in shares} == {5}
-    words = next(s for s in shares if s.kind == "needle_words")
-    hits = [o.id == "q1/course" for o in reached]
-    assert (words.lo, words.hi) == clustered_wilson(hits, [o.unit for o in reached])
-    assert nb09.units(reached) == 3  # q1, q2, q3: five queries, three questions
-
-
 def test_the_rate_table_puts_the_estimate_and_its_interval_in_one_cell(split):
     table = nb09.rate_table(split.answerable, nb09.GATE_ROWS, "caption")
     refused = table.frame.loc["refused by the gate"]
@@ -79,46 +57,41 @@ def test_the_rate_table_puts_the_estimate_and_its_interval_in_one_cell(split):
     assert refused["queries"] == "1/6"
     assert refused["rate [95 % CI]"] == f"0.17 [{lo:.2f}, {hi:.2f}]"
     assert table.width <= 100 and len(table.frame.columns) == 2
+    assert nb09.units(answerable) == 3  # q1, q2, q3: six queries, three questions
 
 
-def test_the_outcome_figure_states_its_n_and_draws_the_shares(split):
-    import matplotlib.pyplot as plt
+def test_the_answer_table_counts_each_kind_by_its_rule(split):
+    frame = nb09.rate_table(split.answerable, nb09.ANSWER_ROWS, "caption").frame["queries"]
+    assert frame.tolist() == ["3/6", "1/6", "2/6", "2/6", "1/6", "1/6", "0/6", "1/6", "1/6"]
+    # q1/course and q3/course cite [1] with words, q1/ticket with markers only; q3/course
+    # also cites the invalid [7] and declines; q2 cites [2] or nothing (and hit the budget).
 
-    fig = nb09.outcome_figure(split)
-    top, bottom = fig.axes
-    assert "n = 5 queries, 3 questions" in top.get_title(loc="left")
-    assert "n = 2 queries, each its own unit" in bottom.get_title(loc="left")
-    assert [round(p.get_width(), 3) for p in top.patches] == [
-        0.2,
-        0.0,
-        0.2,
-        0.2,
-        0.2,
-        0.2,
-    ]  # declines, invalid, …
-    assert [t.get_text() for t in bottom.get_yticklabels()][-1] == "answers, citing nothing"
-    assert "Tiny (GGUF)" in fig._suptitle.get_text()
-    plt.close(fig)
+
+REPLIES = {
+    "SimCSE": "arXiv:2104.08821",  # right
+    "MoCo": "10.10301/" * 20,  # no identifier at all
+    "E5": "1909.1234",  # four digits after 1412: impossible
+}
 
 
 def probe_answers():
-    simcse, moco, e5 = (nb09.PROBE_PAPERS[i] for i in (0, 5, 7))
-    return [
-        nb09.ProbeAnswer(simcse, "arXiv:2104.08821", "2104.08821"),  # right
-        nb09.ProbeAnswer(moco, "10.10301/" * 20, None),  # no identifier at all
-        nb09.ProbeAnswer(e5, "1909.1234", "1909.1234"),  # four digits after 1412: impossible
-    ]
+    """The eight papers asked for; any other than the three above gets no identifier."""
+
+    def reply(prompt: str) -> str:
+        return next((r for k, r in REPLIES.items() if f"introduced {k}," in prompt), "No idea.")
+
+    return nb09.identifier_probe(reply)
 
 
 def test_the_probe_tables_say_what_each_identifier_is():
-    table = nb09.probe_table(probe_answers())
-    frame = table.frame
+    counts, table = nb09.probe_tables(probe_answers())
+    frame = table.frame.iloc[[0, 5, 7]]  # SimCSE, MoCo, E5
     assert frame["identifier"].tolist() == ["2104.08821", "–", "1909.1234"]
     assert frame["plausible"].tolist() == ["yes", "no", "no"]
     assert frame["the paper's"].tolist() == ["yes", "no", "no"]
-    assert table.width <= 100
-    counts = nb09.probe_counts(probe_answers()).frame["count"].tolist()
-    assert counts == [3, 2, 2, 1, 1]  # asked, well-formed, distinct, plausible, right
+    assert table.width <= 100 and (table.frame["identifier"] == "–").sum() == 6
+    assert counts.frame["count"].tolist() == [8, 2, 2, 1, 1]  # asked, well-formed, distinct,
+    # plausible, right
 
 
 def test_the_run_table_counts_the_cache_and_the_budget(split):
@@ -151,28 +124,22 @@ def test_the_claims_are_judged_on_the_outcomes(split):
     )  # q3/course declines, yet cites [1]
     assert cites.estimate == pytest.approx(3 / 6) and cites.method == "clustered_wilson"
     assert cites.ci == clustered_wilson(hits, [o.unit for o in answerable])
-    assert part["ids-well-formed"].verdict is Verdict.CONTRADICTED  # 2 of 3
+    assert part["ids-well-formed"].verdict is Verdict.CONTRADICTED  # 2 of 8
     assert part["ids-wrong"].verdict is Verdict.CONTRADICTED  # one is right
-    assert part["ids-real"].here == "1 of 3 plausible by arXiv's numbering"
+    assert part["ids-wrong"].here == "1 of 8 right (2104.08821)"
+    assert part["ids-real"].here == "1 of 8 plausible by arXiv's numbering"
 
 
 def test_an_answer_cut_inside_a_code_block_does_not_swallow_its_sources():
     cut = outcome("q1/course", "The needle [1]:\n```python\nx = 1", unit="q1")
-    text = nb09.examples([cut], nb09.cites_needle)
+    text = nb09.examples([cut], "cites_needle")
     fences = [line for line in text.splitlines() if line.lstrip("> ").startswith("```")]
     assert len(fences) == 2  # opened by the model, closed for display
     body, sources = text.split("**Sources**")
     assert body.rstrip("> \n").endswith("```") and sources.count("05-autograd") == 1
     whole = outcome("q1/ticket", "The needle [1]:\n```\nx = 1\n```", unit="q1")
-    assert nb09.closed_fences(whole.cited) is whole.cited
-
-
-def test_every_answer_kind_has_its_own_colour():
-    from rag_lab.evaluation import plots
-
-    kinds = set(nb09.ANSWER_KINDS) | set(nb09.NEGATIVE_KINDS)
-    assert kinds == set(plots.ANSWER_COLORS)
-    assert len(set(plots.ANSWER_COLORS.values())) == len(plots.ANSWER_COLORS)
+    text = nb09.examples([whole], "cites_needle")
+    assert sum(line.lstrip("> ").startswith("```") for line in text.splitlines()) == 2
 
 
 def test_the_long_context_view():
