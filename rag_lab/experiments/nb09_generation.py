@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 import pandas as pd
 
@@ -26,63 +26,45 @@ COPY_RUN = 20
 HEADLINE = ("no-call-on-refusal", "cites-by-number", "ids-well-formed", "ids-wrong")
 
 
-@dataclass(frozen=True)
-class Outcome:
-    """One query through the full pipeline at one cutoff."""
-
-    id: str
-    question: str
-    negative: bool
-    result: Answer | Refusal
-    needle_sources: tuple[int, ...]
-    """Numbers of the sources whose quote holds the query's needle."""
-    cited: CitedAnswer | None
-    generation: Generation | None
-    unit: str
-    """The question, whose phrasings succeed or fail together; a negative is its own unit."""
-
-    @property
-    def refused(self) -> bool:
-        return isinstance(self.result, Refusal)
-
-    @property
-    def cites_needle(self) -> bool:
-        return self.cited is not None and any(
-            c.index in self.needle_sources for c in self.cited.cited
-        )
-
-    @property
-    def declined(self) -> bool:
-        return self.cited is not None and declines(self.cited.text)
-
-    @property
-    def copies_source(self) -> bool:
-        if self.cited is None:
-            return False
-        said = words(self.cited.text)
-        return any(
-            len(longest_common_run(said, words(c.quote))) >= COPY_RUN for c in self.cited.sources
-        )
+def outcome(result: Answer | Refusal, needle: str | None, generation: Generation | None) -> dict:
+    """One query's pass: the result, the answer with its markers resolved, the generator's call,
+    the numbers of the sources holding the needle, and a flag per kind of outcome counted."""
+    refused = isinstance(result, Refusal)
+    sources = () if refused else result.citations
+    cited = None if refused else map_citations(result.text or "", sources)
+    holding = tuple(c.index for c in sources if needle and needle in c.quote)
+    said = cited.cited if cited else ()
+    needle_cited = any(c.index in holding for c in said)
+    declined = cited is not None and declines(cited.text)
+    return {
+        "result": result,
+        "cited": cited,
+        "generation": generation,
+        "needle_sources": holding,
+        "negative": needle is None,
+        "refused": refused,
+        "passed": not refused,
+        "needle_among": bool(holding),
+        "needle_absent": not refused and not holding,
+        "cites_needle": needle_cited,
+        "needle_markers": needle_cited and cited.only_markers,
+        "needle_words": needle_cited and not cited.only_markers,
+        "needle_not_cited": bool(holding) and not needle_cited,
+        "nothing": cited is not None and cited.cites_nothing,
+        "invalid": cited is not None and cited.has_invalid,
+        "copies": cited is not None and copies(cited),
+        "declines": declined,
+        "answers": not declined,
+        "answers_citing": not declined and bool(said),
+        "called": generation is not None,
+        "hit_budget": generation is not None and generation.hit_budget,
+    }
 
 
-IS: dict[str, Callable[[Outcome], bool]] = {
-    "refused": lambda o: o.refused,
-    "passed": lambda o: not o.refused,
-    "needle_among": lambda o: bool(o.needle_sources),
-    "needle_absent": lambda o: not o.refused and not o.needle_sources,
-    "cites_needle": lambda o: o.cites_needle,
-    "needle_markers": lambda o: o.cites_needle and o.cited.only_markers,
-    "needle_words": lambda o: o.cites_needle and not o.cited.only_markers,
-    "needle_not_cited": lambda o: bool(o.needle_sources) and not o.cites_needle,
-    "nothing": lambda o: o.cited is not None and o.cited.cites_nothing,
-    "invalid": lambda o: o.cited is not None and o.cited.has_invalid,
-    "copies": lambda o: o.copies_source,
-    "declines": lambda o: o.declined,
-    "answers": lambda o: not o.declined,
-    "answers_citing": lambda o: not o.declined and bool(o.cited.cited),
-    "hit_budget": lambda o: o.generation is not None and o.generation.hit_budget,
-}
-"""Every kind of outcome counted, by name; each table maps the names it counts to labels."""
+def copies(cited: CitedAnswer) -> bool:
+    said = words(cited.text)
+    return any(len(longest_common_run(said, words(c.quote))) >= COPY_RUN for c in cited.sources)
+
 
 GATE_ROWS = {
     "refused": "refused by the gate",
@@ -114,82 +96,64 @@ def run(
     retriever: Retriever,
     cutoff: float | None,
     generator: Generator,
-) -> list[Outcome]:
-    """Every answerable query, then every negative, through :func:`rag_lab.pipeline.answer`.
-    ``generator.calls`` grows by one per answer, generated or cached: that pairs each
-    outcome with its :class:`Generation`."""
+) -> pd.DataFrame:
+    """One row per query through :func:`rag_lab.pipeline.answer` (:func:`outcome`), answerable
+    ones first; ``unit`` is its question (the phrasings succeed or fail together), a negative's
+    unit itself. ``generator.calls`` grows by one per answer, generated or cached."""
     items = [(q.id, q.text, q.needle, q.question.id) for q in queries]
     items += [(n.id, n.query, None, n.id) for n in negatives]
-    outcomes = []
+    rows = []
     with bar(len(items), "answering", "question") as b:
         for id_, text, needle, unit in items:
             before = len(generator.calls)
             result = answer(text, retriever, cutoff, generate=generator)
             generation = generator.calls[-1] if len(generator.calls) > before else None
-            holding, cited = (), None
-            if isinstance(result, Answer):
-                holding = tuple(c.index for c in result.citations if needle and needle in c.quote)
-                cited = map_citations(result.text or "", result.citations)
-            outcomes.append(
-                Outcome(id_, text, needle is None, result, holding, cited, generation, unit)
-            )
+            row = {"id": id_, "question": text, "unit": unit}
+            rows.append(row | outcome(result, needle, generation))
             b.update(note=f"{sum(not g.cached for g in generator.calls)} generated")
-    return outcomes
+    return pd.DataFrame(rows)
 
 
-@dataclass(frozen=True)
-class Split:
-    answerable: list[Outcome]
-    negatives: list[Outcome]
-
-    @property
-    def slipped(self) -> list[Outcome]:
-        """The negatives the gate let through."""
-        return [o for o in self.negatives if not o.refused]
-
-    @classmethod
-    def of(cls, outcomes: Sequence[Outcome]) -> Split:
-        return cls([o for o in outcomes if not o.negative], [o for o in outcomes if o.negative])
+def parts(outcomes: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """The answerable queries, the negatives, and the negatives the gate let through."""
+    negatives = outcomes[outcomes.negative]
+    return outcomes[~outcomes.negative], negatives, negatives[negatives.passed]
 
 
-def units(outcomes: Sequence[Outcome]) -> int:
-    return len({o.unit for o in outcomes})
+def units(outcomes: pd.DataFrame) -> int:
+    return outcomes.unit.nunique()
 
 
-def rate_table(outcomes: Sequence[Outcome], rows: Mapping[str, str], caption: str) -> Table:
-    """Per kind of :data:`IS` named in ``rows``: ``k/n`` and the rate with its 95 % interval,
-    the questions as the sample (:func:`rag_lab.stats.clustered_wilson`)."""
-    n, clusters = len(outcomes), [o.unit for o in outcomes]
-    table = {}
+def rate_table(outcomes: pd.DataFrame, rows: Mapping[str, str], caption: str) -> Table:
+    """Per flag in ``rows``: ``k/n`` and the rate with its 95 % interval by question."""
+    n, table = len(outcomes), {}
     for kind, label in rows.items():
-        hits = [IS[kind](o) for o in outcomes]
-        lo, hi = clustered_wilson(hits, clusters)
-        table[label] = (f"{sum(hits)}/{n}", f"{sum(hits) / n:.2f} [{lo:.2f}, {hi:.2f}]")
+        k = outcomes[kind].sum()
+        lo, hi = clustered_wilson(outcomes[kind], outcomes.unit)
+        table[label] = (f"{k}/{n}", f"{k / n:.2f} [{lo:.2f}, {hi:.2f}]")
     frame = pd.DataFrame.from_dict(table, orient="index", columns=["queries", "rate [95 % CI]"])
     return Table(frame.rename_axis("outcome"), caption=caption)
 
 
-def calls_table(split: Split) -> Table:
+def calls_table(outcomes: pd.DataFrame) -> Table:
     """The generator's calls, from its own record, by what the gate did with the query."""
-    everything = split.answerable + split.negatives
     groups = {
-        "answerable queries that passed the gate": [o for o in split.answerable if not o.refused],
-        "negatives that passed the gate": split.slipped,
-        "refusals (both kinds)": [o for o in everything if o.refused],
+        "answerable queries that passed the gate": outcomes.passed & ~outcomes.negative,
+        "negatives that passed the gate": outcomes.passed & outcomes.negative,
+        "refusals (both kinds)": outcomes.refused,
     }
     frame = pd.DataFrame.from_dict(
-        {name: (len(g), sum(o.generation is not None for o in g)) for name, g in groups.items()},
+        {name: (g.sum(), outcomes.called[g].sum()) for name, g in groups.items()},
         orient="index",
         columns=["queries", "generator calls"],
-    )
-    caption = "How often the generator ran, counted by the generator"
-    return Table(frame.rename_axis("queries that were"), caption=caption)
+    ).rename_axis("queries that were")
+    return Table(frame, "How often the generator ran, counted by the generator")
 
 
-def examples(outcomes: Sequence[Outcome], kind: str, n: int = 3) -> str:
-    """Markdown for the first ``n`` outcomes (question-file order) of ``kind`` (see :data:`IS`)."""
+def examples(outcomes: pd.DataFrame, kind: str, n: int = 3) -> str:
+    """Markdown for the first ``n`` outcomes (question-file order) flagged ``kind``."""
     blocks = []
-    for o in [o for o in outcomes if IS[kind](o)][:n]:
+    for o in outcomes[outcomes[kind]].head(n).itertuples():
         if o.needle_sources:
             where = "needle in source(s) " + ", ".join(f"[{i}]" for i in o.needle_sources)
         elif o.negative:
@@ -218,8 +182,7 @@ ARXIV = {
     "Contriever, unsupervised dense information retrieval with contrastive learning": "2112.09118",
     "E5, text embeddings by weakly-supervised contrastive pre-training": "2212.03533",
 }
-"""Papers and their arXiv identifiers (each paper's first version), so that an identifier the
-model recalls, asked with no source given, can be checked offline."""
+"""Each paper's arXiv identifier (its first version), to check a recalled one offline."""
 PROBE_PROMPT = (
     "What is the arXiv identifier of the paper that introduced {}? Answer with the identifier only."
 )
@@ -238,20 +201,17 @@ def plausible_arxiv_id(identifier: str) -> bool:
     if not match:
         return False
     yymm, number = match.groups()
-    return (
-        1 <= int(yymm[2:]) <= 12 and yymm >= "0704" and len(number) == (4 if yymm <= "1412" else 5)
-    )
+    digits = 4 if yymm <= "1412" else 5
+    return 1 <= int(yymm[2:]) <= 12 and yymm >= "0704" and len(number) == digits
 
 
 def identifier_probe(generate: Callable[[str], str]) -> pd.DataFrame:
-    """Ask, without sources, for each paper's arXiv identifier: per paper the answer, the first
-    well-formed identifier in it ("" if none), whether arXiv's numbering allows it
-    (:func:`plausible_arxiv_id`) and whether it is the paper's own, in any version."""
+    """Ask, without sources, for each paper's arXiv identifier: the answer, the first well-formed
+    identifier in it ("" if none), whether it is plausible and whether it is the paper's."""
     rows = []
     for paper, real in ARXIV.items():
         text = generate(PROBE_PROMPT.format(paper))
-        match = ARXIV_ID.search(text)
-        found = match.group(0) if match else ""
+        found = match.group(0) if (match := ARXIV_ID.search(text)) else ""
         rows.append((paper, text, found, plausible_arxiv_id(found), found.split("v")[0] == real))
     return pd.DataFrame(rows, columns=["paper", "answer", "identifier", "plausible", "correct"])
 
@@ -276,28 +236,19 @@ def probe_tables(probe: pd.DataFrame) -> tuple[Table, Table]:
             "the paper's": probe.correct.map(yes),
         }
     )
-    return Table(
-        pd.DataFrame.from_dict(counts, orient="index", columns=["count"]).rename_axis(""),
-        caption="The identifier probe, counted",
-    ), Table(
-        answers,
-        caption=f"{len(probe)} papers asked for, no sources given; identifier: the first "
-        "well-formed one",
-        shorten={"paper asked for": 30, "answer": 30},
-    )
+    counted = pd.DataFrame.from_dict(counts, orient="index", columns=["count"]).rename_axis("")
+    cap = f"{len(probe)} papers asked for, no sources given; identifier: the first well-formed one"
+    wrap = {"paper asked for": 30, "answer": 30}
+    return Table(counted, "The identifier probe, counted"), Table(answers, cap, wrap)
 
 
-# --- what the run cost and the ledger ---------------------------------------------------------
-
-
-def run_table(outcomes: Sequence[Outcome], elapsed: float) -> Table:
+def run_table(outcomes: pd.DataFrame, elapsed: float) -> Table:
     """What the run cost: wall time, the generator's calls and the answer cache's share of
     them, the model's time, the prompts' sizes and the answers cut by the token budget."""
-    calls = [o.generation for o in outcomes if o.generation is not None]
+    calls = outcomes.generation.dropna().tolist()
     seconds = sum(g.seconds for g in calls)
     tokens = [g.prompt_tokens for g in calls]
     rows = {
-        "queries": f"{len(outcomes)}",
         "wall time (s)": f"{elapsed:.0f}",
         "generator calls": f"{len(calls)}",
         "served from the answer cache": f"{sum(g.cached for g in calls)}",
@@ -310,12 +261,12 @@ def run_table(outcomes: Sequence[Outcome], elapsed: float) -> Table:
     return Table(frame, caption="What the run cost; the model and machine: Environment")
 
 
-def entries(split: Split, probe: pd.DataFrame) -> list[Entry]:
+def entries(outcomes: pd.DataFrame, probe: pd.DataFrame) -> list[Entry]:
     """The chapter's generation claims: this notebook's part of the ledger."""
     at = {"notebook": "09", "benchmark": "d2l"}
-    refusals = [o for o in split.answerable + split.negatives if o.refused]
-    calls = sum(o.generation is not None for o in refusals)
-    hits = [o.cites_needle for o in split.answerable]
+    refusals, answerable = outcomes[outcomes.refused], outcomes[~outcomes.negative]
+    calls = int(refusals.called.sum())
+    hits = answerable.cites_needle.tolist()
     n, found = len(probe), int((probe.identifier != "").sum())
     right = probe.identifier[probe.correct]
     return [
@@ -334,7 +285,7 @@ def entries(split: Split, probe: pd.DataFrame) -> list[Entry]:
             record=FixedRecord(Verdict.NOT_TESTABLE, "the chapter gives no rate to compare with"),
             here=f"{sum(hits)} of {len(hits)}",
             estimate=sum(hits) / len(hits),
-            ci=clustered_wilson(hits, [o.unit for o in split.answerable]),
+            ci=clustered_wilson(hits, answerable.unit),
             method="clustered_wilson",
         ),
         count_entry("ids-well-formed", **at, holds=found == n, here=f"{found} of {n}"),
