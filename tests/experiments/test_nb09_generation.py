@@ -1,12 +1,11 @@
-"""Notebook 09's counts and views on hand-made outcomes: each answer in one kind, the
-kinds' shares with intervals by question, the rate, calls and probe tables, the outcome
-figure, the run's cost and the claims judged on them. No model runs here."""
+"""Notebook 09's counts on hand-made outcomes: the rate, calls and probe tables, the run's
+cost and the claims judged on them. No model runs here."""
 
 from __future__ import annotations
 
+import pandas as pd
 import pytest
 
-from rag_lab.answers import map_citations
 from rag_lab.citations import Citation
 from rag_lab.claims.verdicts import Verdict
 from rag_lab.experiments import nb09_generation as nb09
@@ -20,159 +19,136 @@ SOURCES = [
 ]
 
 
-def outcome(id_, text, *, unit, needle="needle", negative=False, cached=True, budget=False):
-    """One query through the pipeline: ``text`` None means the gate refused it."""
+def outcome(id_, text, *, unit, negative=False, cached=True, budget=False):
+    """One query's row, as :func:`nb09.run` makes it: ``text`` None means the gate refused."""
     if text is None:
-        return nb09.Outcome(id_, "q?", negative, Refusal("q?", 0.675, 0.8), (), None, None, unit)
-    holding = () if negative else tuple(c.index for c in SOURCES if needle in c.quote)
-    generation = Generation(text, "Tiny (GGUF)", "0" * 64, 200, 30, budget, 10.0, cached)
-    result = Answer("q?", "prompt", SOURCES, [], text)
-    return nb09.Outcome(
-        id_, "q?", negative, result, holding, map_citations(text, SOURCES), generation, unit
-    )
+        result, generation = Refusal("q?", 0.675, 0.8), None
+    else:
+        result = Answer("q?", "prompt", SOURCES, [], text)
+        generation = Generation(text, "Tiny (GGUF)", "0" * 64, 200, 30, budget, 10.0, cached)
+    row = nb09.outcome(result, None if negative else "needle", generation)
+    return {"id": id_, "question": "q?", "unit": unit} | row
 
 
 @pytest.fixture
-def split():
-    answerable = [
-        outcome("q1/course", "The needle [1].", unit="q1"),  # needle's source, with words
-        outcome("q1/ticket", "[1]", unit="q1"),  # markers only
-        outcome("q2/course", "Something [2].", unit="q2"),  # another source only
-        outcome("q2/ticket", "No idea at all.", unit="q2", budget=True),  # nothing
-        outcome("q3/course", "The sources do not contain it [1] [7].", unit="q3"),  # declines
-        outcome("q3/ticket", None, unit="q3"),  # refused by the gate
-    ]
-    negatives = [
-        outcome("n1", "Here is how [2].", unit="n1", negative=True),
-        outcome("n2", "Just do it.", unit="n2", negative=True, cached=False),
-        outcome("n3", None, unit="n3", negative=True),
-    ]
-    return nb09.Split(answerable, negatives)
+def outcomes():
+    return pd.DataFrame(
+        [
+            outcome("q1/course", "The needle [1].", unit="q1"),  # needle's source, with words
+            outcome("q1/ticket", "[1]", unit="q1"),  # markers only
+            outcome("q2/course", "Something [2].", unit="q2"),  # another source only
+            outcome("q2/ticket", "No idea at all.", unit="q2", budget=True),  # nothing
+            outcome("q3/course", "The sources do not contain it [1] [7].", unit="q3"),  # declines
+            outcome("q3/ticket", None, unit="q3"),  # refused by the gate
+            outcome("n1", "Here is how [2].", unit="n1", negative=True),
+            outcome("n2", "Just do it.", unit="n2", negative=True, cached=False),
+            outcome("n3", None, unit="n3", negative=True),
+        ]
+    )
 
 
-def test_each_answer_falls_in_the_first_kind_it_fits(split):
-    kinds = [nb09.kind_of(o, nb09.ANSWER_KINDS) for o in split.answerable[:5]]
-    # q3/course declines and cites an invalid [7] beside [1]: declining comes first.
-    assert kinds == ["needle_words", "needle_markers", "other_source", "nothing", "declines"]
-    assert [nb09.kind_of(o, nb09.NEGATIVE_KINDS) for o in split.slipped] == [
-        "other_source",
-        "nothing",
-    ]
+def test_the_parts_are_answerable_negatives_and_the_negatives_let_through(outcomes):
+    answerable, negatives, slipped = nb09.parts(outcomes)
+    assert answerable.id.tolist()[-1] == "q3/ticket" and negatives.id.tolist()[0] == "n1"
+    assert slipped.id.tolist() == ["n1", "n2"]
 
 
-def test_the_shares_add_up_and_take_the_questions_as_the_sample(split):
-    reached = [o for o in split.answerable if not o.refused]
-    shares = nb09.shares(reached, nb09.ANSWER_KINDS)
-    assert [s.kind for s in shares] == list(nb09.ANSWER_KINDS)
-    assert sum(s.k for s in shares) == len(reached) == 5 and {s.n for s in shares} == {5}
-    words = next(s for s in shares if s.kind == "needle_words")
-    hits = [o.id == "q1/course" for o in reached]
-    assert (words.lo, words.hi) == clustered_wilson(hits, [o.unit for o in reached])
-    assert nb09.units(reached) == 3  # q1, q2, q3: five queries, three questions
-
-
-def test_the_rate_table_puts_the_estimate_and_its_interval_in_one_cell(split):
-    table = nb09.rate_table(split.answerable, nb09.GATE_ROWS, "caption")
+def test_the_rate_table_puts_the_estimate_and_its_interval_in_one_cell(outcomes):
+    answerable = nb09.parts(outcomes)[0]
+    table = nb09.rate_table(answerable, nb09.GATE_ROWS, "caption")
     refused = table.frame.loc["refused by the gate"]
-    answerable = split.answerable
-    lo, hi = clustered_wilson([o.refused for o in answerable], [o.unit for o in answerable])
+    lo, hi = clustered_wilson(answerable.refused, answerable.unit)
     assert refused["queries"] == "1/6"
     assert refused["rate [95 % CI]"] == f"0.17 [{lo:.2f}, {hi:.2f}]"
     assert table.width <= 100 and len(table.frame.columns) == 2
+    assert nb09.units(answerable) == 3  # q1, q2, q3: six queries, three questions
 
 
-def test_the_outcome_figure_states_its_n_and_draws_the_shares(split):
-    import matplotlib.pyplot as plt
+def test_the_answer_table_counts_each_kind_by_its_rule(outcomes):
+    answerable, _, slipped = nb09.parts(outcomes)
+    frame = nb09.rate_table(answerable, nb09.ANSWER_ROWS, "caption").frame["queries"]
+    assert frame.tolist() == ["3/6", "1/6", "2/6", "2/6", "1/6", "1/6", "0/6", "1/6", "1/6"]
+    # q1/course and q3/course cite [1] with words, q1/ticket with markers only; q3/course
+    # also cites the invalid [7] and declines; q2 cites [2] or nothing (and hit the budget).
+    frame = nb09.rate_table(slipped, nb09.NEGATIVE_ANSWER_ROWS, "caption").frame["queries"]
+    assert frame.tolist() == ["0/2", "2/2", "1/2"]  # n1 cites [2], n2 nothing
 
-    fig = nb09.outcome_figure(split)
-    top, bottom = fig.axes
-    assert "n = 5 queries, 3 questions" in top.get_title(loc="left")
-    assert "n = 2 queries, each its own unit" in bottom.get_title(loc="left")
-    assert [round(p.get_width(), 3) for p in top.patches] == [
-        0.2,
-        0.0,
-        0.2,
-        0.2,
-        0.2,
-        0.2,
-    ]  # declines, invalid, …
-    assert [t.get_text() for t in bottom.get_yticklabels()][-1] == "answers, citing nothing"
-    assert "Tiny (GGUF)" in fig._suptitle.get_text()
-    plt.close(fig)
+
+REPLIES = {
+    "SimCSE": "arXiv:2104.08821",  # right
+    "MoCo": "10.10301/" * 20,  # no identifier at all
+    "E5": "1909.1234",  # four digits after 1412: impossible
+}
 
 
 def probe_answers():
-    simcse, moco, e5 = (nb09.PROBE_PAPERS[i] for i in (0, 5, 7))
-    return [
-        nb09.ProbeAnswer(simcse, "arXiv:2104.08821", "2104.08821"),  # right
-        nb09.ProbeAnswer(moco, "10.10301/" * 20, None),  # no identifier at all
-        nb09.ProbeAnswer(e5, "1909.1234", "1909.1234"),  # four digits after 1412: impossible
-    ]
+    """The eight papers asked for; any other than the three above gets no identifier."""
+
+    def reply(prompt: str) -> str:
+        return next((r for k, r in REPLIES.items() if f"introduced {k}," in prompt), "No idea.")
+
+    return nb09.identifier_probe(reply)
 
 
 def test_the_probe_tables_say_what_each_identifier_is():
-    table = nb09.probe_table(probe_answers())
-    frame = table.frame
+    counts, table = nb09.probe_tables(probe_answers())
+    frame = table.frame.iloc[[0, 5, 7]]  # SimCSE, MoCo, E5
     assert frame["identifier"].tolist() == ["2104.08821", "–", "1909.1234"]
     assert frame["plausible"].tolist() == ["yes", "no", "no"]
     assert frame["the paper's"].tolist() == ["yes", "no", "no"]
-    assert table.width <= 100
-    counts = nb09.probe_counts(probe_answers()).frame["count"].tolist()
-    assert counts == [3, 2, 2, 1, 1]  # asked, well-formed, distinct, plausible, right
+    assert table.width <= 100 and (table.frame["identifier"] == "–").sum() == 6
+    assert counts.frame["count"].tolist() == [8, 2, 2, 1, 1]  # asked, well-formed, distinct,
+    # plausible, right
 
 
-def test_the_run_table_counts_the_cache_and_the_budget(split):
-    frame = nb09.run_table(split.answerable + split.negatives, 1.2).frame["this run"]
-    assert frame["queries"] == "9" and frame["generator calls"] == "7"
+def test_the_run_table_counts_the_cache_and_the_budget(outcomes):
+    frame = nb09.run_table(outcomes, 1.2).frame["this run"]
+    assert frame["generator calls"] == "7"
     assert frame["served from the answer cache"] == "6"
     assert frame["model time when generated (s)"] == "70"
     assert frame["… per answer (s)"] == "10.0"
     assert frame["prompt tokens, fewest to most"] == "200–200"
     assert frame["answers stopped by the token budget"] == "1"
-    assert nb09.run_table([], 0.0).frame.loc["… per answer (s)", "this run"] == "–"
+    assert (
+        nb09.run_table(outcomes[outcomes.refused], 0.0).frame.loc["… per answer (s)", "this run"]
+        == "–"
+    )
 
 
-def test_the_calls_table_counts_the_generators_record(split):
-    frame = nb09.calls_table(split).frame
+def test_the_calls_table_counts_the_generators_record(outcomes):
+    frame = nb09.calls_table(outcomes).frame
     assert frame["queries"].tolist() == [5, 2, 2]
     assert frame["generator calls"].tolist() == [5, 2, 0]  # none for a refusal
 
 
-def test_the_claims_are_judged_on_the_outcomes(split):
-    part = {e.claim: e for e in nb09.entries(split, probe_answers())}
+def test_the_claims_are_judged_on_the_outcomes(outcomes):
+    part = {e.claim: e for e in nb09.entries(outcomes, probe_answers())}
     assert list(part)[: len(nb09.HEADLINE)] == list(nb09.HEADLINE)
     assert part["no-call-on-refusal"].verdict is Verdict.BY_CONSTRUCTION
     assert part["no-call-on-refusal"].here == "0 calls for 2 refusals"
     cites = part["cites-by-number"]
-    answerable = split.answerable
-    hits = [o.cites_needle for o in answerable]
+    answerable = nb09.parts(outcomes)[0]
     assert (
         cites.verdict is Verdict.NOT_TESTABLE and cites.here == "3 of 6"
     )  # q3/course declines, yet cites [1]
     assert cites.estimate == pytest.approx(3 / 6) and cites.method == "clustered_wilson"
-    assert cites.ci == clustered_wilson(hits, [o.unit for o in answerable])
-    assert part["ids-well-formed"].verdict is Verdict.CONTRADICTED  # 2 of 3
+    assert cites.ci == clustered_wilson(answerable.cites_needle, answerable.unit)
+    assert part["ids-well-formed"].verdict is Verdict.CONTRADICTED  # 2 of 8
     assert part["ids-wrong"].verdict is Verdict.CONTRADICTED  # one is right
-    assert part["ids-real"].here == "1 of 3 plausible by arXiv's numbering"
+    assert part["ids-wrong"].here == "1 of 8 right (2104.08821)"
+    assert part["ids-real"].here == "1 of 8 plausible by arXiv's numbering"
 
 
 def test_an_answer_cut_inside_a_code_block_does_not_swallow_its_sources():
     cut = outcome("q1/course", "The needle [1]:\n```python\nx = 1", unit="q1")
-    text = nb09.examples([cut], nb09.cites_needle)
+    text = nb09.examples(pd.DataFrame([cut]), "cites_needle")
     fences = [line for line in text.splitlines() if line.lstrip("> ").startswith("```")]
     assert len(fences) == 2  # opened by the model, closed for display
     body, sources = text.split("**Sources**")
     assert body.rstrip("> \n").endswith("```") and sources.count("05-autograd") == 1
     whole = outcome("q1/ticket", "The needle [1]:\n```\nx = 1\n```", unit="q1")
-    assert nb09.closed_fences(whole.cited) is whole.cited
-
-
-def test_every_answer_kind_has_its_own_colour():
-    from rag_lab.evaluation import plots
-
-    kinds = set(nb09.ANSWER_KINDS) | set(nb09.NEGATIVE_KINDS)
-    assert kinds == set(plots.ANSWER_COLORS)
-    assert len(set(plots.ANSWER_COLORS.values())) == len(plots.ANSWER_COLORS)
+    text = nb09.examples(pd.DataFrame([whole]), "cites_needle")
+    assert sum(line.lstrip("> ").startswith("```") for line in text.splitlines()) == 2
 
 
 def test_the_long_context_view():

@@ -243,9 +243,9 @@ def test_a_warm_run_pairs_each_cached_generation_with_its_outcome(fake_llama, mo
     warm_gen = Generator(max_new_tokens=7)
     warm = report.run(queries, negatives, ByQuestion(), 0.675, warm_gen)
     assert len(warm_gen.calls) == 2 and all(g.cached for g in warm_gen.calls)
-    assert [o.generation is None for o in warm] == [False, False, True]
-    assert [o.result for o in warm] == [o.result for o in cold]
-    assert [o.generation.prompt_tokens for o in warm[:2]] == [42, 42]
+    assert warm.generation.isna().tolist() == [False, False, True]
+    assert warm.result.tolist() == cold.result.tolist()
+    assert [g.prompt_tokens for g in warm.generation[:2]] == [42, 42]
 
 
 def test_an_unknown_model_fails_when_the_generator_is_made():
@@ -368,9 +368,9 @@ def test_plausible_arxiv_ids(identifier, expected):
 def test_the_probe_takes_the_first_well_formed_identifier():
     replies = iter(["arXiv:1909.04244", "10.10306/10.10306/10.103", "see 2104.08821v2 or 1.5"])
     answers = report.identifier_probe(lambda prompt: next(replies, "no idea"))
-    assert [a.identifier for a in answers[:4]] == ["1909.04244", None, "2104.08821v2", None]
-    assert [a.plausible for a in answers[:3]] == [True, False, True]
-    assert "SimCSE" in report.PROBE_PROMPT.format(report.PROBE_PAPERS[0])
+    assert answers.identifier.tolist()[:4] == ["1909.04244", "", "2104.08821v2", ""]
+    assert answers.plausible.tolist()[:3] == [True, False, True]
+    assert "SimCSE" in report.PROBE_PROMPT.format(next(iter(report.ARXIV)))
 
 
 def test_run_counts_what_the_answers_cite(monkeypatch):
@@ -390,11 +390,11 @@ def test_run_counts_what_the_answers_cite(monkeypatch):
 
     gen = Generator()
     outcomes = report.run(queries, negatives, ByQuestion(), 0.675, gen)
-    assert [o.id for o in outcomes] == ["q01/course", "q01/ticket", "n01", "n02"]
-    assert len(gen.calls) == 3 and outcomes[2].refused and outcomes[2].generation is None
-    assert outcomes[0].needle_sources == (1,) and outcomes[0].cites_needle
-    assert outcomes[1].cited.invalid == (2,) and not outcomes[1].cites_needle
-    assert outcomes[3].cited.cites_nothing and not outcomes[3].declined
+    assert outcomes.id.tolist() == ["q01/course", "q01/ticket", "n01", "n02"]
+    assert len(gen.calls) == 3 and outcomes.refused[2] and outcomes.generation[2] is None
+    assert outcomes.needle_sources[0] == (1,) and outcomes.cites_needle[0]
+    assert outcomes.cited[1].invalid == (2,) and not outcomes.cites_needle[1]
+    assert outcomes.nothing[3] and not outcomes.declines[3]
     table = report.rate_table(outcomes[:2], report.ANSWER_ROWS, "caption").frame
     assert table.loc["cites a source holding the needle", "queries"] == "1/2"
     assert table.loc["cites an invalid number", "queries"] == "1/2"
