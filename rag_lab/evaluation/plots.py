@@ -118,19 +118,6 @@ def save(fig, name: str, folder: Path | None = None) -> Path:
     return out
 
 
-ANSWER_COLORS = {
-    "needle_words": "#2e7d32",
-    "needle_markers": "#81c784",
-    "other_source": "#ffb74d",
-    "nothing": "#9e9e9e",
-    "invalid": "#c62828",
-    "declines": "#1565c0",
-}
-"""What a generated answer does with its sources (notebook 09): cites the needle's source in
-words or with markers only (greens), another source only (orange), nothing (grey), a number
-that names no source (red); or says the sources do not answer (blue)."""
-
-
 FUSION_COLORS = {
     "RRF": SYSTEM_COLORS["hybrid"],
     "min-max": "#5d4037",
