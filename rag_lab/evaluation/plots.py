@@ -48,6 +48,7 @@ VERDICT_COLORS = {
     "contradicted": "#c62828",
     "excludes_chapter_effect": "#6a1b9a",
     "inconclusive": "#757575",
+    "no_variation": "#b0bec5",
     "by_construction": "#90a4ae",
     "not_testable": "#cfd8dc",
     "not_measured": "#eceff1",
@@ -77,10 +78,6 @@ MOVE_COLORS = {
     "out of reach": "#bdbdbd",
 }
 """Where a second stage moves a query's first hit: up, down, nowhere, or out of its reach."""
-
-
-K_COLORS = {4: "#80cbc4", 20: "#00695c"}
-"""Recall at the chapter's top 4 (light) and at a deep 20 (dark), where a figure shows both."""
 
 KEPT_RAMP = (ROLE_COLORS["lost"], NEUTRAL["paper"])
 """A share kept, from none (the lost red) to all (paper): a heatmap in which losses stand
@@ -116,12 +113,3 @@ def save(fig, name: str, folder: Path | None = None) -> Path:
     # The style's dpi and tight bounding box are passed here too: save() runs outside style().
     fig.savefig(out, dpi=STYLE["savefig.dpi"], bbox_inches="tight", metadata={"Software": None})
     return out
-
-
-FUSION_COLORS = {
-    "RRF": SYSTEM_COLORS["hybrid"],
-    "min-max": "#5d4037",
-    "z-score": "#a1887f",
-}
-"""How two rankings are fused (notebook 04): by rank (RRF at every k, the hybrid's orange) or
-by a convex combination of min-max or z-score normalised scores (browns)."""
