@@ -18,7 +18,7 @@ pooling). Measured against the same index embedded whole by the current pipeline
   none of the chunks the prompt would get holds their needle, and negatives answered.
 
 The stamps' refusal of such an index is measured on a real SQLite index by
-:func:`rag_lab.experiments.migration.stamped_index` (notebook 08).
+:func:`rag_lab.experiments.nb08_index_hygiene.stamped_index` (notebook 08).
 """
 
 from __future__ import annotations

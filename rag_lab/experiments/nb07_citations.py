@@ -16,9 +16,6 @@ from rag_lab.pipeline import Answer, Refusal, Retriever, answer
 from rag_lab.questions import Negative, Query
 
 HEADLINE = ("locators-exact", "refusal-no-call", "prompt-size")
-"""The claims this notebook opens with: every one it has, each true by construction or a
-size, each checked on this run."""
-
 LOCATOR_EXAMPLES = (
     citations.CharRange(25873, 26272),
     citations.Page(12),
@@ -26,13 +23,6 @@ LOCATOR_EXAMPLES = (
     citations.CellRange("Q3 budget", "B2", "D9"),
 )
 """One locator of each kind the server can build, to show their fragments."""
-
-
-def needle_sources(result: Answer | Refusal, query: Query) -> list[int]:
-    """The numbers of the sources whose quote holds the query's needle whole."""
-    if isinstance(result, Refusal):
-        return []
-    return [c.index for c in result.citations if query.needle in c.quote]
 
 
 @dataclass(frozen=True)
@@ -44,16 +34,9 @@ class QuoteAudit:
     citations: int
     mismatched: list[citations.Citation]
 
-    @property
-    def refused(self) -> int:
-        return self.queries - self.answered
-
 
 def quote_audit(
-    queries: Sequence[Query],
-    retriever: Retriever,
-    cutoff: float,
-    texts: Mapping[str, str],
+    queries: Sequence[Query], retriever: Retriever, cutoff: float, texts: Mapping[str, str]
 ) -> QuoteAudit:
     """Run every query through :func:`rag_lab.pipeline.answer` and check each quote."""
     results = [answer(q.text, retriever, cutoff) for q in queries]
@@ -66,8 +49,8 @@ def quote_audit(
 def negative_refusals(
     negatives: Sequence[Negative], retriever: Retriever, cutoff: float
 ) -> tuple[list[Refusal], int]:
-    """The negatives refused at ``cutoff``, farthest from the corpus first, and how many were
-    asked."""
+    """The negatives refused at ``cutoff``, farthest from the corpus first, and how many
+    were asked."""
     outcomes = [answer(n.query, retriever, cutoff) for n in negatives]
     refusals = [r for r in outcomes if isinstance(r, Refusal)]
     return sorted(refusals, key=lambda r: -(r.nearest or 0.0)), len(outcomes)
@@ -76,6 +59,7 @@ def negative_refusals(
 def entries(audit: QuoteAudit, refusals: int, negatives: int, prompt_tokens: int) -> list[Entry]:
     """The chapter's citation claims: this notebook's part of the ledger."""
     at = {"notebook": "07", "benchmark": "d2l"}
+    exact = audit.citations - len(audit.mismatched)
     return [
         fixed_entry(
             "locators-exact",
@@ -84,7 +68,7 @@ def entries(audit: QuoteAudit, refusals: int, negatives: int, prompt_tokens: int
             holds=not audit.mismatched,
             reason="each citation's locator is made from the chunk's recorded offsets; "
             "checked: every quote is its document sliced there",
-            here=f"{audit.citations - len(audit.mismatched)} of {audit.citations} exact",
+            here=f"{exact} of {audit.citations} exact",
         ),
         fixed_entry(
             "refusal-no-call",
@@ -109,98 +93,75 @@ def entries(audit: QuoteAudit, refusals: int, negatives: int, prompt_tokens: int
 
 
 def prompt_view(prompt: str) -> Verbatim:
-    """The prompt exactly as the generator receives it, wrapped for the page only; its size
-    is :func:`prompt_size`'s."""
+    """The prompt exactly as the generator receives it, wrapped for the page only."""
     return Verbatim(prompt, caption="Wrapped for the page (↪), the text unchanged")
 
 
 def prompt_size(prompt: str, generator_tokens: int, word_pieces: int) -> Table:
-    """The prompt's size in the units that matter: characters and lines (the longest line
-    is why the page wraps it), the generator's tokens (what its context window counts),
-    MiniLM's word-pieces; the chapter's count beside them."""
+    """The prompt's size in the units that matter, the chapter's count beside them; the
+    longest line is why the page wraps it, the generator's tokens what its window counts."""
     lines = prompt.split("\n")
-    here = [len(prompt), len(lines), max(map(len, lines)), generator_tokens, word_pieces]
-    frame = pd.DataFrame(
-        {
-            "here": [f"{n:,}" for n in here],
-            "chapter": ["–", "–", "–", str(chapter.PROMPT_TOKENS), "–"],
-        },
-        index=pd.Index(
-            [
-                "characters",
-                "lines",
-                "characters in the longest line",
-                "generator tokens (Qwen2.5 + chat template)",
-                "MiniLM word-pieces",
-            ],
-            name="the prompt in",
-        ),
-    )
-    return Table(frame, caption="The example's prompt; no generator runs in this notebook")
+    tokens = "generator tokens (Qwen2.5 + chat template)"
+    here = {
+        "characters": len(prompt),
+        "lines": len(lines),
+        "characters in the longest line": max(map(len, lines)),
+        tokens: generator_tokens,
+        "MiniLM word-pieces": word_pieces,
+    }
+    frame = pd.DataFrame({"here": [f"{n:,}" for n in here.values()], "chapter": "–"}, index=here)
+    frame.loc[tokens, "chapter"] = str(chapter.PROMPT_TOKENS)
+    caption = "The example's prompt; no generator runs in this notebook"
+    return Table(frame.rename_axis("the prompt in"), caption=caption)
 
 
 def sources_table(result: Answer | Refusal, query: Query) -> Table:
-    """One question's passage through the gate: how many sources passed the cutoff, and
-    which of them hold the needle whole (:func:`needle_sources`)."""
-    passed = 0 if isinstance(result, Refusal) else len(result.citations)
-    holding = needle_sources(result, query)
+    """One question's sources (chunks within the cutoff), and which hold its needle whole."""
+    cited = [] if isinstance(result, Refusal) else result.citations
+    holding = ", ".join(f"[{c.index}]" for c in cited if query.needle in c.quote)
     frame = pd.DataFrame(
-        {
-            "sources within the cutoff": [passed],
-            "sources holding the needle": [", ".join(f"[{i}]" for i in holding) or "none"],
-        },
+        [[len(cited), holding or "none"]],
+        columns=["sources within the cutoff", "sources holding the needle"],
         index=pd.Index([query.id], name="query"),
     )
-    return Table(frame, caption="The question's sources: chunks under the cutoff, nearest first")
+    caption = "The question's sources: chunks under the cutoff, nearest first"
+    return Table(frame, caption=caption)
 
 
 def audit_table(audit: QuoteAudit) -> Table:
-    """:class:`QuoteAudit` as counts: the queries, those the gate answered and refused, the
-    citations, and how many quotes equal their document sliced at their offsets."""
+    """:class:`QuoteAudit` as counts."""
     rows = {
         "queries": audit.queries,
         "answered (a source within the cutoff)": audit.answered,
-        "refused at the cutoff": audit.refused,
+        "refused at the cutoff": audit.queries - audit.answered,
         "citations": audit.citations,
         "quotes equal to the document at their #char range": audit.citations
         - len(audit.mismatched),
         "quotes that differ": len(audit.mismatched),
     }
-    frame = pd.DataFrame({"count": list(rows.values())}, index=pd.Index(list(rows), name=""))
+    frame = pd.Series(rows, name="count").rename_axis("").to_frame()
     return Table(frame, caption="Every answerable query, every citation checked at its offsets")
 
 
 def citation_tables(cited: Sequence[citations.Citation]) -> tuple[Table, Table]:
-    """The server's table beside ``[n]``, in two: where each source is (document, section,
-    locator, cosine distance), and what it quotes (whole in HTML, cut in plain text)."""
+    """The server's table beside ``[n]``, in two: where each source is, and what it quotes."""
     rows = pd.DataFrame(citations.citation_table(cited, width=10**9)).set_index("[n]")
     where = Table(
         rows[["document", "section", "locator", "distance"]],
         caption="What the server keeps for each [n]; distance: cosine distance to the question",
     )
-    quotes = pd.DataFrame(
-        {"quote": rows["quote"], "characters": [len(q) for q in rows["quote"]]}, index=rows.index
-    )
-    return where, Table(
-        quotes,
-        caption="What each [n] quotes: the chunk's content, without its header",
-        shorten={"quote": 80},
-    )
+    quotes = rows[["quote"]].assign(characters=rows["quote"].str.len())
+    caption = "What each [n] quotes: the chunk's content, without its header"
+    return where, Table(quotes, caption=caption, shorten={"quote": 80})
 
 
 def refusal_table(refusals: Sequence[Refusal], n: int = 3) -> Table:
-    """The first ``n`` refusals (farthest from the corpus first): the query and its nearest
-    chunk's cosine distance."""
+    """The first ``n`` refusals: the query and its nearest chunk's cosine distance."""
     shown = refusals[:n]
     frame = pd.DataFrame(
-        {
-            "negative query": [r.question for r in shown],
-            "nearest chunk (cosine distance)": [r.nearest for r in shown],
-        }
+        [[r.question, r.nearest] for r in shown],
+        columns=["negative query", "nearest chunk (cosine distance)"],
     )
     cutoff = shown[0].cutoff if shown else "–"
-    return Table(
-        frame,
-        caption=f"The {len(shown)} negatives farthest from the corpus, refused at cutoff {cutoff}",
-        shorten={"negative query": 72},
-    )
+    caption = f"The {len(shown)} negatives farthest from the corpus, refused at cutoff {cutoff}"
+    return Table(frame, caption=caption, shorten={"negative query": 72})
