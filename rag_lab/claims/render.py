@@ -34,6 +34,7 @@ METHODS = {
     "cluster_bootstrap": "bootstrap over questions",
     "t_over_documents": "t over documents",
     "chroma_scoring": "Chroma's own scoring",
+    "exact": "exact, the whole corpus",
 }
 """How a method's name reads beside its interval; a name not listed reads as itself."""
 

@@ -74,8 +74,18 @@ def chunking_entries(m: Chunking, notebook: str = "02", benchmark: str = "d2l") 
     over = {s: m.pieces.over(s) for s in ("C", "E", "F")}
     window = m.pieces.window
     counts = {s: m.destroyed.count(s) for s in m.destroyed.questions}
+    share = float(m.pieces.table.loc["E", "header share"])
     return [
         *destroyed_entries(counts, m.destroyed.of, notebook, benchmark),
+        value_entry(
+            "header-share",
+            **at,
+            estimate=share,
+            interval=(share, share),  # a count of the whole corpus: no sampling
+            method="exact",
+            here=f"{int(m.pieces.table.loc['E', 'header word-pieces']):,} of "
+            f"{int(m.pieces.table.loc['E', 'embedded word-pieces']):,} word-pieces",
+        ),
         count_entry(
             "header-window",
             **at,

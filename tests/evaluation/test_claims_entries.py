@@ -112,13 +112,23 @@ def test_system_entries_and_the_two_counts():
 
 def _chunking(over: dict[str, int], destroyed: dict[str, tuple[str, ...]]) -> Chunking:
     table = pd.DataFrame({"over window": over}).rename_axis("strategy")
+    table["embedded word-pieces"] = 1000
+    table["header word-pieces"] = 200
+    table["header share"] = 0.2
     return Chunking(None, Destroyed(destroyed, 32), WordPieces(table, 128, {}))
 
 
 def test_chunking_entries_count_and_name_the_run_window():
     m = _chunking({"C": 2, "E": 5, "F": 5}, {"A": ("q1", "q2"), "B": ()})
     entries = {e.claim: e for e in claims.chunking_entries(m)}
-    assert list(entries) == ["A-destroys", "B-destroys-none", "header-window", "overlap-window"]
+    assert list(entries) == [
+        "A-destroys", "B-destroys-none", "header-share", "header-window", "overlap-window",
+    ]  # fmt: skip
+    share = entries.pop("header-share")
+    _declared(share)
+    # a fifth of E's word-pieces, within 0.05 of the chapter's 21.2 %: exact, no sampling
+    assert share.verdict is Verdict.REPRODUCES and share.ci == (0.2, 0.2)
+    assert share.here == "200 of 1,000 word-pieces" and share.method == "exact"
     for e in entries.values():
         _declared(e)
         assert e.reason == claim(e.claim).rule
