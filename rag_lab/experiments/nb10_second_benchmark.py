@@ -275,7 +275,9 @@ def entries(theirs: SpanEvaluation) -> list[Entry]:
     destroyed = {s: int(theirs.destroyed.loc[s, "questions destroyed"]) for s in ("A", "B")}
     return [
         *claims.destroyed_entries(destroyed, theirs.questions, "10", "chroma"),
-        *claims.strategy_entries(theirs.strategies, "10", "chroma", sections=theirs.sections),
+        *claims.strategy_entries(
+            theirs.strategies, "10", "chroma", sections=theirs.sections, destroyed=theirs.lost
+        ),
         *claims.system_entries(theirs.systems, "10", "chroma"),
     ]
 
@@ -285,7 +287,9 @@ def ours(dense: Strategies, systems: Systems) -> list[Entry]:
     destroyed = {s: dense.destroyed.count(s) for s in ("A", "B")}
     return [
         *claims.destroyed_entries(destroyed, dense.destroyed.of, "10", "d2l"),
-        *claims.strategy_entries(dense, "10", "d2l", sections=dense.sections),
+        *claims.strategy_entries(
+            dense, "10", "d2l", sections=dense.sections, destroyed=dense.destroyed.questions
+        ),
         *claims.system_entries(systems, "10", "d2l"),
     ]
 
