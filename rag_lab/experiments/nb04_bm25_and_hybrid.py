@@ -5,8 +5,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Mapping, Sequence
 
+import numpy as np
 import pandas as pd
 
+from rag_lab.bm25 import tokenize
 from rag_lab.claims import render
 from rag_lab.evaluation import chapter, identifiers, paired
 from rag_lab.evaluation.fusion import CLAIM_K, OBJECTIVE_K, REFERENCE_K, FusionRuns
@@ -19,6 +21,7 @@ from rag_lab.experiments.timing import CONDITION, Latency, cost_table
 from rag_lab.metrics import Ranks, first_hit_ranks, hits_at, relevant_chunks
 from rag_lab.questions import Query
 from rag_lab.search import ChunkIndex
+from rag_lab.stats import paired_difference
 
 HEADLINE = (
     "BM25>dense@R1",
@@ -106,6 +109,44 @@ def paired_table(systems: Systems) -> Table:
     return Table(
         systems.paired.view(chapter.paired_reference).rename(columns={"questions": "won/lost"}),
         caption=f"a − b in Recall@k; won/lost: the questions a wins and loses; {SIGN_TEST}",
+    )
+
+
+def word_share(query: Query) -> float:
+    """The share of a query's distinct words (the chapter's BM25 tokens) its needle holds."""
+    words = set(tokenize(query.text))
+    return len(words & set(tokenize(query.needle))) / len(words) if words else 0.0
+
+
+def overlap_strata(systems: Systems, queries: Sequence[Query], ks: Sequence[int] = (1, 8)) -> Table:
+    """BM25 against dense in the half of the queries that share fewest words with their needle
+    and in the half that share most (split at the median share): the question protocol
+    forbids a phrasing from sharing a run of four words with its needle, which starves BM25."""
+    share = np.array([word_share(q) for q in queries])
+    high = share > np.median(share)
+    rows = []
+    for half, mask in (("fewer", ~high), ("more", high)):
+        kept = np.flatnonzero(mask)
+        of = [queries[i].question.id for i in kept]
+        for k in ks:
+            bm25, dense = (
+                hits_at([systems.ranks[s][i] for i in kept], k) for s in ("BM25", "dense")
+            )
+            rows.append(
+                {
+                    "words shared": f"{half} ({share[mask].min():.2f}–{share[mask].max():.2f})",
+                    "k": k,
+                    "queries": len(kept),
+                    "BM25": float(np.mean(bm25)),
+                    "dense": float(np.mean(dense)),
+                    "BM25 − dense by question": str(paired_difference(bm25, dense, of)),
+                }
+            )
+    return Table(
+        pd.DataFrame(rows).set_index("words shared"),
+        caption="Recall@k of BM25 and dense by the share of a query's words its needle holds "
+        "(the chapter's tokenizer; halves split at the median); the difference by question "
+        f"with its 95 % interval ({render.METHODS[PAIRED_METHOD]})",
     )
 
 

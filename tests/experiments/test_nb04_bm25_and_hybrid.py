@@ -107,3 +107,20 @@ def test_the_tables_and_the_ledger_carry_what_the_reading_said():
     judged = {e.claim: e for e in claims.system_entries(systems_of(ranks, clusters))}
     assert judged["hybrid-every-column"].verdict is Verdict.CONTRADICTED
     assert judged["hybrid-every-column"].here == "below dense at R@1"
+
+
+def test_the_overlap_strata_split_the_queries_by_the_words_they_share():
+    from rag_lab.evaluation.retrieval import systems_of
+    from rag_lab.experiments import nb04_bm25_and_hybrid as nb04
+    from rag_lab.questions import Query, Question
+
+    # two questions: q0's phrasings share every word with the needle, q1's none
+    q0 = Question("q0", "d", "alpha beta gamma", "alpha beta", "beta gamma")
+    q1 = Question("q1", "d", "alpha beta gamma", "delta epsilon", "zeta eta")
+    queries = [Query(q, p) for q in (q0, q1) for p in ("course", "ticket")]
+    assert [nb04.word_share(q) for q in queries] == [1.0, 1.0, 0.0, 0.0]
+    ranks = {"BM25": [1, 1, None, None], "dense": [None, None, 1, 1], "hybrid": [1, 1, 1, 1]}
+    systems = systems_of(ranks, queries)
+    frame = nb04.overlap_strata(systems, queries, ks=(1,)).frame
+    assert frame["queries"].tolist() == [2, 2]
+    assert frame["BM25"].tolist() == [0.0, 1.0] and frame["dense"].tolist() == [1.0, 0.0]
