@@ -131,14 +131,14 @@ def movement_table(systems: Mapping[str, Ranks], n: int = TOP_N) -> Table:
 
 
 def cost_view(latencies: Sequence[Latency]) -> Table:
-    """What each stage costs per query, its name cut to fit; says so when the cross-encoder
-    timed is the stand-in."""
+    """What each stage costs per query, its name cut to fit (room for six-digit ms: a live LLM
+    call on a busy machine); says so when the cross-encoder timed is the stand-in."""
     standin = any(STANDIN_LABEL in lat.stage for lat in latencies)
     note = (
         "the cross-encoder timed is rag_lab's stand-in: its cost is the architecture's, its "
         "scores are meaningless"
     )
-    return costs(latencies, shorten=38, note=note if standin else "")
+    return costs(latencies, shorten=36, note=note if standin else "")
 
 
 def availability(reranker: Reranker | None) -> str:
