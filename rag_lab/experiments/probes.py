@@ -1,18 +1,6 @@
-"""Identifier probes: does BM25 catch identifiers that dense retrieval misses, and do literal
-traps pass the refusal cutoff?
-
-The chapter claims that dense retrieval is weak on identifiers, error codes, acronyms and
-surnames, which BM25 catches, and that a negative sharing a rare literal term with one chunk
-can land close to it (its example: 0.671 against the cutoff 0.675). ``data/probes.yaml`` holds
-questions whose needles and phrasings carry such a term, and trap negatives that name a rare
-term of the corpus but ask what it does not answer. It is kept apart from
-``data/questions.yaml``, which keeps the chapter's design.
-
->>> lab = setup()                                          # doctest: +SKIP
->>> probes = load(lab.docs)                                # doctest: +SKIP
->>> ranks = identifier_ranks(lab, probes)                  # doctest: +SKIP
->>> traps = trap_table(lab, probes)                        # doctest: +SKIP
-"""
+"""Identifier probes (``data/probes.yaml``, apart from the chapter's questions): does BM25
+catch the identifiers dense retrieval misses, and do trap negatives that name a rare term of
+the corpus pass the refusal cutoff?"""
 
 from __future__ import annotations
 
@@ -42,11 +30,6 @@ PROBES = paths.DATA / "probes.yaml"
 PAIRS = (("BM25", "dense"), ("hybrid", "dense"), ("hybrid", "BM25"))
 """The comparisons on identifier queries, each as (a, b): is a better than b?"""
 KS = (1, 4, 8)
-SHOWN = ["pair", "k", "a − b by question", "questions", "p", "per query"]
-"""The paired view's columns; the chapter's column is left out, since its results are on its
-general questions, not on identifier probes."""
-
-
 RARE_MAX_CHUNKS = 3
 """A term is rare when at most this many chunks of the index contain it (BM25 tokens)."""
 GENERIC_NAMES = frozenset({"pytorch", "python"})
@@ -54,17 +37,9 @@ GENERIC_NAMES = frozenset({"pytorch", "python"})
 
 LITERAL_WORDS = 4
 """A run of this many consecutive query words in a chunk makes a literal match."""
-KINDS = ("literal match", "near miss", "semantic only")
-"""What a query the corpus cannot answer shares with a chunk it lands near (:func:`classify`),
-from the most literal to the least: a run of :data:`LITERAL_WORDS` or more of the query's
-words, in order; content words (stop words aside) but no such run, the chunk being about a
-neighbouring thing; no content word, the vectors close on meaning alone. Notebooks 04 and 06
-both use these words."""
 
 _WORD = re.compile(r"[A-Za-z0-9_]+(?:-[A-Za-z0-9_]+)*")
 _BACKTICKED = re.compile(r"`([^`]+)`")
-
-
 _STOP = frozenset(
     "a an and are as at be but by can do does for from how i if in into is it its me my "
     "of on or should so that the their them then there these this to up use using was "
@@ -73,8 +48,9 @@ _STOP = frozenset(
 
 
 def classify(query: str, content: str, literal_words: int = LITERAL_WORDS) -> tuple[str, str]:
-    """(kind, evidence) for a query the corpus cannot answer and a chunk it lands near: one
-    of :data:`KINDS`, and the run of words or the content words they share.
+    """What a query the corpus cannot answer shares with a chunk it lands near: a run of
+    :data:`LITERAL_WORDS` of its words (``literal match``), content words but no such run
+    (``near miss``), or neither (``semantic only``); and the words shared.
 
     >>> classify("how do i bake bread", "Tensors hold numbers.")
     ('semantic only', '')
@@ -95,13 +71,9 @@ def load(docs: Sequence[Document], path=PROBES) -> QuestionSet:
 
 
 def identifiers(text: str) -> set[str]:
-    """The identifier-like words of a sentence, lower-cased.
-
-    A word (letters, digits, ``_``; a hyphenated word both whole and by its parts) of two
-    characters or more counts when it is in backticks, holds a ``_`` or a digit, has a
-    capital after its first letter (``SGD``, ``ImageNet``, ``NaN``), or is capitalised and
-    not the sentence's first word (``Kolmogorov``, ``Gibbs``); :data:`GENERIC_NAMES` do not
-    count.
+    """The identifier-like words of a sentence, lower-cased: words of two characters or more
+    (a hyphenated word whole and by its parts) in backticks, holding ``_`` or a digit, with a
+    capital after the first letter, or capitalised inside the sentence.
 
     >>> sorted(identifiers("Invoking `backward` in PyTorch on SGD, as Gauss did."))
     ['backward', 'gauss', 'sgd']
@@ -120,14 +92,6 @@ def identifiers(text: str) -> set[str]:
                 p for j, p in enumerate(parts) if _looks_like_identifier(p, i == 0 and j == 0)
             }
     return {w.lower() for w in found if len(w) >= 2} - GENERIC_NAMES
-
-
-def mentions(text: str, identifier: str) -> bool:
-    """Does ``text`` contain ``identifier`` as a whole word, ignoring case?"""
-    return (
-        re.search(rf"(?<![A-Za-z0-9_]){re.escape(identifier)}(?![A-Za-z0-9_])", text, re.I)
-        is not None
-    )
 
 
 def chunk_frequency(chunks: Sequence[Chunk], term: str) -> int:
@@ -154,17 +118,11 @@ def identifier_comparisons(ranks: Mapping[str, Ranks], queries: Sequence[Query])
     return paired_table(ranks, PAIRS, KS, [q.question.id for q in queries])
 
 
-def identifier_view(paired: PairedTable) -> pd.DataFrame:
-    """:func:`identifier_comparisons` as shown, the verdict read from the question-level test."""
-    return paired.view(columns=SHOWN)
-
-
 def trap_table(
     lab: Lab, probes: QuestionSet, strategy: str = "E", cutoff: float = chapter.CUTOFF
 ) -> pd.DataFrame:
-    """One row per trap negative: its nearest chunk, whether the gate lets it through
-    (distance strictly under ``cutoff``), its rare terms and whether that chunk holds one,
-    and what it shares with the chunk (:func:`classify`)."""
+    """One row per trap negative: its nearest chunk, whether the gate lets it through, its
+    rare terms and whether that chunk holds one, and what they share (:func:`classify`)."""
     index = lab.index(strategy)
     negs = list(probes.negatives)
     d = dense.cosine_distance_matrix(lab.encoder.encode([n.query for n in negs]), index.vectors)
@@ -195,9 +153,7 @@ IDENTIFIER_CLAIMS = tuple(f"{a}>dense@R{k}:identifiers" for a in ("BM25", "hybri
 
 
 def entries(ranks: Mapping[str, Ranks], queries: Sequence[Query]) -> list[Entry]:
-    """The identifier claims on the probe queries: notebook 04's part of the ledger beside its
-    main claims. (The traps judge notebook 06's literal-match claim, which is where the
-    chapter makes it.)"""
+    """The identifier claims on the probe queries: notebook 04's part of the ledger."""
     clusters = [q.question.id for q in queries]
     return paired_entries("04", "d2l probes", IDENTIFIER_CLAIMS, ranks, clusters)
 
@@ -217,17 +173,17 @@ def recall_view(ranks: Mapping[str, Ranks], queries: Sequence[Query]) -> Table:
 
 
 def identifier_table(paired: PairedTable) -> Table:
-    """:func:`identifier_view` as a table that fits a page."""
+    """:func:`identifier_comparisons` as shown (the chapter's column left out: its results are
+    on its general questions)."""
     return Table(
-        identifier_view(paired).rename(columns={"questions": "won/lost"}),
+        paired.view().drop(columns="chapter").rename(columns={"questions": "won/lost"}),
         caption="a − b in Recall@k on the identifier queries; won/lost: the questions a wins "
         "and loses; p: their sign test, unadjusted",
     )
 
 
 def trap_tables(traps: pd.DataFrame, cutoff: float = chapter.CUTOFF) -> tuple[Table, Table]:
-    """:func:`trap_table` in two tables that fit a page: where each trap lands, and what it
-    shares with that chunk (its rare terms, and its kind, :data:`KINDS`)."""
+    """:func:`trap_table` in two tables that fit a page: where each trap lands, and why."""
     where = traps[["distance", "passes", "nearest chunk"]].rename(
         columns={"passes": f"under {cutoff}"}
     )

@@ -46,7 +46,7 @@ def test_the_llm_cost_sits_beside_the_cross_encoder_timed_here():
         Latency("vector scan (distances + rank)", np.array([0.25])),
         Latency("cross-encoder × 25 pairs, stand-in (meaningless scores)", np.array([600.0])),
     ]
-    view = nb05.llm_cost_view(timed, Latency(f"{nb05.LLM_STAGE} × 25", np.array([2500.0])))
+    view = nb05.cost_view([timed[-1], Latency(f"{nb05.LLM_STAGE} × 25", np.array([2500.0]))])
     frame = view.frame
     assert len(frame) == 2 and frame.index[1].startswith(nb05.LLM_STAGE)
     assert frame["median ms"].tolist() == ["600.000", "2,500.000"]

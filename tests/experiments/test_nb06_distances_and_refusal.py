@@ -12,9 +12,6 @@ from rag_lab.questions import Negative, Query, Question
 
 def test_identity_on_unit_and_raw_vectors():
     a, b = np.array([1.0, 0.0]), np.array([0.6, 0.8])
-    pair = dr.identity_pair(a, b)
-    # ‖a − b‖² = 0.16 + 0.64 = 0.8, so L2²/2 = 0.4 = 1 − 0.6.
-    assert np.isclose(pair["L2²/2"], 0.4) and np.isclose(pair["1 − cos"], 0.4)
     assert dr.identity_all_pairs(np.stack([a, b])) < 1e-6
     raw = np.stack([a * 3, b])  # same directions, one longer
     # ‖3a − b‖² = 5.76 + 0.64 = 6.4, half is 3.2, while 1 − cos is still 0.4.
@@ -23,9 +20,9 @@ def test_identity_on_unit_and_raw_vectors():
 
 def test_length_dependence_reports_norm_spread_and_rank_correlation():
     raw = np.array([[1.0, 0], [0, 2.0], [3.0, 0]])
-    out = dr.length_dependence(raw, [10, 20, 30])
-    assert (out["norm min"], out["norm max"]) == (1.0, 3.0)
-    assert out["Spearman(length, norm)"] == 1.0
+    out = dr.length_dependence(raw, [10, 20, 30]).frame["value"]
+    assert (out["norm min"], out["norm max"]) == ("1.000", "3.000")
+    assert out["Spearman(length, norm)"] == "1.000"
 
 
 def test_distances_and_overlap():
@@ -46,25 +43,29 @@ def test_distances_and_overlap():
     assert bool(both["overlap"]) and both["in-domain above best out-of-domain"] == 1
 
 
-def test_failure_kinds():
-    assert dr.classify(
-        "what is the capital of france", "…asking what is the capital of France needs no reasoning"
-    ) == ("literal match", "what is the capital of france")
-    assert dr.classify("does weight decay touch the kv cache", "Weight decay adds a penalty.") == (
-        "near miss",
-        "decay, weight",
-    )
-    assert dr.classify("how do i bake bread", "Tensors hold numbers.") == ("semantic only", "")
+def test_the_identity_table_shows_one_pair_then_the_largest_gap_over_all_pairs():
+    vectors = np.array([[1.0, 0.0], [0.6, 0.8], [0.0, 1.0]])
+    table = dr.identity_table(vectors, 8.34e-7).frame
+    assert list(table.index) == ["chunks 0 and 1", "max, 3 × 3"]
+    # ‖a − b‖² = 0.16 + 0.64 = 0.8, so L2²/2 = 0.4 = 1 − 0.6.
+    pair = table.loc["chunks 0 and 1"]
+    assert (pair["L2²/2"], pair["1 − cos"]) == ("0.400000000", "0.400000000")
+    assert table.loc["max, 3 × 3", "|L2²/2 − (1 − cos)|"] == "8.34e-07"
+    assert table.loc["max, 3 × 3", "L2"] == "–"
 
 
-def test_the_identity_table_adds_the_largest_gap_over_all_pairs():
-    pair = dr.identity_pair(np.array([1.0, 0.0]), np.array([0.6, 0.8]))
-    alone = dr.identity_table(pair).frame
-    assert list(alone.index) == ["chunks 0 and 1"] and alone.iloc[0]["L2²/2"] == "0.400000000"
-    both = dr.identity_table(pair, 8.34e-7, 200).frame
-    assert list(both.index) == ["chunks 0 and 1", "max, 200 × 200"]
-    assert both.loc["max, 200 × 200", "|L2²/2 − (1 − cos)|"] == "8.34e-07"
-    assert both.loc["max, 200 × 200", "L2"] == "–"
+def test_the_bluffs_table_lists_every_negative_under_the_cutoff_nearest_first():
+    chunk = NS(doc_id="d", section="s", content="Weight decay adds a penalty.")
+    negs = [
+        Negative("n1", "uncovered", "does weight decay touch the cache"),
+        Negative("n2", "offtopic", "how do i bake bread"),
+    ]
+    distances = np.array([[0.6, 0.7], [0.5, 0.9]])
+    frame = dr.bluffs_table(distances, negs, [chunk, chunk], cutoff=0.65).frame
+    assert frame["negative"].tolist() == ["n2", "n2", "n1", "n1"]
+    assert frame["distance"].tolist() == [0.5, 0.9, 0.6, 0.7]
+    assert frame["kind"].tolist() == ["semantic only"] * 2 + ["near miss"] * 2
+    assert len(dr.bluffs_table(distances, negs, [chunk, chunk], cutoff=0.55).frame) == 2
 
 
 def test_the_price_table_finds_the_cheapest_cutoff_at_each_price():

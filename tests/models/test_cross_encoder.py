@@ -63,7 +63,7 @@ def test_rerank_all_scores_only_the_top_n_texts_of_each_query():
 
 def test_movement_counts_up_down_same_and_out_of_reach():
     systems = {"hybrid": [1, 3, 2, 30, None], "x": [2, 1, 2, 30, None]}
-    table = rerank_report.movement(systems, n=25)
+    table = rerank_report.movement_table(systems, n=25).frame
     assert table.loc["x"].to_dict() == {"up": 1, "down": 1, "same": 1, "beyond 25": 2}
 
 
