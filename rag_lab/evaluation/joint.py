@@ -58,6 +58,9 @@ class Joint:
     prompt_tokens: np.ndarray
     cached: int
     """Pairs that came from the cache in this run."""
+    in_top: tuple[int, ...]
+    """Per query, the relevant chunks among the hybrid's top ``TOP_N`` (what a random
+    reordering of those chunks can find)."""
 
     @property
     def clusters(self) -> list[str]:
@@ -89,6 +92,36 @@ def rerank(
         np.array(seconds),
         np.array(tokens),
         cached,
+        tuple(
+            len(set(r) & set(np.asarray(h[:top_n]).tolist()))
+            for r, h in zip(relevant, hybrid, strict=True)
+        ),
+    )
+
+
+def chance(j: Joint, k: int, top_n: int = TOP_N) -> np.ndarray:
+    """Per query, the probability that a uniformly random order of the hybrid's top ``top_n``
+    puts a relevant chunk within ``k`` (hypergeometric: ``1 − C(n − m, k) / C(n, k)`` with
+    ``m`` relevant among the ``n``): the floor a reranker must clear to be reading the pair."""
+    from math import comb
+
+    k = min(k, top_n)
+    return np.array([1 - comb(top_n - m, k) / comb(top_n, k) for m in j.in_top])
+
+
+def chance_rr(j: Joint, top_n: int = TOP_N) -> np.ndarray:
+    """Per query, the expected reciprocal rank of the first relevant chunk under a uniformly
+    random order of the top ``top_n``: ``Σ_r P(first at r) / r``, ``P(first at r) =
+    C(n − r, m − 1) / C(n, m)``."""
+    from math import comb
+
+    return np.array(
+        [
+            sum(comb(top_n - r, m - 1) / comb(top_n, m) / r for r in range(1, top_n + 1))
+            if m
+            else 0.0
+            for m in j.in_top
+        ]
     )
 
 
@@ -111,6 +144,16 @@ def table(j: Joint) -> pd.DataFrame:
                 "ms per query": 1000 * j.seconds.mean() if name == LLM else float("nan"),
             }
         )
+    rows.append(
+        {
+            "": f"a random order of the top {TOP_N} (expected)",
+            "queries": len(j.in_top),
+            "R@1": chance(j, 1).mean(),
+            "R@5": chance(j, 5).mean(),
+            "MRR": chance_rr(j).mean(),
+            "ms per query": float("nan"),
+        }
+    )
     rows.append(
         {
             "": "the chapter, cross-encoder",
@@ -143,4 +186,17 @@ def entries(j: Joint, notebook: str = "05", benchmark: str = "d2l") -> list[Entr
         p=t.p,
         method=PAIRED_METHOD,
     )
-    return [r1, mrr]
+    hits = hits_at(j.ranks[LLM], 5).astype(float)
+    floor = chance(j, 5)
+    d = paired_mean_difference(hits, floor, j.clusters)
+    t = cluster_paired_values(hits, floor, j.clusters)
+    above = entry(
+        "llm>chance@R5",
+        notebook=notebook,
+        benchmark=benchmark,
+        record=PairedRecord(d, t),
+        here=f"{hits.mean():.3f} vs {floor.mean():.3f} expected at random",
+        estimate=d.estimate,
+        method=PAIRED_METHOD,
+    )
+    return [r1, mrr, above]

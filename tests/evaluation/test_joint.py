@@ -56,10 +56,13 @@ def test_rerank_reorders_only_the_top_n_and_keeps_ties_in_hybrid_order():
 
 def test_entries_by_the_ledgers_rule_and_the_bootstrap():
     qs = [q for q in questions(16) if q.phrasing == "course"]
+    one = (1,) * 16  # one relevant chunk in each top 25
     better = joint.Joint(
-        qs, {joint.HYBRID: [3] * 16, joint.LLM: [1] * 16}, np.ones(16), np.ones(16), 0
+        qs, {joint.HYBRID: [3] * 16, joint.LLM: [1] * 16}, np.ones(16), np.ones(16), 0, one
     )
-    r1, mrr = joint.entries(better)
+    r1, mrr, above = joint.entries(better)
+    # every first hit at rank 1, where a random order of 25 puts it within 5 one time in five
+    assert above.verdict is Verdict.REPRODUCES and above.estimate == pytest.approx(0.8)
     assert r1.verdict is Verdict.REPRODUCES and r1.here == "+16/−0 of 16 questions"
     assert mrr.verdict is Verdict.REPRODUCES
     assert mrr.estimate == pytest.approx(1 - 1 / 3)
@@ -67,6 +70,23 @@ def test_entries_by_the_ledgers_rule_and_the_bootstrap():
     assert (r1.p_adjusted, mrr.p_adjusted) == (None, None)  # exploratory
     assert mrr.method == r1.method == "paired_t_pseudo_questions"
     worse = joint.Joint(
-        qs, {joint.HYBRID: [1] * 16, joint.LLM: [3] * 16}, np.ones(16), np.ones(16), 0
+        qs, {joint.HYBRID: [1] * 16, joint.LLM: [9] * 16}, np.ones(16), np.ones(16), 0, one
     )
-    assert [e.verdict for e in joint.entries(worse)] == [Verdict.CONTRADICTED] * 2
+    assert [e.verdict for e in joint.entries(worse)] == [Verdict.CONTRADICTED] * 3
+
+
+def test_the_chance_floor_is_what_seeded_random_orders_give():
+    j = joint.Joint([], {}, np.array([]), np.array([]), 0, in_top=(0, 1, 2, 3))
+    rng = np.random.default_rng(0)
+    firsts = []
+    for m in j.in_top:
+        relevant = np.zeros(25, bool)
+        relevant[:m] = True
+        draws = [np.flatnonzero(rng.permutation(relevant)) for _ in range(20_000)]
+        firsts.append([d[0] + 1 if len(d) else None for d in draws])
+    for k in (1, 5):
+        simulated = [np.mean([f is not None and f <= k for f in fs]) for fs in firsts]
+        assert joint.chance(j, k) == pytest.approx(simulated, abs=0.01)
+    simulated_rr = [np.mean([1 / f if f else 0.0 for f in fs]) for fs in firsts]
+    assert joint.chance_rr(j) == pytest.approx(simulated_rr, abs=0.01)
+    assert joint.chance(j, 5)[1] == pytest.approx(5 / 25)  # one relevant chunk in 25

@@ -14,7 +14,8 @@ from rag_lab.questions import Query, Question
 def sample(hybrid, llm) -> joint.Joint:
     qs = [Query(Question(f"q{i}", "d", "n", "c?", "t?"), "course") for i in range(len(hybrid))]
     n = len(qs)
-    return joint.Joint(qs, {joint.HYBRID: hybrid, joint.LLM: llm}, np.full(n, 2.5), np.ones(n), 0)
+    ranks = {joint.HYBRID: hybrid, joint.LLM: llm}
+    return joint.Joint(qs, ranks, np.full(n, 2.5), np.ones(n), 0, (1, 1, 0, 1))
 
 
 def test_the_view_fits_and_sets_both_orders_beside_the_chapter():
@@ -25,6 +26,7 @@ def test_the_view_fits_and_sets_both_orders_beside_the_chapter():
     assert list(frame.index) == [
         "hybrid",
         "LLM reranker",
+        "a random order of the top 25 (expected)",
         "the chapter, first stage",
         "the chapter, cross-encoder",
     ]
@@ -38,6 +40,8 @@ def test_the_view_fits_and_sets_both_orders_beside_the_chapter():
     )
     assert first["R@5"] == "–" and first["queries"] == chapter.CORPUS["queries"]
     assert "4 sampled questions" in view.caption
+    # chance: three queries with one relevant chunk in 25, one with none
+    assert frame.loc["a random order of the top 25 (expected)", "R@5"] == f"{3 * 0.2 / 4:.3f}"
 
 
 def test_the_llm_cost_sits_beside_the_cross_encoder_timed_here():
