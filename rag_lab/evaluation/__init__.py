@@ -10,7 +10,7 @@ and return records; records render themselves as tables only when asked:
 - ``chunking``, ``refusal``, ``spans``: what chunking destroys and costs, the gate's
   distances and sweep, questions answered by excerpts (Chroma's format);
 - ``verdicts``, ``ledger``: the one verdict vocabulary, and the claims ledger with its one
-  stated rule; ``claims``: the chapter's claims as hypotheses, judged on any corpus;
+  stated rule; ``hypotheses``: the chapter's claims as hypotheses, judged on any corpus;
 - ``chapter``: the chapter's published figures, the only place they are written;
 - ``figures``, ``recall_curves``, ``plots``, ``render``: the figures and tables a report shows;
 - ``sections``, ``report``, ``runner``: what the report shows of each record, the report

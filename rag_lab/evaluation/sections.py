@@ -18,7 +18,7 @@ from typing import Any
 import pandas as pd
 
 from rag_lab import gate, stats
-from rag_lab.evaluation import chapter, claims, figures, power, recall_curves, spans
+from rag_lab.evaluation import chapter, figures, hypotheses, power, recall_curves, spans
 from rag_lab.evaluation import refusal as refusal_suite
 from rag_lab.evaluation import retrieval as retrieval_suite
 from rag_lab.evaluation import twins as twins_suite
@@ -86,7 +86,7 @@ def _(r: Chunking, benchmark: str) -> Section:
             "chunk_sizes": lambda: figures.size_figure(r.sizes),
             "chunk_word_pieces": lambda: figures.window_figure(r.pieces),
         },
-        tuple(claims.chunking_entries(r, "02", benchmark)),
+        tuple(hypotheses.chunking_entries(r, "02", benchmark)),
     )
 
 
@@ -126,7 +126,7 @@ def _(r: Strategies, benchmark: str) -> Section:
         ),
         {"dense_recall_by_strategy": lambda: figures.strategies_figure(r.ranks, r.clusters)},
         tuple(
-            claims.strategy_entries(
+            hypotheses.strategy_entries(
                 r, "03", benchmark, sections=r.sections, destroyed=_lost(r.destroyed)
             )
         ),
@@ -155,7 +155,7 @@ def _(r: Systems, benchmark: str) -> Section:
                 r.ranks, r.strategy, r.clusters
             )
         },
-        tuple(claims.system_entries(r, "04", benchmark)),
+        tuple(hypotheses.system_entries(r, "04", benchmark)),
     )
 
 
@@ -196,7 +196,7 @@ def _(r: Refusal, benchmark: str) -> Section:
                 answerable_questions=len(set(r.clusters)),
             ),
         },
-        tuple(claims.refusal_entries(r, "06", benchmark)),
+        tuple(hypotheses.refusal_entries(r, "06", benchmark)),
     )
 
 
@@ -248,10 +248,10 @@ def _(r: SpanEvaluation, benchmark: str) -> Section:
             )
         },
         tuple(
-            claims.strategy_entries(
+            hypotheses.strategy_entries(
                 r.strategies, "10", benchmark, sections=r.sections, destroyed=r.lost
             )
-            + claims.system_entries(r.systems, "10", benchmark)
+            + hypotheses.system_entries(r.systems, "10", benchmark)
         ),
     )
 

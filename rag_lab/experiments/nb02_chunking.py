@@ -14,7 +14,7 @@ import pandas as pd
 
 from rag_lab.chunking import OVERLAP, TARGET, Chunk, offset_errors
 from rag_lab.documents import Document
-from rag_lab.evaluation import chapter, claims, geometry
+from rag_lab.evaluation import chapter, geometry, hypotheses
 from rag_lab.evaluation.chunking import Chunking, Destroyed, Sizes, WordPieces, destroyed_questions
 from rag_lab.evaluation.ledger import Entry
 from rag_lab.evaluation.overlap import WITHOUT
@@ -191,4 +191,4 @@ def geometry_table(lengths: Sequence[int], destroyed: Mapping[str, int]) -> Tabl
 
 def entries(measured: Chunking) -> list[Entry]:
     """The chapter's chunking counts on the lab's corpus: this notebook's part of the ledger."""
-    return claims.chunking_entries(measured, "02", "d2l")
+    return hypotheses.chunking_entries(measured, "02", "d2l")

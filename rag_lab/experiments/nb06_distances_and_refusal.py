@@ -12,7 +12,7 @@ from scipy import stats as sps
 from rag_lab import gate
 from rag_lab.chunking import Chunk
 from rag_lab.claims.verdicts import Verdict
-from rag_lab.evaluation import chapter, claims, twins
+from rag_lab.evaluation import chapter, hypotheses, twins
 from rag_lab.evaluation.ledger import Entry, count_entry, fixed_entry
 from rag_lab.evaluation.refusal import Refusal
 from rag_lab.evaluation.twins import Calibration
@@ -227,7 +227,7 @@ def entries(
             f"error is {identity_unit:.1e}",
             here=f"max error {identity_unit:.1e}",
         ),
-        *claims.refusal_entries(gated, "06", "d2l"),
+        *hypotheses.refusal_entries(gated, "06", "d2l"),
         count_entry(
             "literal-match-bluff",
             **at,

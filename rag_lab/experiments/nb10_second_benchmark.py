@@ -15,7 +15,7 @@ import pandas as pd
 
 from rag_lab.chunking import OVERLAP, sized
 from rag_lab.claims import render
-from rag_lab.evaluation import chapter, claims, fusion
+from rag_lab.evaluation import chapter, fusion, hypotheses
 from rag_lab.evaluation.chroma_table import K
 from rag_lab.evaluation.geometry import expected_destroyed
 from rag_lab.evaluation.ledger import Entry
@@ -274,11 +274,11 @@ def entries(theirs: SpanEvaluation) -> list[Entry]:
     """The chapter's claims on Chroma's benchmark; without sections, no header claim is testable."""
     destroyed = {s: int(theirs.destroyed.loc[s, "questions destroyed"]) for s in ("A", "B")}
     return [
-        *claims.destroyed_entries(destroyed, theirs.questions, "10", "chroma"),
-        *claims.strategy_entries(
+        *hypotheses.destroyed_entries(destroyed, theirs.questions, "10", "chroma"),
+        *hypotheses.strategy_entries(
             theirs.strategies, "10", "chroma", sections=theirs.sections, destroyed=theirs.lost
         ),
-        *claims.system_entries(theirs.systems, "10", "chroma"),
+        *hypotheses.system_entries(theirs.systems, "10", "chroma"),
     ]
 
 
@@ -286,11 +286,11 @@ def ours(dense: Strategies, systems: Systems) -> list[Entry]:
     """The same claims on the lab's corpus (as notebooks 02–04 judge them), to set beside."""
     destroyed = {s: dense.destroyed.count(s) for s in ("A", "B")}
     return [
-        *claims.destroyed_entries(destroyed, dense.destroyed.of, "10", "d2l"),
-        *claims.strategy_entries(
+        *hypotheses.destroyed_entries(destroyed, dense.destroyed.of, "10", "d2l"),
+        *hypotheses.strategy_entries(
             dense, "10", "d2l", sections=dense.sections, destroyed=dense.destroyed.questions
         ),
-        *claims.system_entries(systems, "10", "d2l"),
+        *hypotheses.system_entries(systems, "10", "d2l"),
     ]
 
 

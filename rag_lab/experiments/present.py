@@ -249,8 +249,8 @@ def findings(entries: Sequence[Entry], claims: Sequence[str]) -> Findings:
 
 def every_claim(entries: Sequence[Entry]) -> str:
     """Every claim of a notebook, one bullet each: the estimate and its interval, the counts,
-    the p of the test its interval inverts (adjusted in a confirmatory family), the chapter's result and
-    the verdict (:func:`rag_lab.claims.render.entry_line`)."""
+    the p of the test its interval inverts (adjusted in a confirmatory family), the chapter's
+    result and the verdict (:func:`rag_lab.claims.render.entry_line`)."""
     return "\n".join(render.entry_line(e) for e in entries)
 
 

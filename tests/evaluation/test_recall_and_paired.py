@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from rag_lab.claims.verdicts import Verdict
-from rag_lab.evaluation import chapter, claims
+from rag_lab.evaluation import chapter, hypotheses
 from rag_lab.evaluation.paired import Finding, paired_table
 from rag_lab.evaluation.recall import recall_table
 from rag_lab.evaluation.retrieval import strategies_of, systems_of, two_by_two
@@ -124,7 +124,7 @@ def test_the_dense_claims_follow_the_numbers():
     ranks = {"A": a, "B": b, "C": b, "E": [1] * 20, "F": [1] * 20}
     dense = strategies_of(ranks, queries_of(10))
     lost = {"A": tuple(f"q{i}" for i in range(2, 10)), "B": ()}
-    judged = {e.claim: e for e in claims.strategy_entries(dense, destroyed=lost)}
+    judged = {e.claim: e for e in hypotheses.strategy_entries(dense, destroyed=lost)}
     # E vs A: 8 questions differ by half a question's recall each: +0.400. The confirmatory
     # family is the five chapter claims (C vs A is a control, outside it): the verdict reads
     # the t interval at 1 − 0.05/5, the interval the entry shows, and the p it inverts.
@@ -141,6 +141,6 @@ def test_the_dense_claims_follow_the_numbers():
     assert "of 2 questions" in judged["B=A@R8"].here
     # judged on every question instead, rescue would read as overlap improving ranking
     everyone = {"A": (), "B": ()}
-    confounded = {e.claim: e for e in claims.strategy_entries(dense, destroyed=everyone)}
+    confounded = {e.claim: e for e in hypotheses.strategy_entries(dense, destroyed=everyone)}
     assert confounded["B=A@R8"].verdict is Verdict.CONTRADICTED
     assert judged["B=A@R8"].chapter == "+8/−6, p = 0.79"

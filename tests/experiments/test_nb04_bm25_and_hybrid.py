@@ -9,7 +9,7 @@ import numpy as np
 
 from rag_lab.chunking import Chunk
 from rag_lab.claims.verdicts import Verdict
-from rag_lab.evaluation import claims
+from rag_lab.evaluation import hypotheses
 from rag_lab.evaluation.fusion import FusionRuns
 from rag_lab.evaluation.retrieval import systems_of
 from rag_lab.experiments import nb04_bm25_and_hybrid as nb04
@@ -101,10 +101,10 @@ def test_the_tables_and_the_ledger_carry_what_the_reading_said():
     assert (agree["dense only"], agree["BM25 only"]) == (3, 0)
     kept = nb04.found_by_one(s, queries, k=8)[0].frame.loc["dense only"]
     assert (kept["queries"], kept["hybrid within 8"]) == (3, 3)
-    judged = {e.claim: e for e in claims.system_entries(s, "04", "d2l")}
+    judged = {e.claim: e for e in hypotheses.system_entries(s, "04", "d2l")}
     assert judged["hybrid-every-column"].verdict is Verdict.REPRODUCES
     ranks |= {"BM25": [2] * 6, "hybrid": [2, 3, 3, 3, 3, 3]}
-    judged = {e.claim: e for e in claims.system_entries(systems_of(ranks, clusters))}
+    judged = {e.claim: e for e in hypotheses.system_entries(systems_of(ranks, clusters))}
     assert judged["hybrid-every-column"].verdict is Verdict.CONTRADICTED
     assert judged["hybrid-every-column"].here == "below dense at R@1"
 

@@ -9,7 +9,7 @@ import pytest
 
 from rag_lab.claims import Direction, claim
 from rag_lab.claims.verdicts import Verdict
-from rag_lab.evaluation import chapter, claims
+from rag_lab.evaluation import chapter, hypotheses
 from rag_lab.evaluation.chunking import Chunking, Destroyed, WordPieces
 from rag_lab.evaluation.refusal import Matrices, refusal_of
 from rag_lab.evaluation.retrieval import compare
@@ -29,9 +29,9 @@ def clusters(n: int) -> list[str]:
 
 
 def test_the_claim_lists_are_declared_ids():
-    for cid in (*claims.STRATEGY_CLAIMS, *claims.SYSTEM_CLAIMS):
+    for cid in (*hypotheses.STRATEGY_CLAIMS, *hypotheses.SYSTEM_CLAIMS):
         assert claim(cid).compare is not None
-    assert claims.HEADER_CLAIMS <= set(claims.STRATEGY_CLAIMS)
+    assert hypotheses.HEADER_CLAIMS <= set(hypotheses.STRATEGY_CLAIMS)
 
 
 def test_paired_reference_is_the_declared_chapter_result():
@@ -53,8 +53,8 @@ NONE_LOST = {"A": (), "B": ()}
 
 
 def test_strategy_entries_judge_the_declared_comparisons():
-    entries = {e.claim: e for e in claims.strategy_entries(_strategies(), destroyed=NONE_LOST)}
-    assert list(entries) == claims.STRATEGY_CLAIMS
+    entries = {e.claim: e for e in hypotheses.strategy_entries(_strategies(), destroyed=NONE_LOST)}
+    assert list(entries) == hypotheses.STRATEGY_CLAIMS
     for e in entries.values():
         _declared(e)
     ea = entries["E>A@R20"]
@@ -73,7 +73,7 @@ def test_overlap_is_judged_on_the_questions_neither_strategy_destroys():
     ranks = {s: [1] * (2 * n) for s in "BCEF"} | {"A": [None] * 8 + [1] * (2 * n - 8)}
     r = compare(ranks, [("B", "A")], (20,), clusters(n))
     lost = {"A": ("q0", "q1", "q2", "q3"), "B": ()}
-    entries = {e.claim: e for e in claims.strategy_entries(r, destroyed=lost)}
+    entries = {e.claim: e for e in hypotheses.strategy_entries(r, destroyed=lost)}
     # all 16 questions would give B +0.25 by rescue alone; on the 12 that survive, nothing
     assert entries["B=A@R20"].verdict is Verdict.NO_VARIATION
     assert entries["B=A@R20"].estimate == 0.0 and "of 12 questions" in entries["B=A@R20"].here
@@ -81,11 +81,11 @@ def test_overlap_is_judged_on_the_questions_neither_strategy_destroys():
 
 
 def test_without_sections_the_header_claims_are_not_testable():
-    entries = claims.strategy_entries(
+    entries = hypotheses.strategy_entries(
         _strategies(), "10", "chroma", sections=False, destroyed=NONE_LOST
     )
     ids = [e.claim for e in entries]
-    assert ids[-2:] == ["E>A@R20", "E>C@R20"] and len(ids) == len(claims.STRATEGY_CLAIMS)
+    assert ids[-2:] == ["E>A@R20", "E>C@R20"] and len(ids) == len(hypotheses.STRATEGY_CLAIMS)
     for e in entries[-2:]:
         _declared(e)
         assert e.verdict is Verdict.NOT_TESTABLE and e.direction is Direction.BETTER
@@ -99,8 +99,8 @@ def test_system_entries_and_the_two_counts():
     hybrid = [1] * (2 * n)
     ranks = {"dense": dense, "BM25": bm25, "hybrid": hybrid}
     r = compare(ranks, [("BM25", "dense")], (1, 8), clusters(n))
-    entries = {e.claim: e for e in claims.system_entries(r)}
-    assert list(entries) == [*claims.SYSTEM_CLAIMS, "different-failures", "hybrid-every-column"]
+    entries = {e.claim: e for e in hypotheses.system_entries(r)}
+    assert list(entries) == [*hypotheses.SYSTEM_CLAIMS, "different-failures", "hybrid-every-column"]
     for e in entries.values():
         _declared(e)
     failures = entries["different-failures"]
@@ -120,7 +120,7 @@ def _chunking(over: dict[str, int], destroyed: dict[str, tuple[str, ...]]) -> Ch
 
 def test_chunking_entries_count_and_name_the_run_window():
     m = _chunking({"C": 2, "E": 5, "F": 5}, {"A": ("q1", "q2"), "B": ()})
-    entries = {e.claim: e for e in claims.chunking_entries(m)}
+    entries = {e.claim: e for e in hypotheses.chunking_entries(m)}
     assert list(entries) == [
         "A-destroys", "B-destroys-none", "header-share", "header-window", "overlap-window",
     ]  # fmt: skip
@@ -159,7 +159,7 @@ def _refusal():
 
 
 def test_refusal_entries_read_the_sweep():
-    entries = {e.claim: e for e in claims.refusal_entries(_refusal())}
+    entries = {e.claim: e for e in hypotheses.refusal_entries(_refusal())}
     assert list(entries) == [
         "no-cutoff-bluffs", "distances-overlap", "bluffs@0.675", "bluffs@0.525",
         "refused@0.525", "strict-trades",
