@@ -151,7 +151,7 @@ def _interval(claim: Claim, r: IntervalRecord) -> Judgement:
     effect = claim.chapter_effect
     if effect is not None and not lo <= effect <= hi:
         return Judgement(Verdict.EXCLUDES_CHAPTER_EFFECT)
-    return Judgement(Verdict.INCONCLUSIVE)
+    return Judgement(Verdict.INCONCLUSIVE, detectable=_detectable(r.interval))
 
 
 def _paired(claim: Claim, r: PairedRecord) -> Judgement:
@@ -213,7 +213,16 @@ def _value(reference: float, interval: tuple[float, float], margin: float) -> Ju
         return Judgement(Verdict.REPRODUCES, margin)
     if not lo <= reference <= hi:
         return Judgement(Verdict.EXCLUDES_CHAPTER_EFFECT, margin)
-    return Judgement(Verdict.INCONCLUSIVE, margin)
+    return Judgement(Verdict.INCONCLUSIVE, margin, _detectable(interval))
+
+
+def _detectable(interval: tuple[float, float]) -> float:
+    """For an interval without a paired design: the smallest difference it would detect with
+    :data:`POWER` at α, reading its half-width as ``z(1 − α/2)`` standard errors (normal)."""
+    from scipy.stats import norm
+
+    z = float(norm.ppf(1 - ALPHA / 2))
+    return (interval[1] - interval[0]) / 2 / z * (z + float(norm.ppf(POWER)))
 
 
 def _fixed(r: FixedRecord) -> Judgement:

@@ -73,7 +73,8 @@ def verdict_text(e: Entry) -> str:
     if e.ceiling is not None:
         return f"{words} (the chapter's effect is out of reach: at most {e.ceiling:+.3f})"
     if e.verdict is Verdict.INCONCLUSIVE and e.detectable is not None:
-        return f"{words} (detects ±{e.detectable:.2f} with 80 % power)"
+        margin = f"margin ±{e.margin:.2f}; " if e.margin is not None else ""
+        return f"{words} ({margin}detects ±{e.detectable:.2f} with 80 % power)"
     if e.margin is not None and e.verdict is Verdict.REPRODUCES and e.significant:
         return f"{words} (within ±{e.margin:.2f}, though the difference is significant)"
     if e.margin is not None and e.verdict in (Verdict.REPRODUCES, Verdict.INCONCLUSIVE):

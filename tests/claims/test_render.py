@@ -38,7 +38,9 @@ def test_a_value_a_count_and_a_fixed_verdict():
     v = value_entry("bluffs@0.675", notebook="06", benchmark="d2l", estimate=0.4,
                     interval=(0.23, 0.58), method="clustered_wilson", here="12 of 30")  # fmt: skip
     assert render.interval(v) == "0.400 [0.230, 0.580]"
-    assert render.verdict_text(v) == "inconclusive (margin ±0.05)"
+    # interval (0.23, 0.58): half-width 0.175 is 1.96 standard errors; 80 % power at 0.05
+    # needs (1.96 + 0.84) of them: 0.25
+    assert render.verdict_text(v) == "inconclusive (margin ±0.05; detects ±0.25 with 80 % power)"
     assert "rate 0.400 [0.230, 0.580] (Wilson over questions)" in render.entry_line(v)
     c = count_entry("A-destroys", notebook="02", benchmark="d2l", holds=True, here="4 of 32")
     assert render.evidence(c) == "4 of 32" and render.interval(c) == "–"
