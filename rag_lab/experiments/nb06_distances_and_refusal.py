@@ -19,6 +19,7 @@ from rag_lab.evaluation.twins import Calibration
 from rag_lab.experiments.present import Table
 from rag_lab.experiments.probes import classify
 from rag_lab.questions import Negative
+from rag_lab.stats import ALPHA
 
 HEADLINE = (
     "distances-overlap",
@@ -211,7 +212,12 @@ def twin_distance_table(c: Calibration) -> Table:
 
 
 def entries(
-    identity_unit: float, gated: Refusal, traps: pd.DataFrame, calibrated: Calibration
+    identity_unit: float,
+    gated: Refusal,
+    traps: pd.DataFrame,
+    calibrated: Calibration,
+    raw: np.ndarray,
+    lengths: Sequence[int],
 ) -> list[Entry]:
     """The chapter's distance and threshold claims: this notebook's part of the ledger. The
     literal-match bluff is judged on the probes' trap negatives, built to trigger it
@@ -228,6 +234,7 @@ def entries(
             here=f"max error {identity_unit:.1e}",
         ),
         *hypotheses.refusal_entries(gated, "06", "d2l"),
+        _length_norm(raw, lengths),
         count_entry(
             "literal-match-bluff",
             **at,
@@ -236,3 +243,18 @@ def entries(
         ),
         *twins.entries(calibrated, "06", "d2l"),
     ]
+
+
+def _length_norm(raw: np.ndarray, lengths: Sequence[int]) -> Entry:
+    """Without the Normalize layer, a vector's norm (and so every distance to it) follows its
+    text's length: Spearman's test of independence, on the vectors before normalisation."""
+    norms = np.linalg.norm(np.asarray(raw, np.float64), axis=1)
+    rho, p = sps.spearmanr(lengths, norms)
+    return count_entry(
+        "length-norm",
+        notebook="06",
+        benchmark="d2l",
+        holds=bool(p < ALPHA),
+        here=f"Spearman {rho:+.3f} over {len(lengths)} chunks, p = {p:.1e}",
+        estimate=float(rho),
+    )

@@ -115,16 +115,30 @@ def test_the_identity_and_the_literal_trap_are_judged_on_the_run(monkeypatch):
     from rag_lab.claims.verdicts import Verdict
 
     # the refusal rates and the twins are judged by their own modules, tested there
-    monkeypatch.setattr(dr.claims, "refusal_entries", lambda *a: [])
+    monkeypatch.setattr(dr.hypotheses, "refusal_entries", lambda *a: [])
     monkeypatch.setattr(dr.twins, "entries", lambda *a: [])
+    monkeypatch.setattr(dr, "_length_norm", lambda *a: [])
     traps = pd.DataFrame(
         {"passes": [True, True, False], "holds rare term": [True, False, True]},
         index=pd.Index(["t1", "t2", "t3"], name="id"),
     ).assign(distance=[0.661, 0.6, 0.7])
-    identity, literal = dr.entries(8.3e-7, None, traps, None)
+    identity, _, literal = dr.entries(8.3e-7, None, traps, None, None, None)
     assert (identity.claim, identity.verdict) == ("identity", Verdict.BY_CONSTRUCTION)
     assert identity.here == "max error 8.3e-07" and "8.3e-07" in identity.reason
     assert (literal.claim, literal.verdict) == ("literal-match-bluff", Verdict.REPRODUCES)
     assert literal.here == "t1 at 0.661" and literal.reason == claim(literal.claim).rule
-    none = dr.entries(8.3e-7, None, traps.assign(passes=False), None)[1]
+    none = dr.entries(8.3e-7, None, traps.assign(passes=False), None, None, None)[2]
     assert none.verdict is Verdict.CONTRADICTED and none.here == "none"
+
+
+def test_length_norm_is_judged_by_spearman_s_test():
+    from rag_lab.claims.verdicts import Verdict
+    from rag_lab.experiments import nb06_distances_and_refusal as nb06
+
+    lengths = list(range(10, 60))
+    grows = np.outer(np.array(lengths, float), np.ones(4))  # the norm grows with the length
+    e = nb06._length_norm(grows, lengths)
+    assert e.claim == "length-norm" and e.verdict is Verdict.REPRODUCES
+    assert e.estimate == pytest.approx(1.0)
+    flat = np.ones((50, 4)) + np.random.default_rng(0).normal(0, 1e-3, (50, 4))
+    assert nb06._length_norm(flat, lengths).verdict is Verdict.CONTRADICTED
