@@ -26,7 +26,7 @@ import pandas as pd
 
 from rag_lab.claims.judge import PairedRecord
 from rag_lab.evaluation import chapter
-from rag_lab.evaluation.ledger import PAIRED_METHOD, Entry, entry, paired_entries
+from rag_lab.evaluation.ledger import PAIRED_METHOD, Entry, entry, mrr_entry, paired_entries
 from rag_lab.metrics import first_hit_ranks, hits_at, relevant_chunks
 from rag_lab.questions import Query
 from rag_lab.search import ChunkIndex
@@ -171,21 +171,8 @@ def entries(j: Joint, notebook: str = "05", benchmark: str = "d2l") -> list[Entr
     """R@1 and MRR, each by the ledger's paired rule over questions; the sample's size is in
     each entry's result (``of 8 questions``)."""
     (r1,) = paired_entries(notebook, benchmark, ["llm>hybrid@R1"], j.ranks, j.clusters)
-    a, b = _rr(j.ranks[LLM]), _rr(j.ranks[HYBRID])
-    d = paired_mean_difference(a, b, j.clusters)
-    t = cluster_paired_values(a, b, j.clusters)
-    mrr = entry(
-        "llm>hybrid@MRR",
-        notebook=notebook,
-        benchmark=benchmark,
-        record=PairedRecord(d, t),
-        here=f"{a.mean():.3f} vs {b.mean():.3f}, +{t.wins}/\N{MINUS SIGN}{t.losses} of "
-        f"{t.wins + t.losses + t.ties} questions",
-        estimate=d.estimate,
-        ci=(d.lo, d.hi),
-        p=t.p,
-        method=PAIRED_METHOD,
-    )
+    at = {"notebook": notebook, "benchmark": benchmark, "clusters": j.clusters}
+    mrr = mrr_entry("llm>hybrid@MRR", **at, a=j.ranks[LLM], b=j.ranks[HYBRID])
     hits = hits_at(j.ranks[LLM], 5).astype(float)
     floor = chance(j, 5)
     d = paired_mean_difference(hits, floor, j.clusters)

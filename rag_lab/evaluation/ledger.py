@@ -20,6 +20,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from rag_lab.claims import CONFIRMATORY, EXPLORATORY, Direction, claim
 from rag_lab.claims.judge import (
     CountRecord,
@@ -32,7 +34,12 @@ from rag_lab.claims.judge import (
 )
 from rag_lab.claims.verdicts import Verdict
 from rag_lab.metrics import Ranks, hits_at
-from rag_lab.stats import cluster_paired, paired_difference
+from rag_lab.stats import (
+    cluster_paired,
+    cluster_paired_values,
+    paired_difference,
+    paired_mean_difference,
+)
 
 PAIRED_METHOD = "paired_t_pseudo_questions"
 """The interval of a paired difference by question (:func:`rag_lab.stats.paired_difference`):
@@ -217,6 +224,31 @@ def paired_entries(
     return out
 
 
+def mrr_entry(
+    claim_id: str,
+    *,
+    notebook: str,
+    benchmark: str,
+    a: Ranks,
+    b: Ranks,
+    clusters: Sequence[Hashable],
+) -> Entry:
+    """A paired claim on MRR: each query's reciprocal rank of its first hit (0 when none),
+    ``a`` against ``b``, by the paired rule over questions."""
+    ra, rb = (np.array([1.0 / r if r else 0.0 for r in ranks]) for ranks in (a, b))
+    d, t = paired_mean_difference(ra, rb, clusters), cluster_paired_values(ra, rb, clusters)
+    return entry(
+        claim_id,
+        notebook=notebook,
+        benchmark=benchmark,
+        record=PairedRecord(d, t),
+        here=f"{ra.mean():.3f} vs {rb.mean():.3f}, +{t.wins}/\N{MINUS SIGN}{t.losses} of "
+        f"{t.wins + t.losses + t.ties} questions",
+        estimate=d.estimate,
+        method=PAIRED_METHOD,
+    )
+
+
 def count_entry(
     claim_id: str,
     *,
@@ -336,6 +368,7 @@ __all__ = [
     "count_entry",
     "entry",
     "fixed_entry",
+    "mrr_entry",
     "paired_entries",
     "value_entry",
 ]

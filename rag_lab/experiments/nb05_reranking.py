@@ -12,7 +12,14 @@ import pandas as pd
 
 from rag_lab.claims.verdicts import Verdict
 from rag_lab.evaluation import chapter, joint
-from rag_lab.evaluation.ledger import Entry, PairedClaim, count_entry, fixed_entry, paired_entries
+from rag_lab.evaluation.ledger import (
+    Entry,
+    PairedClaim,
+    count_entry,
+    fixed_entry,
+    mrr_entry,
+    paired_entries,
+)
 from rag_lab.evaluation.paired import paired_table
 from rag_lab.evaluation.recall import recall_table
 from rag_lab.evaluation.runs import Rankings
@@ -201,16 +208,24 @@ def entries(
     at = {"notebook": "05", "benchmark": "d2l"}
     if real:
         lift = PairedClaim("cross>hybrid@R1", a=system_name(reranker))
-        quality = paired_entries(**at, claims=[lift], ranks=ranks, clusters=_clusters(queries))
-    else:
         quality = [
-            fixed_entry(
-                "cross>hybrid@R1",
+            *paired_entries(**at, claims=[lift], ranks=ranks, clusters=_clusters(queries)),
+            mrr_entry(
+                "cross>hybrid@MRR",
                 **at,
-                verdict=Verdict.NOT_MEASURED,
-                reason=f"the weights of {HUB_ID} are not here (${ENV_VAR}); the stand-in's "
-                "scores are meaningless",
-            )
+                a=ranks[system_name(reranker)],
+                b=ranks[HYBRID],
+                clusters=_clusters(queries),
+            ),
+        ]
+    else:
+        reason = (
+            f"the weights of {HUB_ID} are not here (${ENV_VAR}); the stand-in's scores are "
+            "meaningless"
+        )
+        quality = [
+            fixed_entry(c, **at, verdict=Verdict.NOT_MEASURED, reason=reason)
+            for c in ("cross>hybrid@R1", "cross>hybrid@MRR")
         ]
     return [
         *quality,

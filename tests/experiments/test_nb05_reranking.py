@@ -32,7 +32,11 @@ def test_a_real_cross_encoder_is_judged_on_its_ranks_as_a_family_of_one():
     real = Reranker(model=None, source="hub", standin=False)
     ranks = {"hybrid": [2] * 24, nb05.system_name(real): [1] * 24}
     judged = {e.claim: e for e in nb05.entries(ranks, latencies(600.0), real, QUERIES)}
-    assert list(judged) == list(nb05.HEADLINE)
+    assert list(judged) == ["cross>hybrid@R1", "cross>hybrid@MRR", "cross-cost", "colbert"]
+    # MRR: every first hit moves from rank 2 to 1, 0.5 to 1.0 on each question
+    mrr = judged["cross>hybrid@MRR"]
+    assert mrr.verdict is Verdict.REPRODUCES and mrr.estimate == pytest.approx(0.5)
+    assert mrr.here == "1.000 vs 0.500, +12/\N{MINUS SIGN}0 of 12 questions"
     lift = judged["cross>hybrid@R1"]
     assert lift.verdict is Verdict.REPRODUCES
     assert lift.estimate == pytest.approx(1.0) and lift.p_adjusted == lift.p
@@ -50,6 +54,7 @@ def test_without_weights_the_lift_is_not_measured_and_a_cheap_scorer_contradicts
     lift = judged["cross>hybrid@R1"]
     assert lift.verdict is Verdict.NOT_MEASURED and lift.estimate is None
     assert "are not here" in lift.reason
+    assert judged["cross>hybrid@MRR"].verdict is Verdict.NOT_MEASURED
     cost = judged["cross-cost"]
     assert cost.verdict is Verdict.CONTRADICTED  # 20 ms is 80 times 0.25 ms, not 100
     assert cost.here == "20 ms against 0.25 ms (stand-in)"
