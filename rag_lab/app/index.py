@@ -2,20 +2,15 @@
 
 Vectors from two models, or from two chunkings, are not comparable: a distance between
 them is a number with no meaning, and a half-migrated index returns confident nonsense.
-So every document records the :class:`~rag_lab.app.store.Stamp` of its vectors (model name,
-fingerprint, dimensions, :data:`PIPELINE_VERSION`, the file reader's version), and
+So every document records the :class:`~rag_lab.app.store.Stamp` of its vectors, and
 :func:`retriever` refuses to search when any document's stamp differs from the stamp
 the query would be embedded with: it names the stale documents and says how to rebuild.
+The encoder backend (torch, ONNX fp32 or int8: different fingerprints, so different stamps)
+is recorded in the index's ``meta``, so that a query is embedded by the encoder that built
+the index; one rule chooses it for every command (:func:`resolve_backend`).
 
-The encoder backend (torch, ONNX fp32 or int8: different fingerprints, so different
-stamps) is recorded in the index's ``meta`` (:func:`recorded_backend`), so that a query is
-embedded by the encoder that built the index; one rule chooses it for every command
-(:func:`resolve_backend`). A search reads the vectors once, in one
-query, and the texts of the hits only (:class:`StoredRetriever`).
-
-Failed documents hold no vectors and never block a search; they are listed by
-:func:`status` with their reasons. Storage is behind :class:`~rag_lab.app.store.Store`;
-:func:`open_index` gives the SQLite one.
+Failed documents hold no vectors and never block a search; :func:`status` lists them with
+their reasons. Storage is behind :class:`~rag_lab.app.store.Store`.
 """
 
 from __future__ import annotations
@@ -66,9 +61,8 @@ LISTED = 10
 """Stale documents named in a refusal before "… and N more"."""
 DEFAULT_BACKEND = ENCODER_DEFAULT
 """The backend of a new index: the lab's (ONNX fp32, torch's vectors to float32 rounding, so
-the chapter's cutoff means what it measured), and a query needs neither torch nor
-sentence-transformers. ``--backend onnx-int8`` loads and embeds faster, but moves distances
-by up to about 0.05, enough to flip a chunk near the cutoff."""
+the chapter's cutoff means what it measured). ``--backend onnx-int8`` is faster, but moves
+distances by up to about 0.05, enough to flip a chunk near the cutoff."""
 LEGACY_BACKEND = "torch"
 """The backend of an index that records none and whose stamps match no backend here."""
 BACKEND_KEY = "backend"
@@ -78,22 +72,17 @@ PDF_OPTIONS_KEY = "pdf_options"
 ``index`` run, as JSON, so that ``retry`` reads the failed PDFs as that run did."""
 
 
-class IndexNotReady(UnusableIndex, RuntimeError):
-    """The index cannot answer a query yet; the message says what to run."""
+class EmptyIndexError(UnusableIndex, RuntimeError):
+    """No document is indexed; the message says what to run."""
 
 
-class EmptyIndexError(IndexNotReady):
-    """No document is indexed."""
-
-
-class StaleIndexError(IndexNotReady):
+class StaleIndexError(UnusableIndex, RuntimeError):
     """Some documents were embedded with another stamp than the query would be."""
 
     def __init__(
         self, stale: Sequence[DocumentRecord], current: Stamp, total: int, folder: str | None
     ) -> None:
         self.stale = list(stale)
-        self.current = current
         names = ", ".join(r.id for r in self.stale[:LISTED])
         if len(self.stale) > LISTED:
             names += f" … and {len(self.stale) - LISTED} more (rag-lab status lists them)"
@@ -115,8 +104,7 @@ class UnknownBackend(UnusableIndex, RuntimeError):
             f"the index records the encoder backend {backend!r}, which this rag_lab does not "
             f"know (it knows {', '.join(BACKENDS)})"
         )
-        self.backend = backend
-        self.folder = folder
+        self.backend, self.folder = backend, folder
 
 
 class BackendMismatch(BadInput, ValueError):
@@ -127,9 +115,7 @@ class BackendMismatch(BadInput, ValueError):
             f"the index was built with the {held} encoder backend, not {requested}: vectors "
             "of two backends are not comparable"
         )
-        self.held = held
-        self.requested = requested
-        self.folder = folder
+        self.held, self.requested, self.folder = held, requested, folder
 
 
 class DamagedMeta(UnusableIndex, ValueError):
@@ -138,9 +124,7 @@ class DamagedMeta(UnusableIndex, ValueError):
 
     def __init__(self, key: str, what: str, folder: str | None) -> None:
         super().__init__(f"the index's recorded {key} is damaged ({what})")
-        self.key = key
-        self.what = what
-        self.folder = folder
+        self.key, self.what, self.folder = key, what, folder
 
 
 def default_path() -> Path:
@@ -232,12 +216,8 @@ def paged_of(path: str, pages: Pages) -> Paged:
     doubtful = []
     for n in pages.flagged:
         c = pages.confidences[n - 1]
-        why = (
-            "OCR found no words"
-            if math.isnan(c)
-            else f"OCR mean word confidence {c:.0f}, under {pages.min_confidence:g}"
-        )
-        doubtful.append((n, why))
+        why = f"OCR mean word confidence {c:.0f}, under {pages.min_confidence:g}"
+        doubtful.append((n, "OCR found no words" if math.isnan(c) else why))
     return Paged(path, pages.starts, tuple(doubtful))
 
 
@@ -279,12 +259,8 @@ def record_pdf_options(store: Store, options: PdfOptions) -> None:
 
 
 def recorded_pdf_options(store: Store) -> PdfOptions:
-    """How the last ``index`` run read PDFs: the defaults when it recorded none.
-
-    Raises :class:`DamagedMeta` for a value that is not what :func:`record_pdf_options`
-    writes: not JSON, not an object, a key it does not write, or a value of the wrong kind
-    (an extractor it does not know, a confidence outside 0 to 100).
-    """
+    """How the last ``index`` run read PDFs: the defaults when it recorded none; raises
+    :class:`DamagedMeta` for a value that :func:`record_pdf_options` does not write."""
     raw = store.meta(PDF_OPTIONS_KEY)
     if raw is None:
         return PdfOptions()
@@ -316,9 +292,8 @@ def recorded_pdf_options(store: Store) -> PdfOptions:
 def recorded_backend(store: Store) -> str | None:
     """The encoder backend the index was built with; None for an index with no vectors yet.
 
-    An index that holds vectors but records no backend was written before backends were
-    recorded: its backend is the one whose fingerprint its stamps carry (:func:`stamped_backend`).
-    Raises :class:`UnknownBackend` for a recorded backend this version does not know.
+    An index written before backends were recorded has the one its stamps carry
+    (:func:`stamped_backend`). Raises :class:`UnknownBackend` for one this version does not know.
     """
     held = store.meta(BACKEND_KEY)
     if held is None:
@@ -333,13 +308,11 @@ def resolve_backend(requested: str | None, store: Store | None, *, rebuild: bool
     """The encoder backend of a run on ``store``: one rule for every command.
 
     ``requested`` (``--backend``) when given, else the one the index was built with
-    (:func:`recorded_backend`), else :data:`DEFAULT_BACKEND` (no index, ``store=None``, or
-    one with no vectors yet). The two can disagree only by refusal: a requested backend
-    that differs from the index's raises :class:`BackendMismatch`, since a query or a
-    document embedded by it would not be comparable with the vectors held; so ``index``,
-    ``retry``, ``status`` and ``ask`` all embed with the index's backend. ``rebuild``
-    re-embeds every document, so it takes the requested backend whatever the index held,
-    and replaces a recorded one this version does not know (else :class:`UnknownBackend`).
+    (:func:`recorded_backend`), else :data:`DEFAULT_BACKEND` (no index, or no vectors yet).
+    A requested backend that differs from the index's raises :class:`BackendMismatch`: what
+    it embeds would not be comparable with the vectors held. ``rebuild`` re-embeds every
+    document, so it takes the requested backend whatever the index held, even one this
+    version does not know (else :class:`UnknownBackend`).
     """
     try:
         held = recorded_backend(store) if store is not None else None
@@ -353,11 +326,8 @@ def resolve_backend(requested: str | None, store: Store | None, *, rebuild: bool
 
 
 def stamped_backend(keys: set[str]) -> str:
-    """The backend whose fingerprint key is among ``keys`` (torch first, then exported graphs).
-
-    :data:`LEGACY_BACKEND` when none is: the index is then stale whatever the query is
-    embedded with, and the stale check says so.
-    """
+    """The backend whose fingerprint key is among ``keys`` (torch first, then exported graphs);
+    :data:`LEGACY_BACKEND` when none is: the index is then stale, and the stale check says so."""
     from rag_lab.models.minilm import minilm_fingerprint
     from rag_lab.models.onnx_minilm import ONNX_BACKENDS, exported_fingerprint
 
@@ -423,11 +393,8 @@ WIDTH = 100
 
 
 def describe(st: IndexStatus) -> str:
-    """:func:`status` as lines of text: counts, each failure with its reason, the stamps.
-
-    Each line fits :data:`WIDTH` characters for the usual names: a stamp takes two lines
-    (the model, then what built the chunks) and the rebuild command has a line of its own.
-    """
+    """:func:`status` as lines of text: counts, each failure with its reason, the stamps;
+    each line fits :data:`WIDTH` characters for the usual names (a stamp takes two)."""
     total = sum(st.counts.values())
     lines = [
         f"{total} documents: "
@@ -474,10 +441,9 @@ def _stamp_lines(head: str, stamp: Stamp, mark: str) -> list[str]:
 
 def _pages_sound(pages: Pages) -> bool:
     """Page starts from 0, increasing; OCR confidences, if any, one per page."""
-    starts = pages.starts
-    increasing = all(a < b for a, b in itertools.pairwise(starts))
-    ordered = bool(starts) and starts[0] == 0 and increasing
-    return ordered and len(pages.confidences) in (0, len(starts))
+    s = pages.starts
+    ordered = bool(s) and s[0] == 0 and all(a < b for a, b in itertools.pairwise(s))
+    return ordered and len(pages.confidences) in (0, len(s))
 
 
 def pages_label(pages: Sequence[int]) -> str:
@@ -488,10 +454,9 @@ def pages_label(pages: Sequence[int]) -> str:
 def check(store: Store) -> list[str]:
     """Every problem of the index file, one line each; empty when it is sound.
 
-    The store's integrity check first (when it fails, the tables cannot be trusted and the
-    rest is not read); then the values the index records in its ``meta`` (its backend, its
-    PDF options), every document's recorded chunk count against the chunks stored, their
-    vectors' dimensions against its stamp, a PDF's page starts, and chunks of no document.
+    The store's integrity check first (when it fails, the tables cannot be trusted); then
+    the ``meta`` values, each document's chunk count, vector dimensions and page starts
+    against what it records, and chunks of no document.
     """
     problems = [f"{store.engine} integrity check: {line}" for line in store.integrity()]
     if problems:
@@ -523,10 +488,8 @@ def check(store: Store) -> list[str]:
             )
         wrong = sorted(size // 4 for size in sizes if size != 4 * r.stamp.dimensions)
         if wrong:
-            dims = ", ".join(map(str, wrong))
-            problems.append(
-                f"{r.id}: vectors of {dims} dimensions, its stamp says {r.stamp.dimensions}"
-            )
+            dims, said = ", ".join(map(str, wrong)), r.stamp.dimensions
+            problems.append(f"{r.id}: vectors of {dims} dimensions, its stamp says {said}")
     for doc_id in sorted(stats.keys() - records.keys()):
         problems.append(f"{doc_id}: {stats[doc_id][0]} chunks of a document not in the index")
     return problems

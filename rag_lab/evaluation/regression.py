@@ -6,17 +6,15 @@ each headline metric (Recall@k at the report's ks, MRR, destroyed answers, and, 
 runs have negatives, bluffs and refusals at the cutoff) :func:`compare` gives the paired
 difference new − baseline by question with its 95 % interval
 (:func:`rag_lab.stats.paired_difference`) and the question-level sign test, Holm-adjusted
-over the metrics, judged by the one rule (:func:`rag_lab.claims.judge.judge`) on the claim
-"the new run is worse" (:data:`NEW_RUN_WORSE`): a metric **regressed** when that claim
-reproduces (the adjusted test is significant in the worse direction), or when the estimate is
-worse by more than a ``max_drop`` the user sets; it **improved** when the test is significant
-the other way; otherwise no significant change (never "no change": the detectable difference
-is given).
+over the metrics, and judges the claim "the new run is worse" (:data:`NEW_RUN_WORSE`) by the
+one rule (:func:`rag_lab.claims.judge.judge`): a metric **regressed** when that claim
+reproduces, or when the estimate is worse by more than a ``max_drop`` the user sets;
+**improved** when it is contradicted; otherwise no significant change (never "no change":
+the detectable difference is given).
 
-Only the units both runs hold are paired: a different question file is compared on its
-common questions, and the comparison says so. The questions whose first hit crossed a k
-(found → lost, lost → found) are listed with the chunk each now gets first. The result is
-rendered by :mod:`rag_lab.evaluation.gate_report` as Markdown, JSON and JUnit XML.
+Only the units both runs hold are paired, and the comparison says so. The questions whose
+first hit crossed a k are listed with the chunk each now gets first.
+:mod:`rag_lab.evaluation.gate_report` renders the result as Markdown, JSON and JUnit XML.
 """
 
 from __future__ import annotations
@@ -373,26 +371,17 @@ def compare(
     pairs = [(old_q[q["id"]], q) for q in common_q]
     ks = [k for k in new_d["ks"] if k in old_d["ks"]]
     measured, not_compared = _measure(old_d, new_d, pairs, ks)
-    metrics = _judge_all(measured, max_drop)
-    old_questions, new_questions = set(old_d["questions"]), set(new_d["questions"])
+    metrics, flips = tuple(_judge_all(measured, max_drop)), tuple(_flips(pairs, ks))
+    changes = tuple(_changes(baseline["stamps"], new["stamps"]))
+    old_qs, new_qs = set(old_d["questions"]), set(new_d["questions"])
+    questions = (len(old_qs & new_qs), len(old_qs - new_qs), len(new_qs - old_qs))
     same_file = baseline["stamps"].get("questions sha256") == new["stamps"].get("questions sha256")
     return Comparison(
-        baseline_path,
-        tuple(metrics),
-        tuple(_flips(pairs, ks)),
-        tuple(_changes(baseline["stamps"], new["stamps"])),
-        (
-            len(old_questions & new_questions),
-            len(old_questions - new_questions),
-            len(new_questions - old_questions),
-        ),
-        same_file,
-        max_drop,
-        tuple(not_compared),
+        baseline_path, metrics, flips, changes, questions, same_file, max_drop, tuple(not_compared)
     )
 
 
-Measured = tuple[str, bool, np.ndarray, np.ndarray, Sequence[Hashable], str]
+Measured = tuple[str, bool, Sequence[float], Sequence[float], Sequence[Hashable], str]
 """(metric, higher is better, baseline values, new values, their units' clusters, units)."""
 
 
@@ -404,26 +393,16 @@ def _measure(
 ) -> tuple[list[Measured], list[str]]:
     """Each headline metric's values per unit in both runs, and the metrics not compared."""
     clusters = [n["question"] for _, n in pairs]
+    old_ranks, new_ranks = [o["rank"] for o, _ in pairs], [n["rank"] for _, n in pairs]
     measured: list[Measured] = []
     for k in ks:
-        a = np.array([_hit(o["rank"], k) for o, _ in pairs], dtype=float)
-        b = np.array([_hit(n["rank"], k) for _, n in pairs], dtype=float)
-        measured.append((f"R@{k}", True, a, b, clusters, "questions"))
-    rr_old = np.array([_rr(o["rank"]) for o, _ in pairs])
-    rr_new = np.array([_rr(n["rank"]) for _, n in pairs])
-    measured.append(("MRR", True, rr_old, rr_new, clusters, "questions"))
+        hits = [_hit(r, k) for r in old_ranks], [_hit(r, k) for r in new_ranks]
+        measured.append((f"R@{k}", True, *hits, clusters, "questions"))
+    rr = [_rr(r) for r in old_ranks], [_rr(r) for r in new_ranks]
+    measured.append(("MRR", True, *rr, clusters, "questions"))
     questions = [q for q in new_d["questions"] if q in set(old_d["questions"])]
-    old_destroyed, new_destroyed = set(old_d["destroyed"]), set(new_d["destroyed"])
-    measured.append(
-        (
-            "destroyed answers",
-            False,
-            np.array([q in old_destroyed for q in questions], dtype=float),
-            np.array([q in new_destroyed for q in questions], dtype=float),
-            questions,
-            "questions",
-        )
-    )
+    lost = [[q in d for q in questions] for d in (set(old_d["destroyed"]), set(new_d["destroyed"]))]
+    measured.append(("destroyed answers", False, *lost, questions, "questions"))
     cut_old, cut_new = float(old_d["cutoff"]), float(new_d["cutoff"])
     at = f"{cut_new:.3f}" if cut_old == cut_new else f"{cut_old:.3f} → {cut_new:.3f}"
     not_compared = [
@@ -438,40 +417,29 @@ def _measure(
         old_n = {n["id"]: n["nearest"] for n in old_d["negatives"]}
         negs = [n for n in new_d["negatives"] if n["id"] in old_n]
         if negs:
+            bluffs = (
+                [old_n[n["id"]] < cut_old for n in negs],
+                [n["nearest"] < cut_new for n in negs],
+            )
             measured.append(
-                (
-                    f"bluffs at {at}",
-                    False,
-                    np.array([old_n[n["id"]] < cut_old for n in negs], dtype=float),
-                    np.array([n["nearest"] < cut_new for n in negs], dtype=float),
-                    [n["id"] for n in negs],
-                    "negatives",
-                )
+                (f"bluffs at {at}", False, *bluffs, [n["id"] for n in negs], "negatives")
             )
-        measured.append(
-            (
-                f"refusals at {at}",
-                False,
-                np.array([o["nearest"] >= cut_old for o, _ in pairs], dtype=float),
-                np.array([n["nearest"] >= cut_new for _, n in pairs], dtype=float),
-                clusters,
-                "questions",
-            )
+        refused = (
+            [o["nearest"] >= cut_old for o, _ in pairs],
+            [n["nearest"] >= cut_new for _, n in pairs],
         )
+        measured.append((f"refusals at {at}", False, *refused, clusters, "questions"))
     return measured, not_compared
 
 
-def _judge_all(
-    measured: Sequence[Measured],
-    max_drop: float | None,
-) -> list[Metric]:
+def _judge_all(measured: Sequence[Measured], max_drop: float | None) -> list[Metric]:
     """Each metric's difference and test, Holm over the family, the ledger's rule."""
     tested = []
-    for name, higher, old, new, clusters, units in measured:
-        binary = bool(np.isin(old, (0.0, 1.0)).all() and np.isin(new, (0.0, 1.0)).all())
-        if binary:
-            d = paired_difference(new.astype(bool), old.astype(bool), clusters)
-            t = cluster_paired(new.astype(bool), old.astype(bool), clusters)
+    for name, higher, old_values, new_values, clusters, units in measured:
+        old, new = np.array(old_values, dtype=float), np.array(new_values, dtype=float)
+        if np.isin(old, (0.0, 1.0)).all() and np.isin(new, (0.0, 1.0)).all():
+            new_b, old_b = new.astype(bool), old.astype(bool)
+            d, t = paired_difference(new_b, old_b, clusters), cluster_paired(new_b, old_b, clusters)
         else:
             d = paired_mean_difference(new, old, clusters)
             t = cluster_paired_values(new, old, clusters)
@@ -500,17 +468,8 @@ def _flips(pairs: Sequence[tuple[Mapping, Mapping]], ks: Sequence[int]) -> list[
         lost = tuple(k for k in ks if _hit(old["rank"], k) and not _hit(new["rank"], k))
         found = tuple(k for k in ks if not _hit(old["rank"], k) and _hit(new["rank"], k))
         if lost or found:
-            flips.append(
-                Flip(
-                    new["id"],
-                    old["rank"],
-                    new["rank"],
-                    lost,
-                    found,
-                    new.get("top chunk", "?"),
-                    old.get("top chunk", "?"),
-                )
-            )
+            top = new.get("top chunk", "?"), old.get("top chunk", "?")
+            flips.append(Flip(new["id"], old["rank"], new["rank"], lost, found, *top))
     return flips
 
 

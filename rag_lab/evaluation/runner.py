@@ -84,32 +84,37 @@ def evaluate(
         stages.update(1)
     deployed = deploy.measure(lab, strategy, cutoff)
     powered = power.power(dense.ranks, dense.clusters, deployed.ks)
-    corpus = _needle_counts(docs, qset, len(lab.queries))
-    stamps = deploy.stamps(
-        docs,
-        deploy.questions_sha256(questions_file, qset),
-        strategy,
-        encoder,
-        cutoff,
-        **{"bm25 tokenizer": tokenizer},
-    )
-    extra = {"queries": [q.id for q in lab.queries], "bm25 tokenizer": tokenizer, "stamps": stamps}
+    queries = [q.id for q in lab.queries]
+    bm25 = {"bm25 tokenizer": tokenizer}
+    corpus, stamps = _needles(docs, qset, queries, questions_file, strategy, encoder, cutoff, bm25)
+    extra = {"queries": queries, **bm25, "stamps": stamps}
     results = (chunks, dense, systems, gated, calibrated, deployed, powered)
     return Evaluation(title, corpus, _encoder(encoder), results, extra=extra)
 
 
-def _needle_counts(docs: Sequence[Document], qset: QuestionSet, queries: int) -> dict[str, int]:
-    """What a needle evaluation was measured on: documents, characters, questions, queries,
-    negatives by kind (:attr:`Evaluation.corpus`)."""
+def _needles(
+    docs: Sequence[Document],
+    qset: QuestionSet,
+    queries: Sequence[str],
+    questions_file: str | os.PathLike | None,
+    strategy: str,
+    encoder: TextEncoder,
+    cutoff: float,
+    stamped: dict[str, str],
+) -> tuple[dict[str, int], dict[str, Any]]:
+    """What a needle evaluation was measured on (:attr:`Evaluation.corpus`: documents,
+    characters, questions, queries, negatives by kind) and its stamps, ``stamped`` added."""
     kinds = {k: sum(n.kind == k for n in qset.negatives) for k in ("uncovered", "offtopic")}
-    return {
+    corpus = {
         "documents": len(docs),
         "characters": sum(len(d.text) for d in docs),
         "questions": len(qset.questions),
-        "queries": queries,
+        "queries": len(queries),
         "negatives": len(qset.negatives),
         **{f"{k} negatives": n for k, n in kinds.items()},
     }
+    sha = deploy.questions_sha256(questions_file, qset)
+    return corpus, deploy.stamps(docs, sha, strategy, encoder, cutoff, **stamped)
 
 
 def evaluate_index(
@@ -133,17 +138,12 @@ def evaluate_index(
     served, deployed = served_suite.measure(
         retriever, qset, index=index, failed=failed, strategy=strategy, cutoff=cutoff
     )
-    encoder = retriever.encoder
-    corpus = _needle_counts(docs, qset, len(served.queries))
-    stamps = deploy.stamps(
-        docs,
-        deploy.questions_sha256(questions_file, qset),
-        strategy,
-        encoder,
-        cutoff,
-        search=served.search,
+    encoder, queries = retriever.encoder, list(served.queries)
+    search = {"search": served.search}
+    corpus, stamps = _needles(
+        docs, qset, queries, questions_file, strategy, encoder, cutoff, search
     )
-    extra = {"queries": list(served.queries), "stamps": stamps}
+    extra = {"queries": queries, "stamps": stamps}
     return Evaluation(title, corpus, _encoder(encoder), (served, deployed), extra=extra)
 
 

@@ -1,30 +1,18 @@
 """Read a folder of Markdown, plain-text and PDF files into documents, one reason per failure.
 
-Which files: every ``.md``, ``.markdown``, ``.txt`` and ``.pdf`` file under the folder, hidden
-folders skipped; when the folder holds a ``SHA256SUMS`` manifest, only the files it lists
-(as in the lab's corpus, whose folder also holds notes and licences). A document's id is
-its path relative to the folder without the suffix, e.g. ``guides/setup``. A name that is
-not UTF-8 (legal on Linux) is read through its own bytes and named by :func:`name_text`:
-each byte that is not UTF-8 written ``\\xNN`` (``caf\\xe9``), so that the index, its
-listings and its citations hold text.
+Which files (:func:`scan`): every ``.md``, ``.markdown``, ``.txt`` and ``.pdf`` file under the
+folder, hidden names skipped; when the folder holds a ``SHA256SUMS`` manifest, only the files
+it lists (as in the lab's corpus, whose folder also holds notes and licences). A document's id
+is its path relative to the folder without the suffix (``guides/setup``); a name that is not
+UTF-8 is written by :func:`name_text`, so that the index and its citations hold text. Symbolic
+links are followed only when they stay inside the folder (or with ``follow_symlinks``); those
+not followed, and subfolders that cannot be listed, are reported with the reason, so a caller
+never mistakes a file it could not see for a file that is gone.
 
-Symbolic links are followed only when they stay inside the folder (or with
-``follow_symlinks``); the others, and symlinked folders, are reported by :func:`scan`
-with the reason, as are subfolders that cannot be listed, so a caller never mistakes a
-file it could not see for a file that is gone. A UTF-8 byte-order mark is dropped.
-
-A file that cannot become a document (unreadable, empty, only whitespace, binary, UTF-16
-or UTF-32 rather than UTF-8, not UTF-8, too large) raises :class:`Unreadable` with the
-reason an index records. :func:`load_folder` is the
-all-or-nothing reading an evaluation needs; :mod:`rag_lab.app.ingest` reads file by file.
-
-A PDF is read by :func:`rag_lab.sources.pdf.document.read_pdf` (PDFium by default, running
-headers and footers removed; :class:`PdfOptions`) into ``plain`` text whose pages are
-joined by a page break and a newline (a paragraph may run on over a page);
-:func:`read_source` also returns the :class:`~rag_lab.sources.pdf.document.PdfDocument`
-(page starts, extractor, OCR confidences) that the index keeps. It fails with the parser's
-reason (``encrypted: …``, ``malformed: …``), or ``no text layer (scanned?)`` unless OCR is
-asked, or says that every line it had was a running header or footer.
+A file that cannot become a document raises :class:`Unreadable` with the reason an index
+records. A PDF is read by :func:`rag_lab.sources.pdf.document.read_pdf` (:class:`PdfOptions`)
+into ``plain`` text whose pages are joined by a page break and a newline. :func:`load_folder`
+is the all-or-nothing reading an evaluation needs; :mod:`rag_lab.app.ingest` reads file by file.
 """
 
 from __future__ import annotations
@@ -33,7 +21,7 @@ import dataclasses
 import os
 import sys
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -55,6 +43,7 @@ MAX_PDF_BYTES = 100 * 1024 * 1024
 """PDFs carry fonts and images besides their text, so their limit is higher: 100 MB."""
 MANIFEST = "SHA256SUMS"
 RUNNING_LINES_HINT = "(rag-lab index --keep-running-lines keeps them)"
+NOT_FOLLOWED = "not followed (--follow-symlinks follows it)"
 
 
 class Unreadable(BadInput):
@@ -107,8 +96,7 @@ class Read:
     pdf: pdf.PdfDocument | None = None
     """For a PDF: its pages, how it was read, and what was removed; None for text files."""
     warnings: tuple[str, ...] = ()
-    """What the PDF library warned of while reading it (``pypdf: incorrect startxref
-    pointer(1)``), in order (:func:`warned` says them in one line)."""
+    """What the PDF library warned of while reading it, in order (:func:`warned` joins them)."""
 
     @property
     def reading(self) -> str:
@@ -156,9 +144,8 @@ def scan(
     """:func:`discover`'s files, with the folders it could not list and the links it skipped.
 
     ``index``: the index file the run writes, which may lie inside the folder. It and the
-    files beside it that its lifecycle writes (``<index>-journal``, ``<index>.lock``,
-    ``<index>.rebuild``…: its name followed by ``-`` or ``.``), whatever their suffix, are
-    never read: the index would index itself. Said once, in :attr:`Scan.skipped`.
+    files its lifecycle writes beside it (``<index>-journal``, ``<index>.lock``…) are never
+    read, or the index would index itself; said once, in :attr:`Scan.skipped`.
     """
     root = Path(folder)
     manifest = root / MANIFEST
@@ -213,58 +200,55 @@ def _of_index(index: str | os.PathLike | None) -> Callable[[Path], bool]:
 
 
 def _outside(root: Path, name: str, follow: bool) -> str | None:
-    """Why the manifest's entry ``name`` is not read, if it leads outside ``root``.
-
-    An absolute name or one that climbs (``../``) is never read: a manifest describes its
-    own folder. A name that reaches outside through a symbolic link is held to the rule of
-    links (followed only with ``follow``).
-    """
+    """Why the manifest's entry ``name`` is not read, if it leads outside ``root``: never
+    when absolute or climbing (``../``), as a manifest describes its own folder; through a
+    symbolic link, only with ``follow``."""
     if Path(name).is_absolute() or ".." in Path(name).parts:
         return f"listed in {MANIFEST}, but outside the folder; not read"
     target = (root / name).resolve()
     if not follow and (root / name).exists() and not target.is_relative_to(root.resolve()):
-        return (
-            f"listed in {MANIFEST}, but a symbolic link to {target}, outside the folder, not "
-            "followed (--follow-symlinks follows it)"
-        )
+        link = f"a symbolic link to {target}, outside the folder, {NOT_FOLLOWED}"
+        return f"listed in {MANIFEST}, but {link}"
     return None
 
 
 def _walk(
     root: Path, follow: bool, unlisted: dict[str, str], skipped: dict[str, str]
 ) -> list[Path]:
-    """Every file with a known suffix under ``root``, hidden names skipped; see :func:`scan`."""
+    """Every file with a known suffix under ``root``, hidden names skipped; see :func:`scan`.
+
+    Walked from the top down on an explicit stack: Python 3.11's :func:`os.walk` recurses
+    once per level, so a tree deeper than about 1,000 folders raised ``RecursionError``.
+    """
     real_root = root.resolve()
 
-    def rel(p: str | Path) -> str:
-        return name_text(Path(p).relative_to(root).as_posix())
-
-    def unlistable(err: OSError) -> None:
-        unlisted[rel(err.filename)] = err.strerror or str(err)
+    def rel(p: Path) -> str:
+        return name_text(p.relative_to(root).as_posix())
 
     files: list[Path] = []
     seen: set[Path] = set()
-    for dirpath, dirnames, filenames in _tree(root, unlistable, follow):
-        here = Path(dirpath)
+    stack = [root]
+    while stack:
+        here = stack.pop()
+        try:
+            with os.scandir(here) as listing:
+                entries = [(entry.name, _is_dir(entry)) for entry in listing]
+        except OSError as err:
+            unlisted[rel(here)] = err.strerror or str(err)
+            continue
         if follow:  # a link loop would walk forever
             real = here.resolve()
             if real in seen:
-                dirnames[:] = []
                 continue
             seen.add(real)
-        kept = []
-        for name in sorted(dirnames):
-            sub = here / name
-            if name.startswith("."):
-                continue
-            if sub.is_symlink() and not follow:
-                skipped[rel(sub)] = (
-                    "a symlinked folder, not followed (--follow-symlinks follows it)"
-                )
-                continue
-            kept.append(name)
-        dirnames[:] = kept
-        for name in filenames:
+        folders = []
+        for name in sorted(n for n, folder in entries if folder and not n.startswith(".")):
+            if not follow and (here / name).is_symlink():
+                skipped[rel(here / name)] = f"a symlinked folder, {NOT_FOLLOWED}"
+            else:
+                folders.append(here / name)
+        stack += reversed(folders)
+        for name in (n for n, folder in entries if not folder):
             file = here / name
             if name.startswith(".") or file.suffix.lower() not in SUFFIXES:
                 continue
@@ -274,48 +258,19 @@ def _walk(
                     skipped[rel(file)] = f"a broken symbolic link (to {target})"
                     continue
                 if not follow and not target.is_relative_to(real_root):
-                    skipped[rel(file)] = (
-                        f"a symbolic link to {target}, outside the folder, not followed "
-                        "(--follow-symlinks follows it)"
-                    )
+                    why = f"a symbolic link to {target}, outside the folder, {NOT_FOLLOWED}"
+                    skipped[rel(file)] = why
                     continue
             if file.is_file():
                 files.append(file)
     return files
 
 
-def _tree(
-    root: Path, onerror: Callable[[OSError], None], follow: bool
-) -> Iterator[tuple[str, list[str], list[str]]]:
-    """:func:`os.walk` from the top down, on an explicit stack: a tree of any depth.
-
-    Python 3.11's ``os.walk`` recurses once per level, so a tree deeper than about 1,000
-    folders raised ``RecursionError``. As there, each folder gives (its path, its
-    subfolders, its other names); the caller may prune the subfolders in place; a folder
-    that cannot be listed goes to ``onerror``; a symlinked folder is entered only with
-    ``follow``. Subfolders come in the order the caller leaves them.
-    """
-    stack = [os.fspath(root)]
-    while stack:
-        top = stack.pop()
-        dirnames: list[str] = []
-        filenames: list[str] = []
-        try:
-            with os.scandir(top) as entries:
-                for entry in entries:
-                    try:
-                        folder = entry.is_dir()
-                    except OSError:
-                        folder = False
-                    (dirnames if folder else filenames).append(entry.name)
-        except OSError as err:
-            onerror(err)
-            continue
-        yield top, dirnames, filenames
-        for name in reversed(dirnames):
-            sub = os.path.join(top, name)
-            if follow or not os.path.islink(sub):
-                stack.append(sub)
+def _is_dir(entry: os.DirEntry) -> bool:
+    try:
+        return entry.is_dir()
+    except OSError:
+        return False
 
 
 def _sources(root: Path, files: Sequence[Path], sums: dict[str, str]) -> list[Source]:
@@ -336,8 +291,7 @@ def _sources(root: Path, files: Sequence[Path], sums: dict[str, str]) -> list[So
 def read(source: Source, options: PdfOptions | None = None) -> tuple[Document, str]:
     """The document in ``source`` and the sha256 of its bytes; raise :class:`Unreadable`.
 
-    Markdown gets its title from the first ``# `` line (as the corpus loader does); plain
-    text is titled by its file name; a PDF by its metadata title, else its file name.
+    Titled by Markdown's first ``# `` line, a PDF's metadata title, else the file name.
     """
     got = read_source(source, options)
     return got.document, got.sha256
@@ -346,13 +300,9 @@ def read(source: Source, options: PdfOptions | None = None) -> tuple[Document, s
 def read_source(source: Source, options: PdfOptions | None = None) -> Read:
     """:func:`read`, with what the reader knows of a PDF (:class:`Read`); ``options`` for PDFs.
 
-    Any exception while reading one file is that file's :class:`Unreadable`: the file's
-    bytes are all that reading depends on, so a reader's unforeseen error (a PDF library's
-    own, a decoder's) fails this file with ``cannot be read: <the error>`` and never the
-    folder. Only Ctrl-C and the like (not :class:`Exception`) pass.
-
-    What a PDF library warns of while reading the file is kept with it
-    (:attr:`Read.warnings`), or, when the file fails, ends its reason.
+    Any exception while reading one file fails that file (``cannot be read: <the error>``),
+    never the folder: the file's bytes are all that reading depends on. What a PDF library
+    warns of is kept (:attr:`Read.warnings`), or, when the file fails, ends its reason.
     """
     with pdf.library_warnings() as said:
         try:
@@ -404,8 +354,7 @@ def _read_source(source: Source, options: PdfOptions | None) -> Read:
         raise Unreadable("empty file", digest)
     if is_pdf:
         return _read_pdf(source, digest, options or PdfOptions())
-    wide = _wide_encoding(data)
-    if wide:
+    if wide := _wide_encoding(data):
         raise Unreadable(f"{wide}: save it as UTF-8", digest)
     if b"\0" in data:
         raise Unreadable(f"binary: a NUL byte at byte {data.index(0)}", digest)
@@ -430,10 +379,9 @@ _BOMS = (  # UTF-32's first: its little-endian mark begins with UTF-16's
 
 
 def _wide_encoding(data: bytes) -> str | None:
-    """What ``data`` is, if it is text in UTF-16 or UTF-32 (what Windows' Notepad and
-    PowerShell write as "Unicode"), not a binary file: it decodes so, and says so by its
-    byte-order mark or, without one, by a NUL in every other byte of its start and in none
-    of the others (ASCII text in UTF-16)."""
+    """What ``data`` is, if it is text in UTF-16 or UTF-32 (Windows' "Unicode"), not binary: it
+    decodes so, and says so by its byte-order mark or, without one, by a NUL in every other
+    byte of its start and in none of the others (ASCII text in UTF-16)."""
     for mark, codec, what in _BOMS:
         if data.startswith(mark):
             return what if len(data) > len(mark) and _decodes(data, codec) else None
@@ -485,13 +433,9 @@ def _read_pdf(source: Source, digest: str, options: PdfOptions) -> Read:
 
 
 def unchanged_scan(source: Source, options: PdfOptions, reading: str, sha256: str) -> bool:
-    """Is ``source`` a scan read before by OCR as ``reading``, with the bytes ``sha256``?
-
-    True when OCR is asked, the reading these ``options`` would give a scan is ``reading``
-    (:func:`~rag_lab.sources.pdf.document.ocr_reading`) and the file's bytes are the same:
-    then OCRing it again (seconds a page) would give the same text. False when any of this
-    does not hold or cannot be told (no Tesseract, an unreadable file): then it is read.
-    """
+    """Is ``source`` a scan OCRed before as ``reading`` (what these ``options`` would give,
+    :func:`~rag_lab.sources.pdf.document.ocr_reading`), its bytes still ``sha256``? Then OCRing
+    it again (seconds a page) would give the same text. False when that cannot be told."""
     if not options.ocr or source.file.suffix.lower() not in PDF_SUFFIXES or source.clash:
         return False
     if source.expected is not None and source.expected != sha256:  # read_source says why
@@ -509,13 +453,12 @@ def load_folder(folder: str | os.PathLike) -> list[Document]:
     """Every document of ``folder``, or :class:`IngestError` listing each file that fails.
 
     For evaluation, where a corpus is all or nothing: a file that cannot be read is an
-    error, and a ``SHA256SUMS`` manifest, if present, must match every file it lists. What
-    a PDF library warned of while reading a file is one line on stderr naming the file.
+    error, and a ``SHA256SUMS`` manifest must match every file it lists.
     """
     root = Path(folder)
     if not root.is_dir():
         raise IngestError([f"{root}: not a folder"])
-    docs, problems, sums = [], [], {}
+    docs, problems = [], []
     found = scan(root)
     # All or nothing: a manifest entry that leads outside the folder is an error here.
     problems += [f"{root / name}: {why}" for name, why in found.skipped.items() if MANIFEST in why]
@@ -526,17 +469,14 @@ def load_folder(folder: str | os.PathLike) -> list[Document]:
             problems.append(f"{source.file}: {err.reason}")
             continue
         docs.append(got.document)
-        sums[source.path] = got.sha256
         if got.warnings:
             print(f"warning: {source.file}: {warned(got.warnings)}", file=sys.stderr)
     if (root / MANIFEST).is_file():
-        for name, expected in _manifest(root / MANIFEST).items():
+        for name in _manifest(root / MANIFEST):
             if Path(name).suffix.lower() not in SUFFIXES or name in found.skipped:
                 continue
-            if not (root / name).is_file():
+            if not (root / name).is_file():  # a listed file that differs fails to read
                 problems.append(f"{root / name}: listed in {MANIFEST} but missing")
-            elif name in sums and sums[name] != expected:
-                problems.append(f"{root / name}: sha256 {sums[name]}, {MANIFEST} says {expected}")
     if not docs and not problems:
         problems.append(f"{root}: no .md, .markdown, .txt or .pdf files")
     if problems:
@@ -545,9 +485,8 @@ def load_folder(folder: str | os.PathLike) -> list[Document]:
 
 
 def check_manifest(folder: str | os.PathLike) -> None:
-    """Raise :class:`IngestError` if ``folder`` holds a ``SHA256SUMS`` that cannot be read
-    (not UTF-8, a line that is not ``<sha256>  <name>``): the folder cannot be indexed at
-    all, so a caller checks it before it creates anything for it."""
+    """Raise :class:`IngestError` if ``folder`` holds a ``SHA256SUMS`` that cannot be read: the
+    folder cannot be indexed at all, so a caller checks it before it creates anything."""
     manifest = Path(folder) / MANIFEST
     if manifest.is_file():
         _manifest(manifest)

@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 from rag_lab.app import index, ingest, lifecycle, output
 from rag_lab.app.commands import UsageError, encoder_for
 from rag_lab.app.exits import OK, PARTIAL
-from rag_lab.app.store import MilvusLocation
+from rag_lab.app.ingest import IngestReport
+from rag_lab.app.store import MilvusLocation, Store
+from rag_lab.search import TextEncoder
 from rag_lab.sources import folder
 from rag_lab.text import printable
 
@@ -33,19 +36,9 @@ def run_index(args: argparse.Namespace) -> int:
             f"indexing {printable(str(args.folder.resolve()))} into {printable(str(args.index))} "
             f"(encoder: {backend})"
         )
-        report = ingest.index_folder(
-            args.folder,
-            store,
-            encoder,
-            prune=args.prune,
-            follow_symlinks=args.follow_symlinks,
-            pdf=_pdf_options(args),
-            index=lifecycle.on_disk(args.index),
-        )
-        lines = output.report_lines(report, store)
-        _say_server_indexes(args.index)
-    print("\n".join(lines))  # after the run: a reader gone (| head) loses words, not work
-    return PARTIAL if report.failed else OK
+        text, status = _index(args, args.folder, store, encoder, prune=args.prune)
+    print(text)  # after the run: a reader gone (| head) loses words, not work
+    return status
 
 
 def _rebuild(args: argparse.Namespace) -> int:
@@ -63,32 +56,42 @@ def _rebuild(args: argparse.Namespace) -> int:
         f"{plan.backend}; a fresh {fresh}, swapped in when complete)"
     )
     with lifecycle.rebuilding(args.index, plan.backend) as store:
-        report = ingest.index_folder(
-            plan.folder,
-            store,
-            encoder,
-            rebuild=True,
-            follow_symlinks=args.follow_symlinks,
-            pdf=_pdf_options(args),
-            index=lifecycle.on_disk(args.index),
-        )
-        lines = output.report_lines(report, store)
-        _say_server_indexes(args.index)
-    print("\n".join(lines))  # after the swap: a reader gone (| head) loses words, not work
-    return PARTIAL if report.failed else OK
+        text, status = _index(args, plan.folder, store, encoder, rebuild=True)
+    print(text)  # after the swap: a reader gone (| head) loses words, not work
+    return status
 
 
 def run_retry(args: argparse.Namespace) -> int:
     with lifecycle.writing(args.index, create=False) as store:
-        report = ingest.retry(
-            store,
-            encoder_for(index.resolve_backend(None, store)),
-            index=lifecycle.on_disk(args.index),
-        )
-        lines = output.report_lines(report, store)
-        _say_server_indexes(args.index)
-    print("\n".join(lines))
-    return PARTIAL if report.failed else OK
+        encoder = encoder_for(index.resolve_backend(None, store))
+        report = ingest.retry(store, encoder, index=lifecycle.on_disk(args.index))
+        text, status = _reported(args, store, report)
+    print(text)
+    return status
+
+
+def _index(
+    args: argparse.Namespace, where: Path, store: Store, encoder: TextEncoder, **how: bool
+) -> tuple[str, int]:
+    """Index ``where`` into the open ``store`` as ``args`` ask: the report and exit status."""
+    pdf = folder.PdfOptions(
+        extractor=args.pdf_extractor,
+        keep_running_lines=args.keep_running_lines,
+        ocr=args.ocr,
+        ocr_min_confidence=args.ocr_min_confidence,
+    )
+    on_disk = lifecycle.on_disk(args.index)
+    report = ingest.index_folder(
+        where, store, encoder, follow_symlinks=args.follow_symlinks, pdf=pdf, index=on_disk, **how
+    )
+    return _reported(args, store, report)
+
+
+def _reported(args: argparse.Namespace, store: Store, report: IngestReport) -> tuple[str, int]:
+    """The report of a run and its exit status, taken while the writer is open."""
+    lines = output.report_lines(report, store)
+    _say_server_indexes(args.index)
+    return "\n".join(lines), PARTIAL if report.failed else OK
 
 
 def _say_server_indexes(where: index.Location) -> None:
@@ -100,12 +103,3 @@ def _say_server_indexes(where: index.Location) -> None:
             file=sys.stderr,
             flush=True,
         )
-
-
-def _pdf_options(args: argparse.Namespace) -> folder.PdfOptions:
-    return folder.PdfOptions(
-        extractor=args.pdf_extractor,
-        keep_running_lines=args.keep_running_lines,
-        ocr=args.ocr,
-        ocr_min_confidence=args.ocr_min_confidence,
-    )
