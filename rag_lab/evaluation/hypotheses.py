@@ -123,25 +123,27 @@ def strategy_entries(
     ``destroyed`` names, per strategy, the questions no chunk of it answers: the overlap
     claims are judged on the questions neither compared strategy destroys."""
     surviving = frozenset(r.clusters) - set(destroyed["A"]) - set(destroyed["B"])
+    untestable = {c: HEADER_REASON for c in HEADER_CLAIMS if not sections}
+    if not surviving:
+        untestable |= dict.fromkeys(SURVIVING_CLAIMS, SURVIVING_REASON)
     claims = [
         PairedClaim(c, questions=surviving if c in SURVIVING_CLAIMS else None)
         for c in STRATEGY_CLAIMS
-        if sections or c not in HEADER_CLAIMS
+        if c not in untestable
     ]
-    entries = paired_entries(notebook, benchmark, claims, r.ranks, r.clusters)
-    if sections:
-        return entries
-    reason = (
-        "the documents have no sections: every chunk's header is the same document name, so "
-        "it cannot tell chunks apart"
-    )
-    return entries + [
-        fixed_entry(
-            c, notebook=notebook, benchmark=benchmark, verdict=Verdict.NOT_TESTABLE, reason=reason
-        )
+    at = {"notebook": notebook, "benchmark": benchmark}
+    return paired_entries(notebook, benchmark, claims, r.ranks, r.clusters) + [
+        fixed_entry(c, **at, verdict=Verdict.NOT_TESTABLE, reason=why)
         for c in STRATEGY_CLAIMS
-        if c in HEADER_CLAIMS
+        if (why := untestable.get(c))
     ]
+
+
+HEADER_REASON = (
+    "the documents have no sections: every chunk's header is the same document name, so it "
+    "cannot tell chunks apart"
+)
+SURVIVING_REASON = "A or B destroys every question: none is left to compare their ranking on"
 
 
 def system_entries(r: Retrieval, notebook: str = "04", benchmark: str = "d2l") -> list[Entry]:

@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from rag_lab.claims import CONFIRMATORY, Claim, Direction
+from rag_lab.claims import claim
 from rag_lab.claims.judge import PairedRecord, judge
 from rag_lab.claims.verdicts import Verdict
 from rag_lab.errors import BadInput
@@ -39,7 +39,6 @@ from rag_lab.stats import (
     Paired,
     cluster_paired,
     cluster_paired_values,
-    holm,
     paired_difference,
     paired_mean_difference,
 )
@@ -47,23 +46,12 @@ from rag_lab.stats import (
 REGRESSED, IMPROVED, UNCHANGED = "regressed", "improved", "no significant change"
 
 NEW_RUN_WORSE = {
-    higher: Claim(
-        id=f"new-run-worse:{'higher' if higher else 'lower'}-is-better",
-        statement="the new run is worse than the baseline",
-        notebooks={},
-        direction=Direction.WORSE if higher else Direction.BETTER,
-        metric="new − baseline",
-        role="project",
-        population="the questions (or negatives) both runs hold",
-        stand_in=None,
-        family=CONFIRMATORY,
-    )
-    for higher in (True, False)
+    True: claim("new-run-worse:higher-is-better"),
+    False: claim("new-run-worse:lower-is-better"),
 }
-"""The gate's claim about a user's run, per kind of metric (higher is better, or lower):
-new − baseline is lower, or higher. Not one of the chapter's claims (``chapter.yaml``), and
-never in the ledger: a hypothesis about two runs of the user's, judged by the same rule, Holm
-over the compared metrics."""
+"""The gate's claim about a user's run, per kind of metric (higher is better, or lower),
+declared in ``chapter.yaml`` beside the chapter's: never in the ledger, judged by the same
+rule, the compared metrics one family."""
 
 
 class BaselineError(BadInput, ValueError):
@@ -237,11 +225,11 @@ class Metric:
         up, down = (t.wins, t.losses) if self.higher_is_better else (t.losses, t.wins)
         counts = f"{up} {self.units} better, {down} worse, {t.ties} tied"
         if self.verdict is Verdict.REPRODUCES:
-            why = f"significantly worse (sign test by question, Holm p = {self.p_adjusted:#.2g})"
+            why = f"significantly worse (t by question, adjusted p = {self.p_adjusted:#.2g})"
         elif self.verdict is Verdict.CONTRADICTED:
-            why = f"significantly better (Holm p = {self.p_adjusted:#.2g})"
+            why = f"significantly better (adjusted p = {self.p_adjusted:#.2g})"
         else:
-            why = f"no significant difference (Holm p = {self.p_adjusted:#.2g}"
+            why = f"no significant difference (adjusted p = {self.p_adjusted:#.2g}"
             why += f"; detects ±{self.detectable:.3f})" if self.detectable is not None else ")"
         if self.beyond_max_drop:
             why += f"; worse by {self.worsening:.3f}, beyond --max-drop {self.max_drop:g}"
@@ -444,13 +432,14 @@ def _judge_all(measured: Sequence[Measured], max_drop: float | None) -> list[Met
             d = paired_mean_difference(new, old, clusters)
             t = cluster_paired_values(new, old, clusters)
         tested.append((name, higher, float(old.mean()), float(new.mean()), d, t, units))
-    adjusted = holm([t.p for *_, t, _ in tested])
     out = []
-    for (name, higher, old, new, d, t, units), p_adj in zip(tested, adjusted, strict=True):
-        j = judge(NEW_RUN_WORSE[higher], PairedRecord(d, t, p_adj, len(tested)))
+    for name, higher, old, new, d, t, units in tested:
+        j = judge(NEW_RUN_WORSE[higher], PairedRecord(d, t, len(tested)))
+        judged = d.at(j.level)  # the interval the verdict was read from
         out.append(
-            Metric(name, higher, old, new, d, t, p_adj, j.verdict, j.detectable, max_drop, units)
-        )
+            Metric(name, higher, old, new, judged, t, j.p_adjusted, j.verdict, j.detectable,
+                   max_drop, units)
+        )  # fmt: skip
     return out
 
 
