@@ -263,8 +263,8 @@ def define_evaluate_args(parser: argparse.ArgumentParser) -> None:
         --strategy, the gate at --cutoff) per query, with stamps (sha256 of the corpus and
         the question file, chunker, encoder, cutoff, version), and how many questions the
         file needs to detect a difference. With --baseline OLD/report.json the run is
-        compared with that one question by question (paired differences with 95 %
-        intervals and sign tests by question, Holm over the metrics): regression.md,
+        compared with that one question by question (paired differences by question with
+        t intervals at 1 − 0.05/m over the m metrics): regression.md,
         regression.json and regression.xml (JUnit) are written beside the report, and the
         exit status is 3 when any metric regressed (significantly worse, or worse by more
         than --max-drop), 0 when none did, 2 on bad input (a missing or foreign

@@ -30,7 +30,7 @@ def metrics_frame(c: Comparison) -> pd.DataFrame:
             "new": [f"{m.new:.3f}" for m in c.metrics],
             "new − baseline [95 % CI]": [str(m.difference) for m in c.metrics],
             "better/worse/tied": [_counts(m) for m in c.metrics],
-            "p (Holm)": [f"{m.p_adjusted:#.2g}" for m in c.metrics],
+            "p (adjusted)": [f"{m.p_adjusted:#.2g}" for m in c.metrics],
             "outcome": [m.outcome for m in c.metrics],
         },
         index=pd.Index([m.name for m in c.metrics], name="metric"),
@@ -68,9 +68,10 @@ def markdown(c: Comparison) -> str:
         "",
         "## Metrics",
         "",
-        "New minus baseline, paired by question (95 % interval by question); the sign test "
-        "counts questions better, worse and tied, Holm-adjusted over the metrics; a metric "
-        "regressed when the new run is significantly worse (the ledger's rule)"
+        "New minus baseline, paired by question; the interval is the t interval by question "
+        "at 1 − 0.05/m over the m metrics compared, and p the test it inverts, adjusted the "
+        "same way; questions better, worse and tied are counted beside it; a metric "
+        "regressed when that interval lies wholly on the worse side (the ledger's rule)"
         + (f" or worse by more than --max-drop {c.max_drop:g}" if c.max_drop is not None else "")
         + ". Lower is better for destroyed answers, bluffs and refusals.",
         "",

@@ -4,13 +4,13 @@ Both reports hold a :class:`~rag_lab.evaluation.deploy.Deployment` (per query: i
 first-hit rank, the chunk it gets first, that chunk's distance) and the run's stamps. For
 each headline metric (Recall@k at the report's ks, MRR, destroyed answers, and, when both
 runs have negatives, bluffs and refusals at the cutoff) :func:`compare` gives the paired
-difference new − baseline by question with its 95 % interval
-(:func:`rag_lab.stats.paired_difference`) and the question-level sign test, Holm-adjusted
-over the metrics, and judges the claim "the new run is worse" (:data:`NEW_RUN_WORSE`) by the
-one rule (:func:`rag_lab.claims.judge.judge`): a metric **regressed** when that claim
-reproduces, or when the estimate is worse by more than a ``max_drop`` the user sets;
-**improved** when it is contradicted; otherwise no significant change (never "no change":
-the detectable difference is given).
+difference new − baseline by question (:func:`rag_lab.stats.paired_difference`), its
+interval widened to 1 − α/m over the m metrics, beside the questions better, worse and
+tied, and judges the claim "the new run is worse" (:data:`NEW_RUN_WORSE`) by the one rule
+(:func:`rag_lab.claims.judge.judge`): a metric **regressed** when that claim reproduces, or
+when the estimate is worse by more than a ``max_drop`` the user sets; **improved** when it
+is contradicted; otherwise no significant change (never "no change": the detectable
+difference is given).
 
 Only the units both runs hold are paired, and the comparison says so. The questions whose
 first hit crossed a k are listed with the chunk each now gets first.
@@ -421,7 +421,7 @@ def _measure(
 
 
 def _judge_all(measured: Sequence[Measured], max_drop: float | None) -> list[Metric]:
-    """Each metric's difference and test, Holm over the family, the ledger's rule."""
+    """Each metric's difference and test, the metrics one family, the ledger's rule."""
     tested = []
     for name, higher, old_values, new_values, clusters, units in measured:
         old, new = np.array(old_values, dtype=float), np.array(new_values, dtype=float)

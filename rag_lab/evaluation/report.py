@@ -142,12 +142,13 @@ def _finite(value: Any) -> Any:
 
 RULE_NOTE = (
     "Each claim is declared in `rag_lab/claims/chapter.yaml` and judged by one rule "
-    "(`rag_lab/claims/judge.py`): a directional claim reproduces when the question-level sign "
-    "test, Holm-adjusted over the chapter's confirmatory claims, is significant its way, is "
-    "contradicted when significant the other way, excludes the chapter's effect when the 95 % "
-    "interval of the difference by question does, and is inconclusive otherwise; a "
-    "no-difference claim reproduces only when the interval lies within its declared margin, "
-    "which its verdict names."
+    "(`rag_lab/claims/judge.py`): a directional claim reproduces when the t interval of the "
+    "difference by question, at 1 − 0.05/m over the m confirmatory claims, lies wholly on its "
+    "side of zero, is contradicted when wholly on the other, excludes the chapter's effect "
+    "when that interval excludes an effect the comparison could reach, and is inconclusive "
+    "otherwise; a no-difference claim reproduces only when the interval lies within its "
+    "declared margin, which its verdict names; a comparison in which no question differs has "
+    "no variation."
 )
 
 
