@@ -115,10 +115,33 @@ def verdict_tables(ledger: Ledger) -> list[Table]:
     return tables
 
 
+def chapter_page(ledger: Ledger) -> list[Table]:
+    """The chapter's own claims, one table per benchmark and one row per claim: what it says,
+    the chapter's result, ours, and the verdict with what qualifies it
+    (:func:`rag_lab.claims.render.verdict_text`)."""
+    tables = []
+    for bench in dict.fromkeys(e.benchmark for e in ledger.entries):
+        mine = [e for e in ledger.entries if e.role == "chapter" and e.benchmark == bench]
+        if not mine:
+            continue
+        frame = pd.DataFrame(
+            {
+                "claim": [e.statement + (" (stand-in)" if e.stand_in else "") for e in mine],
+                "chapter": [e.chapter for e in mine],
+                "here": [render.evidence(e) for e in mine],
+                "verdict": [render.verdict_text(e) for e in mine],
+            },
+            index=pd.Index([e.claim for e in mine], name="id"),
+        )
+        tables.append(_fitted(frame, "claim", f"The chapter's claims on {bench}"))
+    return tables
+
+
 def _fitted(frame: pd.DataFrame, column: str, caption: str) -> Table:
     """A Table whose ``column`` (free text) is shortened to what the other columns leave
-    of the page; ``here`` is capped so one long count cannot take the page."""
-    caps = {"here": 26, "index": 24}
+    of the page; ``here``, ``chapter`` and ``verdict`` are capped so one long cell cannot
+    take the page."""
+    caps = {"here": 20, "index": 18, "chapter": 12, "verdict": 18}
     rest = Table(frame.drop(columns=column), shorten=caps).width
     caps[column] = max(20, MAX_WIDTH - rest - 2)
     return Table(frame, caption=caption, shorten=caps)

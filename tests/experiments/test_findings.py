@@ -85,3 +85,14 @@ def test_the_readme_summarises_the_committed_ledger():
     text = findings.README.read_text(encoding="utf-8")
     block = text.split(findings.START)[1].split(findings.END)[0]
     assert block.strip() == findings.summary(Ledger.read(committed)).strip()
+
+
+def test_the_chapter_page_holds_the_chapter_s_claims_alone():
+    ledger = ledger_of_two_benchmarks()
+    ledger.extend(
+        [count_entry("geometry-A", notebook="02", benchmark="d2l", holds=True, here="8 of 32")]
+    )
+    tables = findings.chapter_page(ledger)
+    assert [list(t.frame.index) for t in tables] == [[PAIRED, "A-destroys"], [PAIRED]]
+    row = tables[0].frame.loc["A-destroys"]
+    assert (row["chapter"], row["here"], row["verdict"]) == ("4 of 32", "8 of 32", "reproduces")
