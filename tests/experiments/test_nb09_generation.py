@@ -133,8 +133,12 @@ def test_the_claims_are_judged_on_the_outcomes(outcomes):
     )  # q3/course declines, yet cites [1]
     assert cites.estimate == pytest.approx(3 / 6) and cites.method == "clustered_wilson"
     assert cites.ci == clustered_wilson(answerable.cites_needle, answerable.unit)
-    assert part["ids-well-formed"].verdict is Verdict.CONTRADICTED  # 2 of 8
-    assert part["ids-wrong"].verdict is Verdict.CONTRADICTED  # one is right
+    # the prompt names the papers: the stand-in changes the task, so whatever the counts
+    # (2 of 8 well-formed, one right) the claims are not testable as stated
+    assert part["ids-well-formed"].verdict is Verdict.NOT_TESTABLE
+    assert part["ids-wrong"].verdict is Verdict.NOT_TESTABLE
+    assert part["ids-wrong"].here == "1 of 8 right (2104.08821)"
+    assert part["ids-well-formed"].here.startswith("2 of 8")
     assert part["ids-wrong"].here == "1 of 8 right (2104.08821)"
     assert part["ids-real"].here == "1 of 8 plausible by arXiv's numbering"
 

@@ -119,9 +119,8 @@ def test_the_probe_tables_say_what_the_numbers_say():
     assert [judged[f"BM25>dense@R{k}:identifiers"].verdict for k in pr.KS] == [
         Verdict.REPRODUCES
     ] * 3
-    # the hybrid finds nothing by 8 either: no difference with dense, and the chapter gives
-    # no effect to exclude
-    assert judged["hybrid>dense@R8:identifiers"].verdict is Verdict.INCONCLUSIVE
+    # the hybrid finds nothing by 8 either: it and dense differ on no question
+    assert judged["hybrid>dense@R8:identifiers"].verdict is Verdict.NO_VARIATION
     line = f"- **BM25>dense@R1:identifiers** ({claim('BM25>dense@R1:identifiers').statement})"
     assert line in present.every_claim(list(judged.values()))
 
@@ -135,7 +134,7 @@ def test_the_trap_tables_show_where_each_trap_lands_and_what_it_shares():
     assert list(why.frame.columns) == ["rare terms", "in that chunk", "kind", "shared"]
 
 
-def test_no_difference_is_inconclusive():
+def test_no_difference_at_all_is_no_variation():
     queries = queries_of(8)
     ranks = {"dense": [1] * 16, "BM25": [1] * 16, "hybrid": [1] * 16}
     paired = pr.identifier_comparisons(ranks, queries)
@@ -143,8 +142,8 @@ def test_no_difference_is_inconclusive():
         "+0.000 [-0.169, +0.169]"
     }  # ±t(9)·se of 8 zeros and ±1/2
     judged = pr.entries(ranks, queries)
-    assert {e.verdict for e in judged} == {Verdict.INCONCLUSIVE}  # no difference at all
-    assert "**Inconclusive (detects ±" in present.every_claim(judged)
+    assert {e.verdict for e in judged} == {Verdict.NO_VARIATION}  # no difference at all
+    assert "**No variation (every question's difference is 0)**" in present.every_claim(judged)
 
 
 def test_failure_kinds():
