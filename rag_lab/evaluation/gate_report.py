@@ -33,7 +33,7 @@ def rule(c: Comparison) -> str:
     missing = "is allowed (--allow-missing)" if c.allow_missing else "fails it"
     drop = f", or worse by more than --max-drop {c.max_drop:g}" if c.max_drop is not None else ""
     return (
-        f"The gate fails when more than {c.allow_lost} questions (--allow-lost) have a query "
+        f"The gate fails when more than {_questions(c.allow_lost)} (--allow-lost) have a query "
         "the baseline found within k that the new run does not find within k (at each k "
         f"both reports measure); a question of the baseline the new run did not ask {missing}; "
         "and, beside these, a metric fails it when it regressed: its interval at 1 − 0.05/m "
@@ -43,7 +43,7 @@ def rule(c: Comparison) -> str:
 
 def summary(c: Comparison) -> str:
     """The verdict in one line: the rules that failed, then each rule's count."""
-    lost = f"{len(c.lost)} questions lost (allowed {c.allow_lost})"
+    lost = f"{_questions(len(c.lost))} lost (allowed {c.allow_lost})"
     lost += f": {', '.join(q.question for q in c.lost)}" if c.lost else ""
     missing = f"{len(c.missing)} missing" + (" (allowed)" if c.allow_missing else "")
     missing += f": {', '.join(q.question for q in c.missing)}" if c.missing else ""
@@ -98,6 +98,10 @@ def metrics_frame(c: Comparison) -> pd.DataFrame:
         },
         index=pd.Index([m.name for m in c.metrics], name="metric"),
     )
+
+
+def _questions(n: int) -> str:
+    return f"{n} question" + ("" if n == 1 else "s")
 
 
 def _level(c: Comparison) -> str:
@@ -179,7 +183,7 @@ def _failed(c: Comparison) -> list[str]:
         state = f"allowed by --allow-lost {c.allow_lost}" if allowed else "the gate fails"
         flipped = [f for q in c.lost for f in q.queries]
         lines += [
-            f"Lost answers: {len(c.lost)} questions ({state}), each query the baseline found "
+            f"Lost answers: {_questions(len(c.lost))} ({state}), each query the baseline found "
             "within k and the new run does not, with the chunk the run returns first instead:",
             "",
             markdown_table(_flips_frame(flipped, lost_only=True)),
