@@ -45,7 +45,7 @@ the three steps:
 The index is --index PATH (default ${index.INDEX_ENV}, else {index.DEFAULT_PATH}).
 Exit status: 0 done; 1 some documents failed to index (the others are searchable);
 2 bad input or environment (one line says what, where and what to do), or an index that
-cannot be searched; 3 evaluate --baseline: a metric regressed against the baseline;
+cannot be searched; 3 evaluate --baseline: the gate failed against the baseline;
 130 interrupted, 143 SIGTERM (the index stays consistent: run again to resume);
 141 stdout's reader went away (| head: the work is kept, the rest of the output dropped).
 """
@@ -263,12 +263,17 @@ def define_evaluate_args(parser: argparse.ArgumentParser) -> None:
         --strategy, the gate at --cutoff) per query, with stamps (sha256 of the corpus and
         the question file, chunker, encoder, cutoff, version), and how many questions the
         file needs to detect a difference. With --baseline OLD/report.json the run is
-        compared with that one question by question (paired differences by question with
-        t intervals at 1 − 0.05/m over the m metrics): regression.md,
-        regression.json and regression.xml (JUnit) are written beside the report, and the
-        exit status is 3 when any metric regressed (significantly worse, or worse by more
-        than --max-drop), 0 when none did, 2 on bad input (a missing or foreign
+        compared with that one question by question: regression.md, regression.json and
+        regression.xml (JUnit) are written beside the report, and the exit status is 3 when
+        the gate fails, 0 when it passes, 2 on bad input (a missing or foreign
         baseline).""",
+        """The gate fails on lost answers: a question with a query the baseline found
+        within k (at each k both reports measure) that the new run does not find within k
+        (more than --allow-lost N such questions; 0 by default); on missing questions: a
+        question the baseline asked and the new run did not (unless --allow-missing); and,
+        beside these, on a metric that regressed: paired differences by question with t
+        intervals at 1 − 0.05/m over the m metrics, significantly worse or worse by more
+        than --max-drop.""",
     )
     _define_shared_args(parser, index_file=False)
     _define_where(
@@ -314,7 +319,7 @@ def define_evaluate_args(parser: argparse.ArgumentParser) -> None:
         type=Path,
         metavar="FILE",
         help="the report.json of an earlier run to compare with, question by question "
-        "(exit 3 when a metric regressed)",
+        "(exit 3 when the gate fails: an answer lost, a question missing, a metric regressed)",
     )
     parser.add_argument(
         "--max-drop",
@@ -322,6 +327,20 @@ def define_evaluate_args(parser: argparse.ArgumentParser) -> None:
         metavar="X",
         help="with --baseline: also count as a regression any metric worse by more than X "
         "(a rate, 0 to 1), significant or not",
+    )
+    parser.add_argument(
+        "--allow-lost",
+        type=count,
+        metavar="N",
+        help="with --baseline: pass the gate with up to N lost questions (a question is lost "
+        "when a query of it the baseline found within k is not found within k; default 0: "
+        "any lost question fails)",
+    )
+    parser.add_argument(
+        "--allow-missing",
+        action="store_true",
+        help="with --baseline: pass the gate when questions of the baseline are missing from "
+        "this run's question file (they are still listed; by default each one fails)",
     )
 
 
@@ -407,6 +426,17 @@ def fraction(text: str) -> float:
         raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
     if not math.isfinite(value) or not 0 <= value <= 1:
         raise argparse.ArgumentTypeError(f"{text}: give a rate from 0 to 1")
+    return value
+
+
+def count(text: str) -> int:
+    """A count of at least 0."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{text}: give 0 or more")
     return value
 
 

@@ -3,7 +3,7 @@ its status (:data:`EXIT_STATUS`); :mod:`rag_lab.app.cli` words the error.
 
 2 is every fault of the input or the environment (a bad option, a missing or foreign file, a
 damaged or busy index, an unwritable place); 1 means only "some documents failed to index";
-3 (:data:`REGRESSED`) only "``evaluate --baseline``: a metric regressed"; 130 is Ctrl-C and
+3 (:data:`REGRESSED`) only "``evaluate --baseline``: the gate failed"; 130 is Ctrl-C and
 143 SIGTERM (what ``kill``, ``timeout``, systemd and containers send), after which the index
 is consistent (documents are written whole); 141 a reader of stdout that went away
 (``| head``): what was done is kept (reports are printed after the work, a rebuild's after
@@ -31,7 +31,8 @@ EXIT_STATUS: dict[type[BaseException], int] = {
 }
 """The exit status of an error: the entry of the nearest class in its MRO. Besides these,
 a command returns :data:`OK`, :data:`PARTIAL` (some documents failed to index) or
-:data:`REGRESSED` (``evaluate --baseline``: a metric regressed against the baseline), and
+:data:`REGRESSED` (``evaluate --baseline``: the gate failed: an answer lost, a question
+missing or a metric regressed against the baseline), and
 SIGTERM ends it with :data:`TERMINATED` (a Ctrl-C by another name)."""
 
 

@@ -1,5 +1,12 @@
 """The regression gate: a new report against a stored one, question by question.
 
+The gate fails (:attr:`Comparison.failed`) on any of three rules, each named in its
+report: **lost answers**, more questions than ``allow_lost`` (default 0) that the baseline
+found within one of the ks and the new run does not (:mod:`rag_lab.evaluation.lost`);
+**missing questions**, a question of the baseline the new run did not ask, unless
+``allow_missing``; **metrics**, a headline metric regressed by the test below. The first two
+need no statistics: a loss too small for a test over a few questions still fails.
+
 Both reports hold a :class:`~rag_lab.evaluation.deploy.Deployment` (per query: its question,
 first-hit rank, the chunk it gets first, that chunk's distance) and the run's stamps. For
 each headline metric (Recall@k at the report's ks, MRR, destroyed answers, and, when both
@@ -12,8 +19,8 @@ when the estimate is worse by more than a ``max_drop`` the user sets; **improved
 is contradicted; otherwise no significant change (never "no change": the detectable
 difference is given).
 
-Only the units both runs hold are paired, and the comparison says so. The questions whose
-first hit crossed a k are listed with the chunk each now gets first.
+The metrics pair only the units both runs hold, and the comparison says so. The queries
+whose first hit crossed a k are listed with the chunk each now gets first.
 :mod:`rag_lab.evaluation.gate_report` renders the result as Markdown, JSON and JUnit XML.
 """
 
@@ -34,6 +41,15 @@ from rag_lab.claims.judge import PairedRecord, judge
 from rag_lab.claims.verdicts import Verdict
 from rag_lab.errors import BadInput
 from rag_lab.evaluation.deploy import STAMP_FIELDS
+from rag_lab.evaluation.lost import (
+    Flip,
+    Lost,
+    Missing,
+    flips,
+    hit,
+    lost_questions,
+    missing_questions,
+)
 from rag_lab.stats import (
     Difference,
     Paired,
@@ -44,6 +60,8 @@ from rag_lab.stats import (
 )
 
 REGRESSED, IMPROVED, UNCHANGED = "regressed", "improved", "no significant change"
+LOST, MISSING, METRICS = "lost answers", "missing questions", "metrics"
+"""The gate's three rules, as :attr:`Comparison.failures` names them."""
 
 NEW_RUN_WORSE = {
     True: claim("new-run-worse:higher-is-better"),
@@ -230,10 +248,16 @@ class Metric:
             why = f"significantly better (adjusted p = {self.p_adjusted:#.2g})"
         else:
             why = f"no significant difference (adjusted p = {self.p_adjusted:#.2g}"
-            why += f"; detects ±{self.detectable:.3f})" if self.detectable is not None else ")"
+            why += f"; detects {self.detectable_text})" if self.detectable is not None else ")"
         if self.beyond_max_drop:
             why += f"; worse by {self.worsening:.3f}, beyond --max-drop {self.max_drop:g}"
         return f"{why}: {counts}"
+
+    @property
+    def detectable_text(self) -> str:
+        """The smallest difference the test detects with 80 % power at its level, as the
+        Markdown, the JUnit and the terminal show it (``–`` when the verdict needs none)."""
+        return "–" if self.detectable is None else f"±{self.detectable:.3f}"
 
     def to_json(self) -> dict[str, Any]:
         d = self.difference
@@ -244,11 +268,12 @@ class Metric:
             "new": self.new,
             "difference": d.estimate,
             "ci": [d.lo, d.hi],
+            "ci level": d.level,
             "wins": self.test.wins,
             "losses": self.test.losses,
             "ties": self.test.ties,
             "units": self.units,
-            "p": self.test.p,
+            "p": d.p,
             "p adjusted": self.p_adjusted,
             "verdict of 'the new run is worse'": self.verdict.value,
             "detectable": self.detectable,
@@ -258,23 +283,9 @@ class Metric:
 
 
 @dataclass(frozen=True)
-class Flip:
-    """A query whose first hit crossed one of the ks between the runs."""
-
-    query: str
-    baseline_rank: int | None
-    new_rank: int | None
-    lost: tuple[int, ...]
-    """The ks at which it was found and is now lost."""
-    found: tuple[int, ...]
-    top_chunk: str
-    """The chunk it now gets first."""
-    was_top_chunk: str
-
-
-@dataclass(frozen=True)
 class Comparison:
-    """A new run against a baseline: metrics, flips, what changed, what was paired."""
+    """A new run against a baseline: lost answers, missing questions, metrics, flips, what
+    changed, what was paired, and what the user allowed."""
 
     baseline_path: str
     metrics: tuple[Metric, ...]
@@ -287,10 +298,32 @@ class Comparison:
     max_drop: float | None = None
     not_compared: tuple[str, ...] = ()
     """Metrics one run measured and the other did not, each with why."""
+    lost: tuple[Lost, ...] = ()
+    missing: tuple[Missing, ...] = ()
+    allow_lost: int = 0
+    """How many lost questions pass the gate (``--allow-lost``)."""
+    allow_missing: bool = False
 
     @property
     def regressed(self) -> list[Metric]:
         return [m for m in self.metrics if m.outcome == REGRESSED]
+
+    @property
+    def failures(self) -> list[str]:
+        """The rules that failed (:data:`LOST`, :data:`MISSING`, :data:`METRICS`), in order."""
+        return [
+            rule
+            for rule, failed in (
+                (LOST, len(self.lost) > self.allow_lost),
+                (MISSING, bool(self.missing) and not self.allow_missing),
+                (METRICS, bool(self.regressed)),
+            )
+            if failed
+        ]
+
+    @property
+    def failed(self) -> bool:
+        return bool(self.failures)
 
     @property
     def coverage(self) -> str:
@@ -303,44 +336,6 @@ class Comparison:
             f"({old_only} only in the baseline, {new_only} only in the new run are left out)."
         )
 
-    @property
-    def summary(self) -> str:
-        bad = self.regressed
-        if bad:
-            return f"REGRESSION: {', '.join(m.name for m in bad)} regressed against the baseline."
-        return (
-            "No metric regressed against the baseline (no significant worsening"
-            + (f", none beyond --max-drop {self.max_drop:g}" if self.max_drop is not None else "")
-            + "; not significant is not the same as no difference)."
-        )
-
-    def to_json(self) -> dict[str, Any]:
-        common, old_only, new_only = self.questions
-        return {
-            "baseline": self.baseline_path,
-            "regressed": bool(self.regressed),
-            "summary": self.summary,
-            "coverage": self.coverage,
-            "questions": {"common": common, "baseline only": old_only, "new only": new_only},
-            "same question file": self.same_questions_file,
-            "max drop": self.max_drop,
-            "not compared": list(self.not_compared),
-            "changes": [{"stamp": s, "baseline": a, "new": b} for s, a, b in self.changes],
-            "metrics": [m.to_json() for m in self.metrics],
-            "flips": [
-                {
-                    "query": f.query,
-                    "baseline rank": f.baseline_rank,
-                    "new rank": f.new_rank,
-                    "lost at k": list(f.lost),
-                    "found at k": list(f.found),
-                    "top chunk now": f.top_chunk,
-                    "top chunk before": f.was_top_chunk,
-                }
-                for f in self.flips
-            ],
-        }
-
 
 def compare(
     baseline: Mapping[str, Any],
@@ -348,8 +343,12 @@ def compare(
     *,
     max_drop: float | None = None,
     baseline_path: str = "baseline",
+    allow_lost: int = 0,
+    allow_missing: bool = False,
 ) -> Comparison:
-    """``new`` against ``baseline`` (two report dicts, :func:`read_report`'s checks passed)."""
+    """``new`` against ``baseline`` (two report dicts, :func:`read_report`'s checks passed);
+    ``allow_lost`` questions may be lost, and with ``allow_missing`` questions may be missing,
+    without failing the gate."""
     require_kind(baseline, new.get("kind"), baseline_path)
     old_d, new_d = baseline["deployment"], new["deployment"]
     old_q = {q["id"]: q for q in old_d["queries"]}
@@ -359,13 +358,24 @@ def compare(
     pairs = [(old_q[q["id"]], q) for q in common_q]
     ks = [k for k in new_d["ks"] if k in old_d["ks"]]
     measured, not_compared = _measure(old_d, new_d, pairs, ks)
-    metrics, flips = tuple(_judge_all(measured, max_drop)), tuple(_flips(pairs, ks))
+    metrics, flipped = tuple(_judge_all(measured, max_drop)), tuple(flips(pairs, ks))
     changes = tuple(_changes(baseline["stamps"], new["stamps"]))
     old_qs, new_qs = set(old_d["questions"]), set(new_d["questions"])
     questions = (len(old_qs & new_qs), len(old_qs - new_qs), len(new_qs - old_qs))
     same_file = baseline["stamps"].get("questions sha256") == new["stamps"].get("questions sha256")
     return Comparison(
-        baseline_path, metrics, flips, changes, questions, same_file, max_drop, tuple(not_compared)
+        baseline_path,
+        metrics,
+        flipped,
+        changes,
+        questions,
+        same_file,
+        max_drop,
+        tuple(not_compared),
+        lost_questions(flipped),
+        missing_questions(old_d, new_d),
+        allow_lost,
+        allow_missing,
     )
 
 
@@ -384,7 +394,7 @@ def _measure(
     old_ranks, new_ranks = [o["rank"] for o, _ in pairs], [n["rank"] for _, n in pairs]
     measured: list[Measured] = []
     for k in ks:
-        hits = [_hit(r, k) for r in old_ranks], [_hit(r, k) for r in new_ranks]
+        hits = [hit(r, k) for r in old_ranks], [hit(r, k) for r in new_ranks]
         measured.append((f"R@{k}", True, *hits, clusters, "questions"))
     rr = [_rr(r) for r in old_ranks], [_rr(r) for r in new_ranks]
     measured.append(("MRR", True, *rr, clusters, "questions"))
@@ -443,23 +453,8 @@ def _judge_all(measured: Sequence[Measured], max_drop: float | None) -> list[Met
     return out
 
 
-def _hit(rank: int | None, k: int) -> bool:
-    return rank is not None and rank <= k
-
-
 def _rr(rank: int | None) -> float:
     return 0.0 if rank is None else 1.0 / rank
-
-
-def _flips(pairs: Sequence[tuple[Mapping, Mapping]], ks: Sequence[int]) -> list[Flip]:
-    flips = []
-    for old, new in pairs:
-        lost = tuple(k for k in ks if _hit(old["rank"], k) and not _hit(new["rank"], k))
-        found = tuple(k for k in ks if not _hit(old["rank"], k) and _hit(new["rank"], k))
-        if lost or found:
-            top = new.get("top chunk", "?"), old.get("top chunk", "?")
-            flips.append(Flip(new["id"], old["rank"], new["rank"], lost, found, *top))
-    return flips
 
 
 def _changes(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[tuple[str, str, str]]:

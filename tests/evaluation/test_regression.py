@@ -1,5 +1,7 @@
-"""The regression gate: fires on a planted regression, stays quiet on a re-run, pairs only
-common questions, writes JUnit that parses, and refuses a bad baseline with file and reason.
+"""The regression gate: fails on one lost answer and on one dropped question (each named in
+the JUnit), passes them when allowed, fires on a planted regression, stays quiet on a
+re-run, pairs only common questions, shows one interval and one detectable difference in
+its three files, and refuses a bad baseline with file and reason.
 
 The end-to-end tests run the real ``rag-lab evaluate`` (the packaged encoder) on a corpus
 built here, in which every needle straddles the first blind cut at 512 characters: strategy
@@ -9,6 +11,7 @@ A destroys every answer, strategy E (paragraph boundaries) keeps each one whole.
 from __future__ import annotations
 
 import json
+import shutil
 import xml.etree.ElementTree as ET
 
 import pytest
@@ -173,13 +176,22 @@ def test_the_gate_fires_on_a_planted_regression(runs, capsys):
     assert lost and all(f["new rank"] is None for f in lost)
     assert all(f["top chunk now"].split("#")[0] in {t[0] for t in TOPICS} for f in lost)
     assert "REGRESSION" in capsys.readouterr().out
-    # The JUnit file parses: one testcase a metric, a failure for each regression.
+    # Every question is lost, each at every k: the first rule fails beside the metrics.
+    assert out["failed by"] == [regression.LOST, regression.METRICS]
+    assert [q["question"] for q in out["lost"]] == [t[0] for t in TOPICS]
+    assert out["missing"] == []
+    # The JUnit file parses: one testcase a metric, a failure for each regression, and one
+    # failing testcase a lost question.
     suite = ET.parse(root / "A" / "regression.xml").getroot().find("testsuite")
     cases = suite.findall("testcase")
-    assert [c.get("name") for c in cases] == [m["metric"] for m in out["metrics"]]
-    failed = {c.get("name") for c in cases if c.find("failure") is not None}
+    metric_cases = [c for c in cases if c.get("classname") == "rag_lab.regression"]
+    assert [c.get("name") for c in metric_cases] == [m["metric"] for m in out["metrics"]]
+    failed = {c.get("name") for c in metric_cases if c.find("failure") is not None}
     assert failed == {m for m, o in outcome.items() if o == regression.REGRESSED}
-    assert suite.get("failures") == str(len(failed))
+    lost_cases = [c for c in cases if c.get("classname") == "rag_lab.regression.lost"]
+    assert [c.get("name").split(" at ")[0] for c in lost_cases] == [t[0] for t in TOPICS]
+    assert all(c.find("failure") is not None for c in lost_cases)
+    assert suite.get("failures") == str(len(failed) + len(TOPICS))
 
 
 @pytest.mark.model
@@ -188,17 +200,43 @@ def test_the_gate_stays_quiet_on_a_rerun_of_the_same_configuration(runs):
     assert evaluate(root, docs, questions, root / "E2", "--baseline", baseline) == exits.OK
     out = json.loads((root / "E2" / "regression.json").read_text())
     assert not out["regressed"] and out["changes"] == [] and out["flips"] == []
+    assert (out["failed by"], out["lost"], out["missing"]) == ([], [], [])
     assert out["same question file"] and out["questions"]["common"] == len(TOPICS)
     assert {m["outcome"] for m in out["metrics"]} == {regression.UNCHANGED}
     assert ET.parse(root / "E2" / "regression.xml").getroot().get("failures") == "0"
 
 
 @pytest.mark.model
+def test_a_dropped_question_fails_the_gate_and_is_named(runs):
+    root, docs, _, baseline = runs
+    fewer = question_file(root / "fewer.yaml", TOPICS[:-1])
+    code = evaluate(root, docs, fewer, root / "fewer", "--baseline", baseline)
+    assert code == exits.REGRESSED
+    out = json.loads((root / "fewer" / "regression.json").read_text())
+    dropped = TOPICS[-1][0]
+    assert out["failed by"] == [regression.MISSING]
+    assert out["missing"] == [
+        {"question": dropped, "queries": [f"{dropped}/course", f"{dropped}/ticket"], "whole": True}
+    ]
+    suite = ET.parse(root / "fewer" / "regression.xml").getroot().find("testsuite")
+    missing = [c for c in suite.iter("testcase") if c.find("failure") is not None]
+    assert [(c.get("classname"), c.get("name")) for c in missing] == [
+        ("rag_lab.regression.missing", dropped)
+    ]
+    assert suite.get("failures") == "1"
+
+
+@pytest.mark.model
 def test_a_different_question_file_is_compared_on_its_common_questions(runs):
     root, docs, _, baseline = runs
     other = question_file(root / "other.yaml", TOPICS[:6])
-    assert evaluate(root, docs, other, root / "other", "--baseline", baseline) == exits.OK
+    code = evaluate(root, docs, other, root / "other", "--baseline", baseline, "--allow-missing")
+    assert code == exits.OK
     out = json.loads((root / "other" / "regression.json").read_text())
+    assert [q["question"] for q in out["missing"]] == [t[0] for t in TOPICS[6:]]
+    assert out["failed by"] == [] and out["allow missing"]
+    suite = ET.parse(root / "other" / "regression.xml").getroot().find("testsuite")
+    assert (suite.get("failures"), suite.get("skipped")) == ("0", "4")
     assert not out["same question file"]
     assert out["questions"] == {"common": 6, "baseline only": 4, "new only": 0}
     assert "compared on the 6 questions both hold only" in out["coverage"]
@@ -213,12 +251,125 @@ def test_max_drop_counts_a_small_worsening(runs, tmp_path):
     report = json.loads(baseline.read_text())
     worse = json.loads(baseline.read_text())
     worse["deployment"]["queries"][0]["rank"] = None  # one query of ten questions lost
-    quiet = regression.compare(report, worse)
-    assert not quiet.regressed
-    strict = regression.compare(report, worse, max_drop=0.01)
+    quiet = regression.compare(report, worse, allow_lost=1)
+    assert not quiet.regressed and not quiet.failed
+    strict = regression.compare(report, worse, max_drop=0.01, allow_lost=1)
     assert strict.regressed
     assert {m.name for m in strict.regressed} <= {"R@1", "R@4", "R@8", "R@20", "MRR"}
     assert "beyond --max-drop" in strict.regressed[0].reason
+
+
+@pytest.mark.model
+def test_one_lost_answer_fails_the_gate_unless_allowed(runs, tmp_path):
+    """A deploy whose index lost one needle's document (the issue's case: documents removed,
+    the question file unchanged) loses one answer: the gate fails, names it in the JUnit
+    with what the run returns first, passes with --allow-lost 1, and a re-run passes."""
+    _, docs, questions, _ = runs
+    gone = TOPICS[4][0]
+    fewer = tmp_path / "fewer"
+    shutil.copytree(docs, fewer)
+    (fewer / f"{gone}.md").unlink()
+    full, cut = tmp_path / "full.sqlite", tmp_path / "cut.sqlite"
+    assert cli.main(["index", str(docs), "--index", str(full)]) == exits.OK
+    assert cli.main(["index", str(fewer), "--index", str(cut)]) == exits.OK
+
+    def against(index, out, *args):
+        argv = ["evaluate", "--index", str(index), "--corpus", str(docs)]
+        argv += ["--questions", str(questions), "--out", str(tmp_path / out)]
+        return cli.main([*argv, *map(str, args)])
+
+    assert against(full, "base") == exits.OK
+    baseline = tmp_path / "base" / "report.json"
+    assert against(cut, "cut", "--baseline", baseline) == exits.REGRESSED
+    out = json.loads((tmp_path / "cut" / "regression.json").read_text())
+    assert out["regressed"] and out["failed by"] == [regression.LOST]
+    assert [q["question"] for q in out["lost"]] == [gone] and out["missing"] == []
+    lost = out["lost"][0]["queries"]
+    assert {q["query"] for q in lost} == {f"{gone}/course", f"{gone}/ticket"}
+    assert all(q["new rank"] is None and q["top chunk now"] for q in lost)
+    # JUnit: one failing testcase, the lost question, naming what the run returns first
+    suite = ET.parse(tmp_path / "cut" / "regression.xml").getroot().find("testsuite")
+    failing = [c for c in suite.iter("testcase") if c.find("failure") is not None]
+    assert [(c.get("classname"), c.get("name").split(" at ")[0]) for c in failing] == [
+        ("rag_lab.regression.lost", gone)
+    ]
+    assert all(q["top chunk now"] in failing[0].find("failure").text for q in lost)
+    # allowed, it passes and stays listed; the same deploy again passes
+    assert against(cut, "allowed", "--baseline", baseline, "--allow-lost", 1) == exits.OK
+    allowed = json.loads((tmp_path / "allowed" / "regression.json").read_text())
+    assert allowed["failed by"] == [] and [q["question"] for q in allowed["lost"]] == [gone]
+    xml = ET.parse(tmp_path / "allowed" / "regression.xml").getroot()
+    assert (xml.get("failures"), xml.get("skipped")) == ("0", "1")
+    assert against(full, "again", "--baseline", baseline) == exits.OK
+    again = json.loads((tmp_path / "again" / "regression.json").read_text())
+    assert (again["failed by"], again["lost"], again["missing"]) == ([], [], [])
+
+
+@pytest.mark.model
+def test_lost_and_missing_are_read_from_the_records(runs):
+    _, _, _, baseline = runs
+    report = json.loads(baseline.read_text())
+    first = report["deployment"]["queries"][0]
+    assert first["rank"] == 1  # found at every k: lost at every k below
+    worse = json.loads(baseline.read_text())
+    worse["deployment"]["queries"][0]["rank"] = None
+    c = regression.compare(report, worse)
+    assert [(q.question, q.ks) for q in c.lost] == [(first["question"], (1, 4, 8, 20))]
+    assert c.failures == [regression.LOST]
+    assert regression.compare(report, worse, allow_lost=1).failures == []
+    # one phrasing dropped, then a whole question: each missing, named with its queries
+    fewer = json.loads(baseline.read_text())
+    dropped = fewer["deployment"]["queries"].pop()
+    c = regression.compare(report, fewer)
+    assert [(q.question, q.queries, q.whole) for q in c.missing] == [
+        (dropped["question"], (dropped["id"],), False)
+    ]
+    fewer["deployment"]["queries"] = [
+        q for q in fewer["deployment"]["queries"] if q["question"] != dropped["question"]
+    ]
+    fewer["deployment"]["questions"].remove(dropped["question"])
+    c = regression.compare(report, fewer)
+    assert [(q.question, len(q.queries), q.whole) for q in c.missing] == [
+        (dropped["question"], 2, True)
+    ]
+    assert c.failures == [regression.MISSING]
+    assert regression.compare(report, fewer, allow_missing=True).failures == []
+
+
+@pytest.mark.model
+def test_the_three_files_show_one_interval_and_one_detectable_difference(runs):
+    """regression.md, regression.json and regression.xml read the same fields: the interval
+    at 1 − 0.05/m, and the difference that test detects (not report.md's planning figure)."""
+    _, _, _, baseline = runs
+    report = json.loads(baseline.read_text())
+    worse = json.loads(baseline.read_text())
+    for q in worse["deployment"]["queries"][:2]:
+        q["rank"] = None  # one question lost: inconclusive, so a detectable difference
+    c = regression.compare(report, worse)
+    data = gate_report.to_json(c)
+    md = gate_report.markdown(c)
+    cases = {
+        x.get("name"): x
+        for x in ET.fromstring(gate_report.junit(c)).iter("testcase")
+        if x.get("classname") == "rag_lab.regression"
+    }
+    m = len(data["metrics"])
+    shown = [x for x in data["metrics"] if x["detectable"] is not None]
+    assert shown  # some metric is inconclusive, with the difference it would detect
+    for x in data["metrics"]:
+        assert x["ci level"] == pytest.approx(1 - 0.05 / m)
+        lo, hi = x["ci"]
+        interval = f"{x['difference']:+.3f} [{lo:+.3f}, {hi:+.3f}]"
+        detects = "–" if x["detectable"] is None else f"±{x['detectable']:.3f}"
+        row = next(line for line in md.splitlines() if line.startswith(f"| {x['metric']} "))
+        assert interval in row and detects in row
+        case = cases[x["metric"]]
+        text = (
+            case.find("system-out") if case.find("failure") is None else case.find("failure")
+        ).text
+        assert interval in text
+        assert (detects in text) == (x["detectable"] is not None)
+        assert x["p adjusted"] == pytest.approx(min(1.0, x["p"] * m))
 
 
 def bad_baselines(tmp_path, report_path):
@@ -255,6 +406,13 @@ def test_a_bad_baseline_is_refused_with_its_file_and_reason(runs, tmp_path, caps
 def test_max_drop_needs_a_baseline(capsys):
     assert cli.main(["evaluate", "--max-drop", "0.05"]) == exits.ERROR
     assert "--max-drop X needs --baseline FILE" in capsys.readouterr().err
+    assert cli.main(["evaluate", "--allow-lost", "1"]) == exits.ERROR
+    assert "--allow-lost N needs --baseline FILE" in capsys.readouterr().err
+    assert cli.main(["evaluate", "--allow-missing"]) == exits.ERROR
+    assert "--allow-missing needs --baseline FILE" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as refused:
+        cli.main(["evaluate", "--allow-lost", "-1"])
+    assert refused.value.code == exits.ERROR
 
 
 def test_a_metric_one_run_lacks_is_named_not_compared(runs):

@@ -66,12 +66,17 @@ def run_evaluate(args: argparse.Namespace) -> int:
     new = json.loads(written.json.read_text(encoding="utf-8"))
     with _baseline_words(regression.BaselineError):
         compared = regression.compare(
-            baseline, new, max_drop=args.max_drop, baseline_path=str(args.baseline)
+            baseline,
+            new,
+            max_drop=args.max_drop,
+            baseline_path=str(args.baseline),
+            allow_lost=args.allow_lost or 0,
+            allow_missing=args.allow_missing,
         )
     files = gate_report.write(compared, out)
     _print_comparison(compared)
     print(f"wrote {files.markdown}, {files.json.name} and {files.junit.name} (JUnit) in {out}")
-    return REGRESSED if compared.regressed else OK
+    return REGRESSED if compared.failed else OK
 
 
 def _report_kind(questions: Path) -> str:
@@ -168,7 +173,8 @@ def _read_once(path: Path) -> Iterator[Path]:
 
 
 def _print_comparison(c: Comparison) -> None:
-    """The gate's verdict on the terminal: what was paired, what changed, the metrics."""
+    """The gate's verdict on the terminal: what was paired, what changed, the metrics, the
+    lost and missing questions, the verdict."""
     from rag_lab.evaluation import gate_report
 
     print(f"\nagainst the baseline {c.baseline_path}: {c.coverage}")
@@ -182,7 +188,12 @@ def _print_comparison(c: Comparison) -> None:
     lost = sum(bool(f.lost) for f in c.flips)
     listed = "; regression.md lists them" if c.flips else ""
     print(f"\n{len(c.flips)} queries flipped ({lost} lost at some k){listed}")
-    print(f"\n{c.summary}")
+    for q in c.lost:
+        for f in q.queries:
+            print(f"  lost {q.question}: {gate_report.lost_text(f)}")
+    for q in c.missing:
+        print(f"  missing {q.question}: {gate_report.missing_text(q)}")
+    print(f"\n{gate_report.rule(c)}\n{gate_report.summary(c)}")
 
 
 def _evaluation_paths(args: argparse.Namespace) -> tuple[Path, Path]:
@@ -192,6 +203,10 @@ def _evaluation_paths(args: argparse.Namespace) -> tuple[Path, Path]:
         raise UsageError("--questions FILE is required with --corpus DIR")
     if args.max_drop is not None and args.baseline is None:
         raise UsageError("--max-drop X needs --baseline FILE, the run it drops from")
+    if args.allow_lost is not None and args.baseline is None:
+        raise UsageError("--allow-lost N needs --baseline FILE, the run answers are lost from")
+    if args.allow_missing and args.baseline is None:
+        raise UsageError("--allow-missing needs --baseline FILE, the run questions go missing from")
     questions = args.questions or lab_questions()
     if args.corpus is not None and not args.corpus.is_dir():
         raise UsageError(f"{args.corpus}: not a folder (--corpus DIR)")
