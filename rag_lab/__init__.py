@@ -8,8 +8,8 @@ The package is in six layers; each imports only the layers the list allows it
   the one definition of relevance), ``bm25``, ``dense``, ``fusion``, ``ranking``, ``search``
   (first-stage retrieval), ``rerank`` and ``late_interaction`` (second stage), ``gate``,
   ``citations``, ``pipeline`` and ``answers`` (refuse or answer with server-built citations),
-  ``questions`` and ``spans`` (ground truth), ``metrics`` and ``stats`` (how it is scored),
-  and the plumbing: ``errors`` (one exception root), ``checksums``, ``atomic``,
+  ``questions``, ``needles`` and ``spans`` (ground truth), ``metrics`` and ``stats`` (how it
+  is scored), and the plumbing: ``errors`` (one exception root), ``checksums``, ``atomic``,
   ``json_cache``, ``progress``, ``text``, ``paths``; and ``claims``, the claims as data
   (``chapter.yaml``, the analysis plan), with the verdict vocabulary, the one judge and the
   one renderer. An encoder is passed in, never loaded here. Imports only itself.

@@ -55,15 +55,23 @@ def relevant_chunks(
     fold: Callable[[str], str] | None = None,
 ) -> list[set[int]]:
     """For each query, the positions of the chunks that hold its needle whole
-    (:func:`rag_lab.chunking.containing`, with its ``fold``)."""
+    (:func:`rag_lab.chunking.containing`, with its ``fold``), read as the question's own
+    rule says (:attr:`rag_lab.questions.Question.fold`: up to whitespace for a needle
+    found so)."""
     if fold is not None:  # fold each chunk once, not once per needle
         chunks = [dataclasses.replace(c, text=fold(c.text)) for c in chunks]
-    by_needle: dict[str, set[int]] = {}
+    read = {None: chunks}  # the chunks as each question's rule reads them, each read once
+    by_needle: dict[tuple[str, Callable[[str], str] | None], set[int]] = {}
     for q in queries:
-        if q.needle not in by_needle:
+        rule = q.fold
+        if (q.needle, rule) not in by_needle:
             needle = q.needle if fold is None else fold(q.needle)
-            by_needle[q.needle] = set(containing(chunks, needle))
-    return [by_needle[q.needle] for q in queries]
+            if rule is not None:
+                if rule not in read:
+                    read[rule] = [dataclasses.replace(c, text=rule(c.text)) for c in chunks]
+                needle = rule(needle)
+            by_needle[(q.needle, rule)] = set(containing(read[rule], needle))
+    return [by_needle[(q.needle, q.fold)] for q in queries]
 
 
 def hits_at(ranks: Ranks, k: int) -> np.ndarray:

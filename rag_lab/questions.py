@@ -17,6 +17,11 @@ The file format (YAML)::
 violations at once, each with its file, line, id and field, so a file written by
 hand is fixed in one pass. Any corpus and any file of this schema work.
 
+A needle is found verbatim, or else up to whitespace (:mod:`rag_lab.needles`: a document
+hard-wrapped where the file has a space): the question then carries where it was found
+(:attr:`Question.found`), is judged relevant by the same rule (:attr:`Question.fold`), and
+the set carries a note saying so (:attr:`QuestionSet.notes`), which is not a violation.
+
 Chroma's chunking benchmark grounds a question in offsets instead: its questions
 (:class:`rag_lab.spans.SpanQuestion`) are read from its CSV by
 :mod:`rag_lab.sources.chroma.questions`, with the same rigour.
@@ -24,10 +29,12 @@ Chroma's chunking benchmark grounds a question in offsets instead: its questions
 
 from __future__ import annotations
 
+import dataclasses
 import os
+import re
 from collections import Counter
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import yaml
@@ -35,7 +42,8 @@ import yaml
 from rag_lab.documents import Document
 from rag_lab.errors import BadInput
 from rag_lab.markdown import MarkdownDoc
-from rag_lab.text import longest_common_run, words
+from rag_lab.needles import Found, line_of, matches, near_miss, spaced, verbatim
+from rag_lab.text import flat, longest_common_run, words
 
 PHRASINGS = ("course", "ticket")
 NEGATIVE_KINDS = ("uncovered", "offtopic")
@@ -52,6 +60,15 @@ class Question:
     needle: str
     course: str
     ticket: str
+    found: Found | None = field(default=None, compare=False, repr=False)
+    """Where :func:`load_questions` found the needle; ``None`` for a question built by hand."""
+
+    @property
+    def fold(self) -> Callable[[str], str] | None:
+        """How a chunk's text is read to hold the needle (:func:`rag_lab.chunking.containing`):
+        as it is (``None``), or whitespace normalised (:func:`rag_lab.text.flat`) when the
+        needle was found in its document only up to whitespace."""
+        return flat if self.found is not None and not self.found.exact else None
 
 
 @dataclass(frozen=True)
@@ -81,6 +98,10 @@ class Query:
     def needle(self) -> str:
         return self.question.needle
 
+    @property
+    def fold(self) -> Callable[[str], str] | None:
+        return self.question.fold
+
 
 @dataclass(frozen=True)
 class Expected:
@@ -102,6 +123,9 @@ class QuestionSet:
     questions: tuple[Question, ...]
     negatives: tuple[Negative, ...]
     path: Path | None = None
+    notes: tuple[Violation, ...] = ()
+    """What the validator noticed that is not a violation: a needle found only up to
+    whitespace."""
 
     def queries(self, phrasings: Sequence[str] = PHRASINGS) -> list[Query]:
         """Every question in every phrasing: all course phrasings first, then all tickets."""
@@ -122,11 +146,15 @@ class Violation:
 
 
 class QuestionsError(BadInput, ValueError):
-    """The question file breaks one or more rules; ``violations`` lists them all."""
+    """The question file breaks one or more rules; ``violations`` lists them all, ``notes``
+    what else the validator noticed (:attr:`QuestionSet.notes`)."""
 
-    def __init__(self, path: Path | str, violations: Sequence[Violation]) -> None:
+    def __init__(
+        self, path: Path | str, violations: Sequence[Violation], notes: Sequence[Violation] = ()
+    ) -> None:
         self.path = path
         self.violations = list(violations)
+        self.notes = list(notes)
         lines = "\n  ".join(v.render(path) for v in self.violations)
         super().__init__(f"{len(self.violations)} problem(s) in {path}:\n  {lines}")
 
@@ -156,10 +184,16 @@ def load_questions(
         line = mark.line + 1 if mark else None
         raise QuestionsError(path, [Violation(line, None, None, yaml_problem(err))]) from None
     qset, lines, violations = _parse(root, path)
-    violations += _check(qset, docs, expected, lines)
+    problems, notes, found = _check(qset, docs, expected, lines)
+    violations += problems
     if violations:
-        raise QuestionsError(path, sorted(violations, key=lambda v: (v.line or 0, v.message)))
-    return qset
+        raise QuestionsError(path, _in_order(violations), _in_order(notes))
+    questions = [dataclasses.replace(q, found=found.get(i)) for i, q in enumerate(qset.questions)]
+    return dataclasses.replace(qset, questions=tuple(questions), notes=tuple(_in_order(notes)))
+
+
+def _in_order(violations: list[Violation]) -> list[Violation]:
+    return sorted(violations, key=lambda v: (v.line or 0, v.message))
 
 
 def yaml_problem(err: yaml.YAMLError) -> str:
@@ -219,7 +253,8 @@ def _parse(root, path: Path) -> tuple[QuestionSet, _Lines, list[Violation]]:
     built: dict[str, list] = {"questions": [], "negatives": []}
     for name, node in sections.items():
         cls = fields[name]
-        wanted = list(cls.__dataclass_fields__)
+        # The file's fields: those without a default (Question.found is the validator's).
+        wanted = [f.name for f in dataclasses.fields(cls) if f.default is dataclasses.MISSING]
         for pos, item in enumerate(node.value, 1):
             line = item.start_mark.line + 1
             if not isinstance(item, yaml.MappingNode):
@@ -276,7 +311,10 @@ def _second(key, name: str, first: int, what: str, more: str = "") -> Violation:
 
 def _check(
     qset: QuestionSet, docs: Sequence[Document], expected: Expected | None, lines: _Lines
-) -> list[Violation]:
+) -> tuple[list[Violation], list[Violation], dict[int, Found]]:
+    """The violations, the notes, and where each needle found once in its document lies
+    (by the question's position)."""
+
     def at(item: tuple[str, int], ident: str, field: str | None, message: str) -> Violation:
         where = lines.get(item, {})
         return Violation(where.get(field) or where.get(None), ident, field, message)
@@ -293,11 +331,28 @@ def _check(
 
     by_id = {d.id: d for d in docs}
     structure = {d.id: MarkdownDoc(d.text) for d in docs}
+    notes: list[Violation] = []
+    located: dict[int, Found] = {}
     for i, q in enumerate(qset.questions):
         item = ("questions", i)
         if q.doc not in by_id:
             out.append(at(item, q.id, "doc", f"no document {q.doc!r} in the corpus"))
-        out += [at(item, q.id, "needle", m) for m in _needle_problems(q, docs, by_id, structure)]
+        problems, found = _needle_problems(q, docs, by_id, structure)
+        out += [at(item, q.id, "needle", m) for m in problems]
+        if found is not None:
+            located[i] = found
+        if found is not None and not found.exact:
+            text = by_id[found.doc].text
+            lines_in = f"{line_of(text, found.start)}-{line_of(text, found.end)}"
+            notes.append(
+                at(
+                    item,
+                    q.id,
+                    "needle",
+                    "found only after whitespace normalisation (line breaks or spaces differ), "
+                    f"at lines {lines_in} of {found.doc}",
+                )
+            )
         for phrasing in PHRASINGS:
             text = getattr(q, phrasing)
             shared = longest_common_run(words(q.needle), words(text))
@@ -332,10 +387,12 @@ def _check(
 
     if expected is not None:
         out += _count_problems(qset, expected)
-    return out
+    return out, notes, located
 
 
-def _needle_problems(q: Question, docs, by_id, structure) -> list[str]:
+def _needle_problems(q: Question, docs, by_id, structure) -> tuple[list[str], Found | None]:
+    """What is wrong with ``q``'s needle, and where it lies when it is found once in its
+    document: verbatim, else (and only else) up to whitespace."""
     needle = q.needle
     problems = []
     if len(needle) > MAX_NEEDLE_CHARS:
@@ -346,27 +403,46 @@ def _needle_problems(q: Question, docs, by_id, structure) -> list[str]:
         problems.append("spans a blank line; a needle is one sentence")
     if needle != needle.strip():
         problems.append("has surrounding whitespace")
-    found = {d.id: d.text.count(needle) for d in docs if needle in d.text}
-    total = sum(found.values())
+    found = {d.id: spans for d in docs if (spans := verbatim(needle, d.text))}
+    exact = bool(found)
+    if not exact:
+        pattern = spaced(needle)
+        found = {d.id: spans for d in docs if (spans := matches(pattern, d.text))}
+    total = sum(len(spans) for spans in found.values())
     if total == 0:
-        problems.append("not found verbatim in the corpus")
-        return problems
+        problems.append("not found verbatim in the corpus" + _hint(q, docs, by_id))
+        return problems, None
     if total > 1:
-        where = ", ".join(f"{doc} ×{n}" for doc, n in list(found.items())[:3])
+        where = ", ".join(f"{doc} ×{len(spans)}" for doc, spans in list(found.items())[:3])
         if len(found) > 3:
             where += f" and {len(found) - 3} more documents"
-        problems.append(f"found {total} times ({where}); it must occur exactly once")
-        return problems
-    if q.doc in by_id and q.doc not in found:
-        problems.append(f"found in {', '.join(found)}, not in {q.doc}")
-    for doc_id in found:
-        text = by_id[doc_id].text
-        start = text.index(needle)
-        touched = structure[doc_id].overlaps(start, start + len(needle))
-        for kind, hit in touched.items():
-            if hit:
-                problems.append(f"lies in a {kind} line of {doc_id}; a needle must be prose")
-    return problems
+        spacing = "" if exact else " up to whitespace"
+        problems.append(f"found {total} times{spacing} ({where}); it must occur exactly once")
+        return problems, None
+    ((doc_id, ((start, end),)),) = found.items()
+    if q.doc in by_id and q.doc != doc_id:
+        problems.append(f"found in {doc_id}, not in {q.doc}")
+    touched = structure[doc_id].overlaps(start, end)
+    for kind, hit in touched.items():
+        if hit:
+            problems.append(f"lies in a {kind} line of {doc_id}; a needle must be prose")
+    if not exact and _BLANK_LINE.search(by_id[doc_id].text, start, end):
+        problems.append(f"spans a blank line of {doc_id}; a needle is one sentence")
+    return problems, Found(doc_id, start, end, exact) if q.doc == doc_id else None
+
+
+_BLANK_LINE = re.compile(r"\n[^\S\n]*\n")
+
+
+def _hint(q: Question, docs: Sequence[Document], by_id) -> str:
+    """Where a needle not found comes nearest (:func:`rag_lab.needles.near_miss`): its own
+    document first, then the others; empty when nowhere."""
+    order = [by_id[q.doc]] if q.doc in by_id else []
+    order += [d for d in docs if d.id != q.doc]
+    for d in order:
+        if (near := near_miss(q.needle, d.text)) is not None:
+            return f"; in {d.id} {near}"
+    return ""
 
 
 def _count_problems(qset: QuestionSet, expected: Expected) -> list[Violation]:

@@ -1,11 +1,17 @@
 from __future__ import annotations
 
+import dataclasses
 import textwrap
 
 import pytest
 
+from rag_lab.chunking import chunk_document
 from rag_lab.documents import Document
+from rag_lab.evaluation.chunking import destroyed_questions
+from rag_lab.metrics import relevant_chunks
+from rag_lab.needles import Found
 from rag_lab.questions import CHAPTER_DESIGN, Expected, QuestionsError, load_questions
+from rag_lab.text import flat
 
 DOCS = [
     Document(
@@ -130,3 +136,107 @@ def test_the_project_ground_truth_follows_the_chapter_design(docs, qset):
     assert len(qset.queries()) == 64
     assert len({q.doc for q in qset.questions}) >= 15
     assert sum(n.kind == "uncovered" for n in qset.negatives) == 21
+
+
+# --- needles found up to whitespace (a hard-wrapped document) -------------------------
+
+WRAPPED = [
+    Document("01-w", "Wrapped", "# Wrapped\n\nA tensor is an\narray of numbers,  of one\ttype.\n"),
+    Document("02-b", "Beta", "# Beta\n\nEvery cat sleeps in the sun for hours.\n"),
+]
+WRAPPED_NEEDLE = "A tensor is an array of numbers, of one type."
+
+
+def wrapped_file(tmp_path, needle: str = WRAPPED_NEEDLE):
+    text = GOOD.replace("01-a", "01-w")
+    return write(tmp_path, text.replace("The quick brown fox jumps over the lazy dog.", needle))
+
+
+def test_a_hard_wrapped_needle_is_found_with_the_documents_offsets(tmp_path):
+    qset = load_questions(wrapped_file(tmp_path), WRAPPED)
+    q1, q2 = qset.questions
+    assert q1.found == Found("01-w", 11, 11 + 46, exact=False)
+    text = WRAPPED[0].text
+    assert text[q1.found.start : q1.found.end] == "A tensor is an\narray of numbers,  of one\ttype."
+    assert q2.found == Found("02-b", 8, 8 + 38, exact=True)  # an exact needle: as before
+    assert (q1.fold, q2.fold) == (flat, None)
+    assert [(n.line, n.id, n.field) for n in qset.notes] == [(5, "q1", "needle")]
+
+
+@pytest.mark.parametrize(
+    "needle",
+    [
+        "A tensor is an array of numbers, of one type!",  # a character, not a space
+        "A tensor is anarray of numbers, of one type.",  # a space missing is not whitespace
+        "A tensor is an array of numbers , of one type.",  # nor is a space added
+    ],
+)
+def test_a_needle_differing_by_more_than_whitespace_is_refused(tmp_path, needle):
+    with pytest.raises(QuestionsError) as err:
+        load_questions(wrapped_file(tmp_path, needle), WRAPPED)
+    assert [(v.line, v.id, v.field) for v in err.value.violations] == [(5, "q1", "needle")]
+    assert err.value.notes == []
+
+
+def test_a_wrapped_needle_found_twice_is_refused(tmp_path):
+    docs = [
+        WRAPPED[0],
+        Document("03-c", "C", "# C\n\nA tensor is an array of numbers, of\none type.\n"),
+    ]
+    docs.append(WRAPPED[1])
+    (message,) = violations_of(wrapped_file(tmp_path), docs)
+    assert message.startswith("q.yaml:5: q1 needle: found 2 times up to whitespace")
+
+
+def test_a_wrapped_needle_across_a_blank_line_is_refused(tmp_path):
+    docs = [Document("01-w", "W", "# W\n\nA tensor is an array\n\nof numbers, of one type.\n")]
+    docs.append(WRAPPED[1])
+    assert violations_of(wrapped_file(tmp_path), docs) == [
+        "q.yaml:5: q1 needle: spans a blank line of 01-w; a needle is one sentence"
+    ]
+
+
+def violations_of(path, docs) -> list[str]:
+    with pytest.raises(QuestionsError) as err:
+        load_questions(path, docs)
+    return [v.render("q.yaml") for v in err.value.violations]
+
+
+def test_a_needle_not_found_says_how_near_it_comes(tmp_path):
+    # Case: found if case is ignored, at line 3 of the document.
+    (case,) = violations_of(wrapped_file(tmp_path, WRAPPED_NEEDLE.replace("A t", "A T")), WRAPPED)
+    assert case.startswith(
+        "q.yaml:5: q1 needle: not found verbatim in the corpus; in 01-w at line 3"
+    )
+    # A later character: the first 30 (and more) are found, and where it differs is shown.
+    near = WRAPPED_NEEDLE.replace("type.", "kind.")
+    (late,) = violations_of(wrapped_file(tmp_path, near), WRAPPED)
+    assert "its first 39 characters are at line 3" in late
+    assert late.endswith("the needle goes on ' kind.', the document '\\ttype.\\n'")
+    # Nothing near: the message is as before.
+    (none,) = violations_of(wrapped_file(tmp_path, "Nothing like it."), WRAPPED)
+    assert none == "q.yaml:5: q1 needle: not found verbatim in the corpus"
+
+
+@pytest.mark.corpus
+def test_the_labs_needles_are_found_verbatim_at_their_offsets(docs, qset):
+    """Every needle of data/questions.yaml lies verbatim in its document, at the offsets the
+    validator found before whitespace tolerance (its first occurrence), with no note."""
+    text = {d.id: d.text for d in docs}
+    expected = [
+        Found(q.doc, text[q.doc].index(q.needle), text[q.doc].index(q.needle) + len(q.needle), True)
+        for q in qset.questions
+    ]
+    assert [q.found for q in qset.questions] == expected
+    assert qset.notes == () and all(q.fold is None for q in qset.questions)
+
+
+def test_a_chunk_holding_a_wrapped_needle_up_to_whitespace_is_relevant(tmp_path):
+    qset = load_questions(wrapped_file(tmp_path), WRAPPED)
+    chunks = [c for d in WRAPPED for c in chunk_document(d, "C")]
+    assert [c.doc_id for c in chunks] == ["01-w", "02-b"]
+    assert WRAPPED_NEEDLE not in chunks[0].text  # verbatim, no chunk holds it
+    assert relevant_chunks(chunks, qset.queries()) == [{0}, {1}, {0}, {1}]
+    assert destroyed_questions(chunks, qset.questions) == []
+    by_hand = [dataclasses.replace(q, found=None) for q in qset.questions]  # the exact rule
+    assert [q.id for q in destroyed_questions(chunks, by_hand)] == ["q1"]

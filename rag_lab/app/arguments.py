@@ -344,6 +344,41 @@ def define_evaluate_args(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def define_questions_args(parser: argparse.ArgumentParser) -> None:
+    """``rag-lab questions check FILE --corpus DIR``: a question file against a corpus."""
+    parser.description = _paragraphs(
+        """Work on a question file without an index. check validates it against a corpus
+        as evaluate does, without chunking or embedding: exit 0 when it is valid, 2 with
+        every problem listed as FILE:LINE: reason."""
+    )
+    _define_shared_args(parser, index_file=False)
+    actions = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
+    check = actions.add_parser(
+        "check",
+        help="validate a question file against a corpus (exit 0 valid, 2 invalid)",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description=_paragraphs(
+            """Validate FILE (the schema of data/questions.yaml, or Chroma's CSV) against
+            the documents of --corpus DIR, read as evaluate reads them. Every problem is
+            listed on stderr as FILE:LINE: ID FIELD: reason, with a hint where a needle not
+            found comes near (found if case is ignored, or where it starts to differ). A
+            needle is found verbatim, or else up to whitespace (a line break or repeated
+            spaces where the file has one space): a note on stdout says so, and evaluate
+            judges its chunks by the same rule."""
+        ),
+    )
+    _define_shared_args(check, index_file=False)
+    check.add_argument("file", type=Path, metavar="FILE", help="the question file")
+    check.add_argument(
+        "--corpus",
+        type=Path,
+        metavar="DIR",
+        required=True,
+        help="the folder of documents the needles are in (read like `index` reads it; "
+        "every file must be readable)",
+    )
+
+
 def _define_shared_args(parser: argparse.ArgumentParser, *, index_file: bool = True) -> None:
     """``--debug`` on every subcommand; ``--index PATH`` on those that use an index."""
     # SUPPRESS: without it the subcommand's default would overwrite `rag-lab --debug CMD`.
@@ -378,6 +413,10 @@ COMMANDS = {
     "evaluate": (
         "the notebooks' headline tables for a corpus and a question file",
         define_evaluate_args,
+    ),
+    "questions": (
+        "check a question file against a corpus, without indexing",
+        define_questions_args,
     ),
 }
 """Each subcommand, in ``rag-lab --help``'s order: its line there, and what fills its parser."""

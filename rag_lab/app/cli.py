@@ -26,6 +26,7 @@ from rag_lab.app import arguments, lifecycle, terminal
 from rag_lab.app.commands.ask import run_ask
 from rag_lab.app.commands.evaluate import run_evaluate
 from rag_lab.app.commands.indexing import run_index, run_retry
+from rag_lab.app.commands.questions import run_questions
 from rag_lab.app.commands.status import run_status
 from rag_lab.app.exits import CLOSED, TERMINATED, exit_status, nearest
 from rag_lab.app.index import BackendMismatch, DamagedMeta, UnknownBackend
@@ -199,6 +200,7 @@ _RUN = {
     "retry": run_retry,
     "ask": run_ask,
     "evaluate": run_evaluate,
+    "questions": run_questions,
 }
 """The body of each subcommand of :data:`rag_lab.app.arguments.COMMANDS`."""
 

@@ -89,8 +89,9 @@ class Destroyed:
 
 
 def destroyed_questions(chunks: Sequence[Chunk], questions: Sequence[Question]) -> list[Question]:
-    """The questions whose needle lies whole in no chunk's ``text``."""
-    return [q for q in questions if not containing(chunks, q.needle)]
+    """The questions whose needle lies whole in no chunk's ``text`` (read by the question's
+    rule, :attr:`rag_lab.questions.Question.fold`)."""
+    return [q for q in questions if not containing(chunks, q.needle, q.fold)]
 
 
 def destroyed(chunks_by: Mapping[str, Sequence[Chunk]], questions: Sequence[Question]) -> Destroyed:

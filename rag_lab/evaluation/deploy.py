@@ -116,7 +116,7 @@ def measure(
         tuple(chunks[int(r[0])].id for r in rankings),
         tuple(float(row[int(r[0])]) for row, r in zip(distances, rankings, strict=True)),
         tuple(q.id for q in lab.qset.questions),
-        tuple(q.id for q in lab.qset.questions if not containing(chunks, q.needle)),
+        tuple(q.id for q in lab.qset.questions if not containing(chunks, q.needle, q.fold)),
         tuple(n.id for n in negs),
         tuple(nearest_neg),
     )

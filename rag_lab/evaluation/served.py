@@ -117,7 +117,7 @@ def measure(
     nearest: list[float] = []
     for q in queries:
         hits = retriever.nearest(q.text, depth)
-        held = containing([h.chunk for h in hits], q.needle)
+        held = containing([h.chunk for h in hits], q.needle, q.fold)
         ranks.append(held[0] + 1 if held else None)
         top.append(hits[0].chunk.id)  # the retriever refuses an empty index
         nearest.append(float(hits[0].distance))
@@ -127,7 +127,7 @@ def measure(
     for c in stored:
         by_doc.setdefault(c.doc_id, []).append(c)
     destroyed = tuple(
-        q.id for q in qset.questions if not containing(by_doc.get(q.doc, []), q.needle)
+        q.id for q in qset.questions if not containing(by_doc.get(q.doc, []), q.needle, q.fold)
     )
     negatives = [float(retriever.nearest(n.query, 1)[0].distance) for n in qset.negatives]
     served = Served(

@@ -9,6 +9,7 @@ or rebuild the index, :mod:`rag_lab.app.index`, :mod:`rag_lab.app.ingest`,
 - :mod:`.status`: ``status`` and ``status --check``.
 - :mod:`.ask`: ``ask``.
 - :mod:`.evaluate`: ``evaluate``, the one command that hands over to the evaluation library.
+- :mod:`.questions`: ``questions check``, a question file against a corpus, no index.
 
 Here, what they share: :class:`UsageError` and the encoder (:func:`encoder_for`).
 """
