@@ -2,7 +2,9 @@
 
 Everything here works on character offsets into the original text, so callers can
 ask "does this span touch a heading line?" without re-parsing. Fenced code is
-opaque: a ``# comment`` inside a fence is code, not a heading.
+opaque: a ``# comment`` inside a fence is code, not a heading. A fence may open a list
+item's line (``- ```bash``); a MyST directive whose body is Markdown (```` ```{note} ````,
+:data:`PROSE_DIRECTIVES`) is prose, its fence lines included.
 """
 
 from __future__ import annotations
@@ -13,6 +15,14 @@ from functools import cached_property
 
 _HEADING = re.compile(r"^(#{1,6}) +(.*?)\s*$")
 _INLINE_MATH = re.compile(r"(?<![\\$])\$(?!\$)(?:\\.|[^$\\\n])+?(?<!\\)\$")
+# A fence opens a line, or a list item's first line (``- ```python``, ``1. ~~~``).
+_FENCE = re.compile(r"\s*(?:(?:[-*+]|\d{1,9}[.)])\s+)?(`{3,}|~{3,})(.*)")
+PROSE_DIRECTIVES = frozenset(
+    "admonition attention caution danger error hint important note seealso tip todo warning "
+    "versionadded versionchanged versionremoved deprecated dropdown margin sidebar topic".split()
+)
+"""MyST directives whose body is Markdown (```` ```{note} ````): read as prose, not code."""
+_PROSE_DIRECTIVE = re.compile(r"\s*\{(" + "|".join(sorted(PROSE_DIRECTIVES)) + r")\}(?:\s|$)")
 
 
 @dataclass(frozen=True)
@@ -47,20 +57,24 @@ class MarkdownDoc:
     def lines(self) -> list[Line]:
         out: list[Line] = []
         fence: str | None = None
+        directives: list[str] = []  # the open MyST prose directives' fences, innermost last
         pos = 0
         for raw in self.text.split("\n"):
-            stripped = raw.lstrip()
-            opens_or_closes = False
-            if fence is None and stripped.startswith(("```", "~~~")):
-                fence = stripped[:3]
-                opens_or_closes = True
-            elif fence is not None and stripped.startswith(fence):
-                opens_or_closes = True
-                out.append(Line(pos, pos + len(raw), raw, True))
-                fence = None
-                pos += len(raw) + 1
-                continue
-            out.append(Line(pos, pos + len(raw), raw, fence is not None or opens_or_closes))
+            in_fence = True
+            if fence is not None:  # code ends at a line that starts with its fence's characters
+                fence = None if raw.lstrip().startswith(fence) else fence
+            elif directives and _closes(raw, directives[-1]):
+                directives.pop()
+                in_fence = False
+            elif opening := _FENCE.match(raw):
+                if _PROSE_DIRECTIVE.match(opening.group(2)):
+                    directives.append(opening.group(1))
+                    in_fence = False
+                else:
+                    fence = opening.group(1)[:3]
+            else:
+                in_fence = False
+            out.append(Line(pos, pos + len(raw), raw, in_fence))
             pos += len(raw) + 1
         return out
 
@@ -80,6 +94,7 @@ class MarkdownDoc:
         """Character spans of fenced code blocks, fence lines included."""
         spans: list[tuple[int, int]] = []
         open_at: int | None = None
+        fence = ""
         for line in self.lines:
             if not line.in_fence:
                 if open_at is not None:  # an unclosed fence runs to the end of the text
@@ -88,7 +103,8 @@ class MarkdownDoc:
                 continue
             if open_at is None:
                 open_at = line.start
-            elif line.text.lstrip().startswith(("```", "~~~")):
+                fence = _FENCE.match(line.text).group(1)[:3]
+            elif line.text.lstrip().startswith(fence):
                 spans.append((open_at, line.end))
                 open_at = None
         if open_at is not None:
@@ -150,6 +166,13 @@ class MarkdownDoc:
             "table": touches((r.start, r.end) for r in self.table_rows),
             "display math": touches(self.display_math),
         }
+
+
+def _closes(line: str, fence: str) -> bool:
+    """Does ``line`` close a directive opened by ``fence``: that character alone, as many times
+    or more (CommonMark's closing fence)?"""
+    bare = line.strip()
+    return len(bare) >= len(fence) and bare == fence[0] * len(bare)
 
 
 def structure(text: str) -> dict[str, int]:

@@ -98,8 +98,9 @@ def define_index_args(parser: argparse.ArgumentParser) -> None:
     Long because each option's help states its default and its consequence.
     """
     parser.description = _paragraphs(
-        f"""Chunk every .md, .markdown, .txt and .pdf file under DIR (hidden folders skipped;
-        with a {folder.MANIFEST} file in DIR, only the files it lists) with strategy
+        f"""Chunk every .md, .markdown, .txt, .pdf, .rst, .html and .htm file under DIR (hidden
+        folders skipped; with a {folder.MANIFEST} file in DIR, only the files it lists; the
+        others are counted by suffix in the report) with strategy
         {index.STRATEGY} (paragraph boundaries + a [Title > Section] header), embed it and
         store it, stamped with the model and the pipeline version
         ({index.PIPELINE_VERSION}).""",
@@ -406,7 +407,7 @@ def _define_where(parser: argparse.ArgumentParser, default: Path | None, index_h
 
 
 COMMANDS = {
-    "index": ("index a folder of .md, .markdown, .txt and .pdf files", define_index_args),
+    "index": ("index a folder of .md, .txt, .pdf, .rst and .html files", define_index_args),
     "status": ("documents by status, failures with reasons, stamps", define_status_args),
     "retry": ("re-attempt the documents that failed", define_retry_args),
     "ask": ("the sources that answer a question, or NO ANSWER", define_ask_args),

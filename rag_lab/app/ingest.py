@@ -81,6 +81,8 @@ class IngestReport:
     """In the index but no longer in the folder."""
     not_followed: dict[str, str] = field(default_factory=dict)
     """Path → why it was not read (symbolic links); not documents, so not in the index."""
+    other: dict[str, int] = field(default_factory=dict)
+    """Suffix (``""``: none) → files not read, of a type the reader does not read."""
     running_lines: dict[str, int] = field(default_factory=dict)
     """PDF document id → running header and footer lines removed, for those indexed now."""
     flagged: dict[str, tuple[int, ...]] = field(default_factory=dict)
@@ -152,7 +154,9 @@ def index_folder(
             store.fail(r.id, r.path, None, why)
             report.failed[r.id] = why
     store.remove(gone)
-    return dataclasses.replace(report, removed=gone, not_followed=found.skipped)
+    return dataclasses.replace(
+        report, removed=gone, not_followed=found.skipped, other=dict(found.other)
+    )
 
 
 def folder_root(folder: str | os.PathLike) -> Path:

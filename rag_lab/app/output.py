@@ -27,6 +27,10 @@ def report_lines(report: ingest.IngestReport, store: Store) -> list[str]:
         lines.append(printable(f"  renamed {was} to {now} (the same id, {doc_id}): read again"))
     for path, why in report.not_followed.items():
         lines.append(printable(f"  not followed {path}: {why}"))
+    if report.other:
+        counts = sorted(report.other.items(), key=lambda kv: (-kv[1], kv[0]))
+        named = ", ".join(f"{n} {suffix or 'without a suffix'}" for suffix, n in counts)
+        lines.append(printable(f"skipped: {named} (not a type rag-lab reads)"))
     if report.running_lines:
         removed, pdfs = sum(report.running_lines.values()), len(report.running_lines)
         lines.append(

@@ -1,8 +1,10 @@
-"""Read a folder of Markdown, plain-text and PDF files into documents, one reason per failure.
+"""Read a folder of Markdown, plain-text, PDF, reST and HTML files into documents, one reason
+per failure.
 
-Which files (:func:`scan`): every ``.md``, ``.markdown``, ``.txt`` and ``.pdf`` file under the
-folder, hidden names skipped; when the folder holds a ``SHA256SUMS`` manifest, only the files
-it lists (as in the lab's corpus, whose folder also holds notes and licences). A document's id
+Which files (:func:`scan`): every ``.md``, ``.markdown``, ``.txt``, ``.pdf``, ``.rst``, ``.html``
+and ``.htm`` file under the folder, hidden names skipped, the others counted by suffix; when the
+folder holds a ``SHA256SUMS`` manifest, only the files it lists (as in the lab's corpus, whose
+folder also holds notes and licences). A document's id
 is its path relative to the folder without the suffix (``guides/setup``); a name that is not
 UTF-8 is written by :func:`name_text`, so that the index and its citations hold text. Symbolic
 links are followed only when they stay inside the folder (or with ``follow_symlinks``); those
@@ -11,7 +13,8 @@ never mistakes a file it could not see for a file that is gone.
 
 A file that cannot become a document raises :class:`Unreadable` with the reason an index
 records. A PDF is read by :func:`rag_lab.sources.pdf.document.read_pdf` (:class:`PdfOptions`)
-into ``plain`` text whose pages are joined by a page break and a newline. :func:`load_folder`
+into ``plain`` text whose pages are joined by a page break and a newline; reST and HTML into
+Markdown (:data:`READERS`, :mod:`rag_lab.sources.markup`). :func:`load_folder`
 is the all-or-nothing reading an evaluation needs; :mod:`rag_lab.app.ingest` reads file by file.
 """
 
@@ -28,6 +31,8 @@ from pathlib import Path
 from rag_lab.checksums import ManifestError, read_manifest, sha256_bytes
 from rag_lab.documents import Document, title_of
 from rag_lab.errors import BadInput
+from rag_lab.sources import html, rst
+from rag_lab.sources.encoding import wide_encoding
 from rag_lab.sources.pdf import document as pdf
 
 READER_VERSION = "1"
@@ -38,7 +43,9 @@ MAX_BYTES = 5 * 1024 * 1024
 MARKDOWN_SUFFIXES = (".md", ".markdown")
 TEXT_SUFFIXES = (".txt",)
 PDF_SUFFIXES = (".pdf",)
-SUFFIXES = MARKDOWN_SUFFIXES + TEXT_SUFFIXES + PDF_SUFFIXES
+READERS = {".rst": rst.read_rst, ".html": html.read_html, ".htm": html.read_html}
+"""Markup read into Markdown (:mod:`rag_lab.sources.markup`), by suffix."""
+SUFFIXES = MARKDOWN_SUFFIXES + TEXT_SUFFIXES + PDF_SUFFIXES + tuple(READERS)
 MAX_PDF_BYTES = 100 * 1024 * 1024
 """PDFs carry fonts and images besides their text, so their limit is higher: 100 MB."""
 MANIFEST = "SHA256SUMS"
@@ -96,7 +103,7 @@ class Read:
     pdf: pdf.PdfDocument | None = None
     """For a PDF: its pages, how it was read, and what was removed; None for text files."""
     warnings: tuple[str, ...] = ()
-    """What the PDF library warned of while reading it, in order (:func:`warned` joins them)."""
+    """What the PDF library or docutils warned of while reading it, in order (:func:`warned`)."""
 
     @property
     def reading(self) -> str:
@@ -113,6 +120,8 @@ class Scan:
     """Folder (relative, ``.`` for the root) → why it could not be listed."""
     skipped: dict[str, str]
     """Path (relative) → why it was not followed (symbolic links)."""
+    other: Counter[str]
+    """Suffix (``""``: none) → files of a type not read, hidden ones aside; not documents."""
 
 
 def name_text(name: str) -> str:
@@ -152,8 +161,10 @@ def scan(
     unlisted: dict[str, str] = {}
     skipped: dict[str, str] = {}
     sums: dict[str, str] = {}
+    other: Counter[str] = Counter()
     if manifest.is_file():
         sums = _manifest(manifest)
+        other.update(s for s in (Path(n).suffix.lower() for n in sums) if s not in SUFFIXES)
         files = []
         for name in (n for n in sums if Path(n).suffix.lower() in SUFFIXES):
             outside = _outside(root, name, follow_symlinks)
@@ -162,7 +173,7 @@ def scan(
             elif (root / name).is_file():
                 files.append(root / name)
     else:
-        files = _walk(root, follow_symlinks, unlisted, skipped)
+        files = _walk(root, follow_symlinks, unlisted, skipped, other)
     own = _of_index(index)
     if mine := [f for f in files if own(f)]:
         files = [f for f in files if not own(f)]
@@ -173,7 +184,7 @@ def scan(
             "the index itself, inside the folder: not read, nor any file it writes (its "
             "journal, lock, rebuild)"
         )
-    return Scan(_sources(root, files, sums), unlisted, skipped)
+    return Scan(_sources(root, files, sums), unlisted, skipped, other)
 
 
 def _of_index(index: str | os.PathLike | None) -> Callable[[Path], bool]:
@@ -213,7 +224,7 @@ def _outside(root: Path, name: str, follow: bool) -> str | None:
 
 
 def _walk(
-    root: Path, follow: bool, unlisted: dict[str, str], skipped: dict[str, str]
+    root: Path, follow: bool, unlisted: dict[str, str], skipped: dict[str, str], other: Counter
 ) -> list[Path]:
     """Every file with a known suffix under ``root``, hidden names skipped; see :func:`scan`.
 
@@ -251,6 +262,7 @@ def _walk(
         for name in (n for n, folder in entries if not folder):
             file = here / name
             if name.startswith(".") or file.suffix.lower() not in SUFFIXES:
+                other[name_text(file.suffix.lower())] += not name.startswith(".")
                 continue
             if file.is_symlink():
                 target = file.resolve()
@@ -316,7 +328,7 @@ def read_source(source: Source, options: PdfOptions | None = None) -> Read:
             words = " ".join(str(err).split())
             heard = f"; the reader warned: {warned(said)}" if said else ""
             raise Unreadable(f"cannot be read: {type(err).__name__}: {words}{heard}") from err
-    return dataclasses.replace(got, warnings=tuple(said))
+    return dataclasses.replace(got, warnings=got.warnings + tuple(said))
 
 
 LISTED_WARNINGS = 3
@@ -354,7 +366,7 @@ def _read_source(source: Source, options: PdfOptions | None) -> Read:
         raise Unreadable("empty file", digest)
     if is_pdf:
         return _read_pdf(source, digest, options or PdfOptions())
-    if wide := _wide_encoding(data):
+    if wide := wide_encoding(data):
         raise Unreadable(f"{wide}: save it as UTF-8", digest)
     if b"\0" in data:
         raise Unreadable(f"binary: a NUL byte at byte {data.index(0)}", digest)
@@ -365,41 +377,13 @@ def _read_source(source: Source, options: PdfOptions | None) -> Read:
     if not text.strip():
         raise Unreadable(f"only whitespace ({len(data):,} bytes)", digest)
     stem = Path(source.path).stem
+    if reader := READERS.get(source.file.suffix.lower()):
+        got = reader(text)
+        doc = Document(source.id, got.title or stem, got.text, source.file)
+        return Read(doc, digest, warnings=got.warnings)
     if source.file.suffix.lower() in TEXT_SUFFIXES:
         return Read(Document(source.id, stem, text, source.file, format="plain"), digest)
     return Read(Document(source.id, title_of(text, stem), text, source.file), digest)
-
-
-_BOMS = (  # UTF-32's first: its little-endian mark begins with UTF-16's
-    (b"\xff\xfe\x00\x00", "utf-32", "UTF-32 text (little-endian, with a byte-order mark)"),
-    (b"\x00\x00\xfe\xff", "utf-32", "UTF-32 text (big-endian, with a byte-order mark)"),
-    (b"\xff\xfe", "utf-16", "UTF-16 text (little-endian, with a byte-order mark)"),
-    (b"\xfe\xff", "utf-16", "UTF-16 text (big-endian, with a byte-order mark)"),
-)
-
-
-def _wide_encoding(data: bytes) -> str | None:
-    """What ``data`` is, if it is text in UTF-16 or UTF-32 (Windows' "Unicode"), not binary: it
-    decodes so, and says so by its byte-order mark or, without one, by a NUL in every other
-    byte of its start and in none of the others (ASCII text in UTF-16)."""
-    for mark, codec, what in _BOMS:
-        if data.startswith(mark):
-            return what if len(data) > len(mark) and _decodes(data, codec) else None
-    start = data[:4096]
-    for parity, codec, order in ((1, "utf-16-le", "little"), (0, "utf-16-be", "big")):
-        zeros, others = start[parity::2], start[1 - parity :: 2]
-        looks = len(start) >= 4 and zeros.count(0) * 2 >= len(zeros) and 0 not in others
-        if looks and _decodes(data, codec):
-            return f"UTF-16 text ({order}-endian, without a byte-order mark)"
-    return None
-
-
-def _decodes(data: bytes, codec: str) -> bool:
-    try:
-        data.decode(codec)
-    except UnicodeDecodeError:
-        return False
-    return True
 
 
 def _read_pdf(source: Source, digest: str, options: PdfOptions) -> Read:
@@ -478,7 +462,7 @@ def load_folder(folder: str | os.PathLike) -> list[Document]:
             if not (root / name).is_file():  # a listed file that differs fails to read
                 problems.append(f"{root / name}: listed in {MANIFEST} but missing")
     if not docs and not problems:
-        problems.append(f"{root}: no .md, .markdown, .txt or .pdf files")
+        problems.append(f"{root}: no {', '.join(SUFFIXES[:-1])} or {SUFFIXES[-1]} files")
     if problems:
         raise IngestError(problems)
     return docs

@@ -248,3 +248,63 @@ def test_the_status_view_fits_a_page_with_real_names(store):
     assert max(map(len, text.splitlines())) <= index.WIDTH
     assert "  rag-lab index /home/someone/projects/course-notes/docs --rebuild" in text.splitlines()
     assert text.count("pipeline chunk=E/512/64;embed=minilm;v") == 2
+
+
+# --- the readers people have: reST, HTML, and what is skipped -----------------------------
+
+RST_DOC = """\
+Setup guide
+===========
+
+Before anything.
+
+Install
+-------
+
+The rst needle is in Install.
+
+::
+
+   make setup
+"""
+HTML_DOC = (
+    "<html><head><title>ignored</title><script>no()</script></head><body>"
+    "<h1>Field notes</h1><p>Opening words.</p><h2>Usage</h2><p>The html needle is in Usage."
+    "<pre>rag-lab ask</pre></body></html>"
+)
+
+
+def test_index_reads_rst_and_html_with_their_sections_and_counts_what_it_skips(run, tmp_path):
+    pytest.importorskip("docutils")
+    from fakes import write
+
+    docs = write(
+        tmp_path / "docs",
+        {
+            "guide.rst": RST_DOC,
+            "notes/page.html": HTML_DOC,
+            "a.png": b"\x89PNG",
+            "b.png": b"\x89PNG",
+            "notes/c.PNG": b"\x89PNG",
+            "data.csv": "x\n",
+            "Makefile": "all:\n",
+            ".hidden.png": b"\x89PNG",
+        },
+    )
+    status, out, _ = run("index", docs)
+    assert status == 0
+    assert "2 indexed, 0 unchanged, 0 failed, 0 stale, 0 removed" in out
+    assert "skipped: 3 .png, 1 without a suffix, 1 .csv (not a type rag-lab reads)" in out
+    with sqlite3.connect(tmp_path / "index.sqlite") as db:
+        titles = dict(db.execute("SELECT id, title FROM documents"))
+        rows = db.execute("SELECT doc_id, section, content FROM chunks").fetchall()
+    assert titles == {"guide": "Setup guide", "notes/page": "Field notes"}
+
+    def where(needle: str) -> list[tuple[str, str]]:
+        return [(doc, section) for doc, section, content in rows if needle in content]
+
+    assert where("The rst needle is in Install.") == [("guide", "Install")]
+    assert where("```\nmake setup\n```") == [("guide", "Install")]
+    assert where("The html needle is in Usage.") == [("notes/page", "Usage")]
+    assert where("```\nrag-lab ask\n```") == [("notes/page", "Usage")]
+    assert where("no()") == [] and where("ignored") == []
