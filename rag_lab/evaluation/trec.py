@@ -81,9 +81,9 @@ def write(lab: Lab, folder: str | os.PathLike, systems: str) -> list[Path]:
         ranked = rank_all(index, queries, lab.encoder).by_system
         for system, rankings in ranked.items():
             if system == "dense" or strategy == systems:
-                name = run_name(system, strategy)
-                lines = run_lines(queries, index.chunks, rankings, relevant, f"{TAG}-{name[:-4]}")
-                written.append(_write(folder / name, lines))
+                tag = f"{TAG}-{system}-{strategy}"
+                lines = run_lines(queries, index.chunks, rankings, relevant, tag)
+                written.append(_write(folder / run_name(system, strategy), lines))
     return written
 
 
