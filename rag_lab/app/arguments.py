@@ -316,6 +316,15 @@ def define_evaluate_args(parser: argparse.ArgumentParser) -> None:
         f"refusals (default {CUTOFF}, the chapter's)",
     )
     parser.add_argument(
+        "--trec",
+        type=Path,
+        metavar="DIR",
+        help="also write the rankings the report scores as TREC files into DIR, for trec_eval "
+        "or ranx: a run per ranking (dense-<strategy>.run for each chunking, BM25-E.run, "
+        "hybrid-E.run: qid Q0 docid rank score tag) and a qrels per chunking "
+        "(<strategy>.qrels: qid 0 docid rel, 1 for each chunk holding the needle)",
+    )
+    parser.add_argument(
         "--baseline",
         type=Path,
         metavar="FILE",

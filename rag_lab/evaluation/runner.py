@@ -25,6 +25,7 @@ from rag_lab.evaluation import deploy, power, spans
 from rag_lab.evaluation import refusal as refusal_suite
 from rag_lab.evaluation import retrieval as retrieval_suite
 from rag_lab.evaluation import served as served_suite
+from rag_lab.evaluation import trec as trec_files
 from rag_lab.evaluation import twins as twins_suite
 from rag_lab.evaluation.lab import Lab
 from rag_lab.evaluation.report import Evaluation, Written, write
@@ -60,12 +61,15 @@ def evaluate(
     strategy: str = GATE_STRATEGY,
     cutoff: float = gate.CUTOFF,
     questions_file: str | os.PathLike | None = None,
+    trec: str | os.PathLike | None = None,
 ) -> Evaluation:
     """Chunking, dense retrieval, dense / BM25 / hybrid on E, the gate if there are
     negatives, the twin-calibrated cutoff (:mod:`rag_lab.evaluation.twins`), which needs
     none, the deployed configuration (dense on ``strategy``, the gate at ``cutoff``) per
     query, and the power of the question file. ``tokenizer`` is BM25's (the chapter's
-    ``"ascii"``, or ``"unicode"``); ``questions_file`` is hashed into the stamps."""
+    ``"ascii"``, or ``"unicode"``); ``questions_file`` is hashed into the stamps. With
+    ``trec``, the rankings scored are also written there as TREC runs and qrels
+    (:func:`rag_lab.evaluation.trec.write`)."""
     lab = Lab.of(docs, qset, encoder, tokenizer=tokenizer)
     with bar(4, "evaluate", "stage", show=progress) as stages:
         stages.update(0, "chunking")
@@ -83,6 +87,8 @@ def evaluate(
         )
         stages.update(1)
     deployed = deploy.measure(lab, strategy, cutoff)
+    if trec is not None:
+        trec_files.write(lab, trec, GATE_STRATEGY)
     powered = power.power(dense.ranks, dense.clusters, deployed.ks)
     queries = [q.id for q in lab.queries]
     bm25 = {"bm25 tokenizer": tokenizer}
@@ -196,15 +202,18 @@ def run(
     progress: bool | None = None,
     strategy: str = GATE_STRATEGY,
     cutoff: float = gate.CUTOFF,
+    trec: str | os.PathLike | None = None,
 ) -> tuple[Evaluation, Written]:
     """Load, evaluate, write. ``corpus=None`` is the lab's own verified corpus; ``strategy``
-    and ``cutoff`` are the deployed configuration the regression gate compares.
+    and ``cutoff`` are the deployed configuration the regression gate compares; ``trec``, a
+    folder for the rankings as TREC runs and qrels (:mod:`rag_lab.evaluation.trec`).
 
     A folder is read with :func:`rag_lab.sources.folder.load_folder` (every file must read); the
     question file is validated against it with any counts. A question file in Chroma's CSV
     format (detected by content) gets the span suite, with the files read as plain text.
     Raises :class:`~rag_lab.sources.folder.IngestError`, :class:`~rag_lab.sources.d2l.CorpusError`
-    or :class:`~rag_lab.questions.QuestionsError`, each naming the file and the problem.
+    or :class:`~rag_lab.questions.QuestionsError`, each naming the file and the problem;
+    :class:`~rag_lab.evaluation.trec.TrecError` for ``trec`` with Chroma's format.
     """
     from rag_lab.questions import QuestionsError, Violation, load_questions
     from rag_lab.sources.chroma.questions import load_chroma_questions, questions_kind
@@ -220,6 +229,11 @@ def run(
         if corpus is None:
             need = "Chroma's question format needs the corpus it points into (--corpus DIR)"
             raise QuestionsError(questions, [Violation(None, None, None, need)])
+        if trec is not None:
+            raise trec_files.TrecError(
+                f"{questions}: Chroma's format judges a ranking by excerpts covered across "
+                "chunks, which a qrels file (one judgement per chunk) cannot hold: no TREC files"
+            )
         # Chroma's offsets count every character: read the files as plain text (no headings).
         docs = [dataclasses.replace(d, format="plain") for d in docs]
         span_questions = load_chroma_questions(questions, docs)
@@ -248,5 +262,6 @@ def run(
         strategy=strategy,
         cutoff=cutoff,
         questions_file=questions,
+        trec=trec,
     )
     return evaluation, write(evaluation, out)

@@ -33,6 +33,7 @@ def run_evaluate(args: argparse.Namespace) -> int:
     from rag_lab.evaluation import gate_report, regression, report, runner
 
     questions, out = _evaluation_paths(args)
+    _check_trec(args)
     # The baseline is read before minutes of embedding: a wrong path fails at once.
     baseline = None
     if args.baseline is not None:
@@ -47,7 +48,12 @@ def run_evaluate(args: argparse.Namespace) -> int:
             written = report.write(evaluation, out)
         else:
             evaluation, written = runner.run(
-                args.corpus, readable, out, strategy=args.strategy, cutoff=args.cutoff
+                args.corpus,
+                readable,
+                out,
+                strategy=args.strategy,
+                cutoff=args.cutoff,
+                trec=args.trec,
             )
     print(evaluation.intro)
     for title, table in evaluation.headline():
@@ -61,6 +67,8 @@ def run_evaluate(args: argparse.Namespace) -> int:
     )
     drawn = f" and {len(written.figures)} figures in {out}/figures" if written.figures else ""
     print(f"\nwrote {written.markdown}, {written.json.name}{claimed}{drawn}")
+    if args.trec is not None:
+        _print_trec(args.trec, args.strategy)
     if baseline is None:
         return OK
     new = json.loads(written.json.read_text(encoding="utf-8"))
@@ -77,6 +85,31 @@ def run_evaluate(args: argparse.Namespace) -> int:
     _print_comparison(compared)
     print(f"wrote {files.markdown}, {files.json.name} and {files.junit.name} (JUnit) in {out}")
     return REGRESSED if compared.failed else OK
+
+
+def _check_trec(args: argparse.Namespace) -> None:
+    """``--trec DIR``: a corpus evaluation's rankings, into a folder that can be written."""
+    if args.trec is None:
+        return
+    if args.index is not None:
+        raise UsageError(
+            "--trec DIR writes the rankings of a corpus evaluation; a built index "
+            "(--index/--store) keeps none: drop one of them"
+        )
+    if args.trec.exists() and not args.trec.is_dir():
+        raise UsageError(f"{args.trec}: an existing file, not a folder; give another --trec DIR")
+    place = next(p for p in (args.trec, *args.trec.parents) if p.exists())
+    if not place.is_dir() or not os.access(place, os.W_OK):
+        raise UsageError(
+            f"cannot write the TREC files: {place} is not a writable folder (--trec DIR)"
+        )
+
+
+def _print_trec(folder: Path, strategy: str) -> None:
+    from rag_lab.evaluation import trec
+
+    deployed = f"{trec.run_name('dense', strategy)} with {trec.qrels_name(strategy)}"
+    print(f"wrote TREC runs and qrels in {folder} (the deployed configuration: {deployed})")
 
 
 def _report_kind(questions: Path) -> str:
