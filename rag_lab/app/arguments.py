@@ -443,61 +443,46 @@ def store_uri(text: str) -> MilvusLocation:
         raise argparse.ArgumentTypeError(str(err)) from None
 
 
+def _read(text: str, kind: type, noun: str):
+    try:
+        return kind(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not {noun}") from None
+
+
+def _within(text: str, value: float, lo: float, hi: float, say: str) -> float:
+    if not math.isfinite(value) or not lo <= value <= hi:
+        raise argparse.ArgumentTypeError(f"{text}{say}")
+    return value
+
+
 def cutoff(text: str) -> float:
     """A cosine-distance cutoff: a finite number in [0, 2]."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if not math.isfinite(value) or not 0 <= value <= MAX_CUTOFF:
-        raise argparse.ArgumentTypeError(
-            f"{text} is not a cosine distance: give a number from 0 to {MAX_CUTOFF:g}"
-        )
-    return value + 0.0  # -0 is 0, and is printed so
+    value = _read(text, float, "a number")
+    say = f" is not a cosine distance: give a number from 0 to {MAX_CUTOFF:g}"
+    return _within(text, value, 0, MAX_CUTOFF, say) + 0.0  # -0 is 0, and is printed so
 
 
 def confidence(text: str) -> float:
     """An OCR confidence threshold: a number in [0, 100]."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if not 0 <= value <= 100:
-        raise argparse.ArgumentTypeError(f"{text}: a confidence runs from 0 to 100")
-    return value
+    return _within(
+        text, _read(text, float, "a number"), 0, 100, ": a confidence runs from 0 to 100"
+    )
 
 
 def fraction(text: str) -> float:
     """A rate: a number in [0, 1]."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if not math.isfinite(value) or not 0 <= value <= 1:
-        raise argparse.ArgumentTypeError(f"{text}: give a rate from 0 to 1")
-    return value
+    return _within(text, _read(text, float, "a number"), 0, 1, ": give a rate from 0 to 1")
 
 
 def count(text: str) -> int:
     """A count of at least 0."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"{text}: give 0 or more")
-    return value
+    return int(_within(text, _read(text, int, "a whole number"), 0, math.inf, ": give 0 or more"))
 
 
 def positive(text: str) -> int:
     """A count of at least 1."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{text}: give at least 1")
-    return value
+    return int(_within(text, _read(text, int, "a whole number"), 1, math.inf, ": give at least 1"))
 
 
 def _paragraphs(*texts: str) -> str:
