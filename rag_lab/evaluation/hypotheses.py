@@ -199,29 +199,15 @@ def refusal_entries(g: Refusal, notebook: str = "06", benchmark: str = "d2l") ->
             here=f"worst in {both['worst in-domain']:.3f}, best out "
             f"{both['best out-of-domain']:.3f}",
         ),
-        value_entry(
-            "bluffs@0.675",
-            **at,
-            estimate=bluffs_hi / p,
-            interval=wilson(bluffs_hi, p),
-            method="wilson",
-            here=f"{bluffs_hi} of {p}",
-        ),
-        value_entry(
-            "bluffs@0.525",
-            **at,
-            estimate=bluffs_lo / p,
-            interval=wilson(bluffs_lo, p),
-            method="wilson",
-            here=f"{bluffs_lo} of {p}",
-        ),
-        value_entry(
+        _rate("bluffs@0.675", at, bluffs_hi, p, wilson(bluffs_hi, p), "wilson"),
+        _rate("bluffs@0.525", at, bluffs_lo, p, wilson(bluffs_lo, p), "wilson"),
+        _rate(
             "refused@0.525",
-            **at,
-            estimate=refused_lo / m,
-            interval=clustered_wilson(g.refused_at(lo), g.clusters),
-            method="clustered_wilson",
-            here=f"{refused_lo} of {m}",
+            at,
+            refused_lo,
+            m,
+            clustered_wilson(g.refused_at(lo), g.clusters),
+            "clustered_wilson",
         ),
         fixed_entry(
             "strict-trades",
@@ -233,3 +219,12 @@ def refusal_entries(g: Refusal, notebook: str = "06", benchmark: str = "d2l") ->
             f"{int(hi['refused'])} refused",
         ),
     ]
+
+
+def _rate(
+    claim_id: str, at: Mapping[str, str], k: int, n: int, ci: tuple[float, float], method: str
+) -> Entry:
+    """A rate the chapter reports: ``k`` of ``n`` with its interval."""
+    return value_entry(
+        claim_id, **at, estimate=k / n, interval=ci, method=method, here=f"{k} of {n}"
+    )
