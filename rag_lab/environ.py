@@ -37,6 +37,16 @@ class BadVariable(BadEnvironment, ValueError):
         self.name, self.value = name, value
 
 
+def write_only_in_the_cache() -> None:
+    """Keep the libraries' own files out of the user's home: ONNX Runtime's telemetry (a
+    device id, a database and one event per run under ``~/.cache/Microsoft``) off, and
+    matplotlib's font cache in the lab's cache. A value the user set is kept."""
+    from rag_lab import paths
+
+    os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
+    os.environ.setdefault("MPLCONFIGDIR", str(paths.cache_dir() / "matplotlib"))
+
+
 def lock_seconds(default: float, environ: Mapping[str, str] = os.environ) -> float:
     """``$RAG_LAB_LOCK_TIMEOUT``: a finite number of seconds, 0 or more (unset or empty:
     ``default``)."""

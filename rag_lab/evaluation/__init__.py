@@ -20,3 +20,7 @@ and return records; records render themselves as tables only when asked:
 May import the core (``rag_lab.*``), ``models`` and ``sources``; never ``app`` or
 ``experiments``.
 """
+
+from rag_lab import environ
+
+environ.write_only_in_the_cache()

@@ -117,6 +117,9 @@ def exported_fingerprint(backend: str, root: Path | None = None) -> Fingerprint 
     return dataclasses.replace(base, backend=backend, graph_sha256=sha256_file(path))
 
 
+environ.write_only_in_the_cache()
+
+
 class OnnxMiniLM:
     """The exported graph in one ONNX Runtime session, with the model's WordPiece tokenizer.
 
