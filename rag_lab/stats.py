@@ -14,8 +14,7 @@ question-level counterparts take the *question* as the unit:
 - :func:`cluster_paired`: the sign test over questions, each scored by its number of
   hits (0, 1 or 2), counting the questions where one system's count is higher.
 
-Their coverage is checked by simulation (``tests/test_stats_coverage.py``). A family of
-tests is corrected with :func:`holm`.
+Their coverage is checked by simulation (``tests/test_stats_coverage.py``).
 """
 
 from __future__ import annotations
@@ -34,9 +33,8 @@ def wilson(k: int, n: int, level: float = 0.95) -> tuple[float, float]:
     """Wilson score interval ``(lo, hi)`` for ``k`` successes in ``n`` trials.
 
     Wilson (1927), *Probable inference, the law of succession, and statistical
-    inference*, JASA 22; computed by statsmodels' ``proportion_confint(method="wilson")``.
-    Unlike the normal (Wald) interval it stays inside [0, 1] and does not collapse to a
-    point at k = 0 or k = n; there the closed end is exactly 0 or 1.
+    inference*, JASA 22; statsmodels' ``proportion_confint(method="wilson")``, with the
+    closed end exactly 0 or 1 at k = 0 or k = n.
 
     >>> [round(x, 3) for x in wilson(38, 64)]   # the chapter's A at R@20
     [0.471, 0.705]
@@ -54,8 +52,7 @@ def clopper_pearson_upper(k: int, n: int, level: float = 0.95) -> float:
 
     Clopper & Pearson (1934), *Biometrika* 26: the largest ``p`` under which seeing ``k`` or
     fewer successes still has probability at least ``1 − level``; the ``level`` quantile of
-    Beta(k + 1, n − k) (scipy). At ``k = n`` the bound is 1. Never below the true rate in
-    more than ``1 − level`` of samples, whatever ``p``: exact, conservative.
+    Beta(k + 1, n − k) (scipy). At ``k = n`` the bound is 1.
 
     >>> round(clopper_pearson_upper(0, 16), 4)   # the rule of three: about 3/n
     0.1707
@@ -109,11 +106,6 @@ class Paired:
     def p(self) -> float:
         return sign_test(self.wins, self.losses)
 
-    @property
-    def significant_win(self) -> bool:
-        """A wins more often than it loses, and the sign test says so at :data:`ALPHA`."""
-        return self.wins > self.losses and self.p < ALPHA
-
     def __str__(self) -> str:
         return f"+{self.wins}/\N{MINUS SIGN}{self.losses}, p = {self.p:#.2g}"
 
@@ -133,16 +125,6 @@ BOOTSTRAP_RESAMPLES = 10_000
 BOOTSTRAP_SEED = 0
 
 
-def _clusters(hits: Sequence[bool], clusters: Sequence[Hashable]) -> tuple[np.ndarray, np.ndarray]:
-    """Hits and sizes per cluster, clusters in order of first appearance."""
-    h = np.asarray(hits, dtype=bool)
-    if len(h) != len(clusters) or h.ndim != 1 or len(h) == 0:
-        raise ValueError(f"need one cluster per hit, got {len(h)} hits, {len(clusters)} clusters")
-    ids = {c: i for i, c in enumerate(dict.fromkeys(clusters))}
-    index = np.array([ids[c] for c in clusters])
-    return np.bincount(index, weights=h, minlength=len(ids)), np.bincount(index, minlength=len(ids))
-
-
 def cluster_bootstrap(
     hits: Sequence[bool],
     clusters: Sequence[Hashable],
@@ -157,18 +139,15 @@ def cluster_bootstrap(
     0 and 1, where few clusters vary (0.87 where :func:`clustered_wilson` keeps 0.95,
     ``tests/test_stats_coverage.py``).
 
-    Field & Welsh (2007), *Bootstrapping clustered data*, JRSS B 69(3): draw as many
-    clusters as there are, with replacement, and recompute the rate as total hits over
-    total queries of the drawn clusters; the interval is the ``(1 - level)/2`` and
-    ``(1 + level)/2`` quantiles of ``resamples`` such rates. ``numpy``'s PCG64 with
-    ``seed`` makes it the same on every machine.
+    Field & Welsh (2007), *Bootstrapping clustered data*, JRSS B 69(3): as many clusters
+    drawn with replacement, the rate recomputed over them; numpy's PCG64 with ``seed``.
 
     >>> cluster_bootstrap([True, True, False, False], ["q1", "q1", "q2", "q2"])
     (0.0, 1.0)
     """
     if not 0 < level < 1:
         raise ValueError(f"level must be in (0, 1), got {level}")
-    per_hits, per_size = _clusters(hits, clusters)
+    per_hits, per_size = _sums(np.asarray(hits, dtype=bool).astype(np.float64), clusters)
     rng = np.random.default_rng(seed)
     draws = rng.integers(0, len(per_hits), size=(resamples, len(per_hits)))
     rates = per_hits[draws].sum(axis=1) / per_size[draws].sum(axis=1)
@@ -254,8 +233,8 @@ def cluster_paired(
     >>> (r.wins, r.losses, r.ties)
     (1, 0, 1)
     """
-    a, _ = _clusters(hits_a, clusters)
-    b, _ = _clusters(hits_b, clusters)
+    a, _ = _sums(np.asarray(hits_a, dtype=bool).astype(np.float64), clusters)
+    b, _ = _sums(np.asarray(hits_b, dtype=bool).astype(np.float64), clusters)
     if len(hits_a) != len(hits_b):
         raise ValueError(f"need equal lengths, got {len(hits_a)} and {len(hits_b)}")
     wins, losses = int((a > b).sum()), int((a < b).sum())
@@ -480,3 +459,40 @@ def _wilson_real(p: float, n: float, level: float) -> tuple[float, float]:
     lo = 0.0 if p == 0 else float(lo)
     hi = 1.0 if p == 1 else float(hi)
     return max(0.0, lo), min(1.0, hi)
+
+
+def ratio_of_means(
+    values_a: Sequence[float],
+    values_b: Sequence[float],
+    clusters: Sequence[Hashable],
+    level: float = 0.95,
+) -> tuple[float, tuple[float, float]]:
+    """The ratio of a's mean to b's over the same queries, by question, with Fieller's
+    interval (Fieller 1954, *Some problems in interval estimation*, JRSS B 16): the ``ρ``
+    where ``mean(a) − ρ·mean(b)`` is within Student's t of 0, its variance from the
+    questions' means and their covariance. When b's mean is not itself distinguishable from
+    0 the set is unbounded, and reported as ``(0, inf)``, every ratio two shares can have.
+
+    >>> est, (lo, hi) = ratio_of_means([1, 1, 0, 1, 1, 1], [1, 0, 0, 0, 1, 0], [0, 0, 1, 1, 2, 2])
+    >>> round(est, 2), lo, hi
+    (2.5, 0.0, inf)
+    >>> est, (lo, hi) = ratio_of_means([1, 0] * 20, [1, 0, 0, 0] * 10, range(40))
+    >>> round(est, 2), round(lo, 2), round(hi, 2)
+    (2.0, 1.35, 3.88)
+    """
+    from scipy import stats
+
+    sa, sizes = _sums(np.asarray(values_a, dtype=np.float64), clusters)
+    sb, _ = _sums(np.asarray(values_b, dtype=np.float64), clusters)
+    a, b = sa / sizes, sb / sizes
+    n = len(a)
+    (vaa, vab), (_, vbb) = np.cov(a, b, ddof=1) / n
+    t2 = float(stats.t.ppf(0.5 + level / 2, n - 1)) ** 2
+    ma, mb = a.mean(), b.mean()
+    qa, qb, qc = mb**2 - t2 * vbb, -2 * (ma * mb - t2 * vab), ma**2 - t2 * vaa
+    disc = qb**2 - 4 * qa * qc
+    estimate = float(ma / mb) if mb else float("inf")
+    if qa <= 0:  # the set is unbounded: reported as all ratios a share can take
+        return estimate, (0.0, float("inf"))
+    root = np.sqrt(disc)
+    return estimate, (float((-qb - root) / (2 * qa)), float((-qb + root) / (2 * qa)))

@@ -49,6 +49,8 @@ class Direction(enum.Enum):
     """A condition on an exact count (a property of the corpus or of the run)."""
     VALUE = "value"
     """A rate the chapter reports; ours is compared with it."""
+    AT_LEAST = "at least"
+    """A quantity (a ratio) is above the chapter's bound."""
 
 
 @dataclass(frozen=True)
@@ -79,6 +81,9 @@ class Claim:
     """The chapter's result as it reports it (``+18/−3, p = 0.0015``)."""
     chapter_effect: float | None = None
     """A paired claim's chapter effect on our scale; a value claim's reference value."""
+    chapter_baseline: float | None = None
+    """A paired claim's ``b`` in the chapter (its recall at ``k``), where the file can derive
+    it: the chapter's effect is then also read as a share of the chapter's headroom."""
     margin: float | None = None
     margin_name: str = ""
     rule: str = ""
@@ -94,7 +99,7 @@ class ClaimsFileError(BadInput, ValueError):
 _REQUIRED = ("id", "statement", "notebooks", "direction", "metric", "role", "population",
              "stand_in")  # fmt: skip
 _KNOWN = {*_REQUIRED, "compare", "chapter", "chapter_effect", "chapter_value", "family",
-          "margin", "rule", "not_testable_as_stated"}  # fmt: skip
+          "margin", "rule", "not_testable_as_stated", "chapter_baseline"}  # fmt: skip
 
 
 def claim(claim_id: str) -> Claim:
@@ -149,6 +154,9 @@ def _parse(doc: Mapping[str, Any]) -> dict[str, Claim]:
             raise ClaimsFileError(f"{where}: margin {margin_name!r} is not in `margins`")
         if direction in (Direction.SAME, Direction.VALUE) and not margin_name:
             raise ClaimsFileError(f"{where}: a {direction.value} claim needs its margin")
+        baseline = raw.get("chapter_baseline")
+        if baseline is not None and set(baseline) != {"value", "from"}:
+            raise ClaimsFileError(f"{where}: chapter_baseline needs its value and where it is from")
         compare = raw.get("compare")
         effect = raw.get("chapter_value", raw.get("chapter_effect"))
         stand_in = raw["stand_in"]
@@ -165,6 +173,7 @@ def _parse(doc: Mapping[str, Any]) -> dict[str, Claim]:
             compare=Compare(**compare) if compare else None,
             chapter=raw.get("chapter", "–"),
             chapter_effect=_number(effect),
+            chapter_baseline=_number((raw.get("chapter_baseline") or {}).get("value")),
             margin=margins[margin_name] if margin_name else None,
             margin_name=margin_name,
             rule=raw.get("rule", ""),

@@ -10,8 +10,11 @@ claims (Bonferroni: the interval excludes 0 exactly when the adjusted p is below
 - **better / worse**: *reproduces* when the interval lies wholly on the claimed side of 0;
   *contradicted* when wholly on the other; *excludes the chapter's effect* when it excludes
   the chapter's effect and that effect is one the comparison could reach (a − b cannot
-  exceed ``1 − b`` nor fall below ``−b``: where a ceiling makes the chapter's effect
-  unreachable the ceiling, not the data, would decide, and the verdict is inconclusive);
+  exceed ``1 − b`` nor fall below ``−b``). Where a ceiling makes the chapter's effect
+  unreachable the ceiling, not the data, would decide: if the file declares the chapter's
+  baseline, both effects are read as shares of their headroom (``effect / (1 − b)``, or
+  ``/ b`` for a loss) and the chapter's share outside ours *excludes* it; otherwise the
+  verdict is inconclusive;
   otherwise *inconclusive*, with the smallest difference the design detects with 80 %
   power at the interval's level;
 - **no difference**: *reproduces* when the whole interval lies within ± the claim's margin
@@ -24,6 +27,8 @@ claims (Bonferroni: the interval excludes 0 exactly when the adjusted p is below
   paired test exists): *reproduces* when the interval lies wholly on the claimed side of
   0, *contradicted* when wholly on the other, *excludes the chapter's effect* when it
   excludes the chapter's effect, else inconclusive;
+- **at least** (a ratio above the chapter's bound, on its interval): *reproduces* when the
+  interval lies above the bound, *contradicted* when below it, else inconclusive;
 - **value** (a rate the chapter reports): *reproduces* when our interval lies within ± the
   margin of the chapter's value, *excludes the chapter's effect* when it excludes the value,
   else inconclusive;
@@ -120,6 +125,11 @@ class Judgement:
     prediction: tuple[float, float] | None = None
     """The 95 % interval in which a replication of the chapter's size should find its
     estimate, given ours; the chapter's effect outside it is evidence against it."""
+    share: tuple[float, float] | None = None
+    """When a ceiling kept the chapter's effect out of reach and the file declares the
+    chapter's baseline: our interval as a share of our headroom (``interval / (1 − b)``)."""
+    chapter_share: float | None = None
+    """The chapter's effect as a share of its own headroom (``effect / (1 − its b)``)."""
 
 
 def judge(claim: Claim, record: Record) -> Judgement:
@@ -135,6 +145,9 @@ def judge(claim: Claim, record: Record) -> Judgement:
     if isinstance(record, ValueRecord):
         _expect(claim, d is Direction.VALUE and claim.chapter_effect is not None, "a value")
         return _value(claim.chapter_effect, record.interval, claim.margin)
+    if isinstance(record, IntervalRecord) and d is Direction.AT_LEAST:
+        _expect(claim, claim.chapter_effect is not None, "a bounded")
+        return _at_least(claim.chapter_effect, record.interval)
     if isinstance(record, IntervalRecord):
         _expect(claim, d in (Direction.BETTER, Direction.WORSE), "a directional")
         return _interval(claim, record)
@@ -180,15 +193,34 @@ def _paired(claim: Claim, r: PairedRecord) -> Judgement:
         verdict = Verdict.REPRODUCES if side == claimed else Verdict.CONTRADICTED
         return Judgement(verdict, significant=True, **shown)
     effect = claim.chapter_effect
-    if effect is not None and d.excludes(effect):
-        lo, hi = r.headroom
-        if lo <= effect <= hi:
-            return Judgement(Verdict.EXCLUDES_CHAPTER_EFFECT, significant=False, **shown)
-        reach = hi if effect > hi else lo
+    if effect is None or not d.excludes(effect):
+        return Judgement(Verdict.INCONCLUSIVE, None, detectable, significant=False, **shown)
+    lo, hi = r.headroom
+    if lo <= effect <= hi:
+        return Judgement(Verdict.EXCLUDES_CHAPTER_EFFECT, significant=False, **shown)
+    reach = hi if effect > hi else lo
+    if claim.chapter_baseline is None:
         return Judgement(
             Verdict.INCONCLUSIVE, None, detectable, significant=False, ceiling=reach, **shown
         )
-    return Judgement(Verdict.INCONCLUSIVE, None, detectable, significant=False, **shown)
+    # Out of reach on the raw scale: both effects as shares of what b leaves (to gain, or
+    # to lose), where no baseline caps either.
+    room = abs(reach)
+    chapter = effect / (1 - claim.chapter_baseline if effect > 0 else claim.chapter_baseline)
+    share = (d.lo / room, d.hi / room)
+    verdict = (
+        Verdict.INCONCLUSIVE if share[0] <= chapter <= share[1] else Verdict.EXCLUDES_CHAPTER_EFFECT
+    )
+    return Judgement(
+        verdict,
+        None,
+        detectable if verdict is Verdict.INCONCLUSIVE else None,
+        significant=False,
+        ceiling=reach,
+        share=share,
+        chapter_share=chapter,
+        **shown,
+    )
 
 
 def _replication(d: Difference) -> dict[str, object]:
@@ -205,6 +237,13 @@ def _replication(d: Difference) -> dict[str, object]:
     crit, nc = float(stats.t.ppf(1 - ALPHA / 2, df)), d.centre / se
     power = float(stats.nct.sf(crit, df, nc) + stats.nct.cdf(-crit, df, nc))
     return {"chapter_power": power, "prediction": (d.centre - half, d.centre + half)}
+
+
+def _at_least(bound: float, interval: tuple[float, float]) -> Judgement:
+    lo, hi = interval
+    if lo > bound or hi < bound:
+        return Judgement(Verdict.REPRODUCES if lo > bound else Verdict.CONTRADICTED)
+    return Judgement(Verdict.INCONCLUSIVE, detectable=_detectable(interval))
 
 
 def _value(reference: float, interval: tuple[float, float], margin: float) -> Judgement:

@@ -33,6 +33,7 @@ METHODS = {
     "student_t": "t over questions",
     "cluster_bootstrap": "bootstrap over questions",
     "t_over_documents": "t over documents",
+    "fieller_questions": "Fieller over questions",
     "chroma_scoring": "Chroma's own scoring",
     "exact": "exact, the whole corpus",
 }
@@ -46,7 +47,7 @@ def interval(e: Entry) -> str:
     if e.estimate is None or e.ci is None:
         return "–"
     fmt = "{:+.3f}" if e.direction in SIGNED else "{:.3f}"
-    lo, hi = (fmt.format(x) for x in e.ci)
+    lo, hi = (fmt.format(x).replace("inf", "\N{INFINITY}") for x in e.ci)
     return f"{fmt.format(e.estimate)} [{lo}, {hi}]"
 
 
@@ -71,7 +72,14 @@ def verdict_text(e: Entry) -> str:
     if e.verdict is Verdict.NO_VARIATION:
         return f"{words} (every question's difference is 0)"
     if e.ceiling is not None:
-        return f"{words} (the chapter's effect is out of reach: at most {e.ceiling:+.3f})"
+        reach = f"the chapter's effect is out of reach: at most {e.ceiling:+.3f}"
+        if e.share is None or e.chapter_share is None:
+            return f"{words} ({reach})"
+        lo, hi = e.share
+        return (
+            f"{words} ({reach}; as shares of the headroom, ours [{lo:+.2f}, {hi:+.2f}], "
+            f"the chapter's {e.chapter_share:+.2f})"
+        )
     if e.verdict is Verdict.INCONCLUSIVE and e.detectable is not None:
         margin = f"margin ±{e.margin:.2f}; " if e.margin is not None else ""
         return f"{words} ({margin}detects ±{e.detectable:.2f} with 80 % power)"

@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Collection, Hashable, Mapping
 
 from rag_lab import gate
+from rag_lab.claims.judge import IntervalRecord
 from rag_lab.claims.verdicts import Verdict
 from rag_lab.evaluation import chapter
 from rag_lab.evaluation.chunking import Chunking
@@ -21,6 +22,7 @@ from rag_lab.evaluation.ledger import (
     Entry,
     PairedClaim,
     count_entry,
+    entry,
     fixed_entry,
     paired_entries,
     value_entry,
@@ -28,7 +30,7 @@ from rag_lab.evaluation.ledger import (
 from rag_lab.evaluation.refusal import Refusal
 from rag_lab.evaluation.retrieval import Retrieval
 from rag_lab.metrics import hits_at
-from rag_lab.stats import clustered_wilson, wilson
+from rag_lab.stats import clustered_wilson, ratio_of_means, wilson
 
 STRATEGY_CLAIMS = ["E>A@R20", "E>C@R20", "F<E@R20", "B=A@R8", "B=A@R20", "C>A@R20"]
 """Between chunkings under dense retrieval (declared in ``rag_lab/claims/chapter.yaml``);
@@ -159,6 +161,19 @@ def system_entries(r: Retrieval, notebook: str = "04", benchmark: str = "d2l") -
             **at,
             holds=only_dense > 0 and only_bm25 > 0,
             here=f"{only_dense} only by dense, {only_bm25} only by BM25",
+        )
+    )
+    bm25_1, dense1 = hits_at(r.ranks["BM25"], 1), hits_at(r.ranks["dense"], 1)
+    ratio, ci = ratio_of_means(bm25_1, dense1, r.clusters)
+    entries.append(
+        entry(
+            "BM25-doubles-dense@R1",
+            **at,
+            record=IntervalRecord(ratio, ci, "fieller_questions"),
+            here=f"{bm25_1.mean():.3f} / {dense1.mean():.3f}",
+            estimate=ratio,
+            ci=ci,
+            method="fieller_questions",
         )
     )
     below = [k for k in r.recall.ks if r.recall["hybrid"].at(k) < r.recall["dense"].at(k)]

@@ -92,12 +92,16 @@ class Entry:
     """The power a study of the chapter's size had to detect our difference."""
     prediction: tuple[float, float] | None = None
     """Where a replication of the chapter's size should find its estimate, given ours."""
+    share: tuple[float, float] | None = None
+    """Our interval as a share of our headroom, when a ceiling moved the comparison there."""
+    chapter_share: float | None = None
+    """The chapter's effect as a share of its headroom, beside :attr:`share`."""
 
     def to_json(self) -> dict[str, Any]:
         out = asdict(self)
         out["direction"] = self.direction.value
         out["verdict"] = self.verdict.value
-        for name in ("ci", "prediction"):
+        for name in ("ci", "prediction", "share"):
             value = getattr(self, name)
             out[name] = [_finite(x) for x in value] if value is not None else None
         return {k: _finite(v) for k, v in out.items()}
@@ -164,6 +168,8 @@ def entry(
         ceiling=j.ceiling,
         chapter_power=j.chapter_power,
         prediction=j.prediction,
+        share=j.share,
+        chapter_share=j.chapter_share,
     )
 
 
@@ -236,13 +242,30 @@ def mrr_entry(
     """A paired claim on MRR: each query's reciprocal rank of its first hit (0 when none),
     ``a`` against ``b``, by the paired rule over questions."""
     ra, rb = (np.array([1.0 / r if r else 0.0 for r in ranks]) for ranks in (a, b))
-    d, t = paired_mean_difference(ra, rb, clusters), cluster_paired_values(ra, rb, clusters)
+    return mean_entry(
+        claim_id, notebook=notebook, benchmark=benchmark, a=ra, b=rb, clusters=clusters
+    )
+
+
+def mean_entry(
+    claim_id: str,
+    *,
+    notebook: str,
+    benchmark: str,
+    a: Sequence[float],
+    b: Sequence[float],
+    clusters: Sequence[Hashable],
+) -> Entry:
+    """A paired claim on a real value per query (a reciprocal rank, a precision), ``a``
+    against ``b``, by the paired rule over questions."""
+    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    d, t = paired_mean_difference(a, b, clusters), cluster_paired_values(a, b, clusters)
     return entry(
         claim_id,
         notebook=notebook,
         benchmark=benchmark,
         record=PairedRecord(d, t),
-        here=f"{ra.mean():.3f} vs {rb.mean():.3f}, +{t.wins}/\N{MINUS SIGN}{t.losses} of "
+        here=f"{a.mean():.3f} vs {b.mean():.3f}, +{t.wins}/\N{MINUS SIGN}{t.losses} of "
         f"{t.wins + t.losses + t.ties} questions",
         estimate=d.estimate,
         method=PAIRED_METHOD,
@@ -346,8 +369,10 @@ def _entry(item: Mapping[str, Any]) -> Entry:
     fields = dict(item)
     fields["direction"] = Direction(fields["direction"])
     fields["verdict"] = Verdict(fields["verdict"])
-    for name in ("ci", "prediction"):
-        fields[name] = tuple(fields[name]) if fields.get(name) is not None else None
+    for name in ("ci", "prediction", "share"):  # an unbounded end is written as null
+        if fields.get(name) is not None:
+            lo, hi = fields[name]
+            fields[name] = (-math.inf if lo is None else lo, math.inf if hi is None else hi)
     return Entry(**fields)
 
 
@@ -368,6 +393,7 @@ __all__ = [
     "count_entry",
     "entry",
     "fixed_entry",
+    "mean_entry",
     "mrr_entry",
     "paired_entries",
     "value_entry",

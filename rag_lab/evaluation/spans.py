@@ -259,9 +259,11 @@ class SpanEvaluation:
     questions: int
     excerpts: int
     sections: bool = False
+    """Whether the documents have sections (Chroma's corpora have none)."""
     lost: Mapping[str, tuple] = field(default_factory=dict)
     """Per strategy, the ids of the questions it destroys (:func:`destroyed_ids`)."""
-    """Whether the documents have sections (Chroma's corpora have none)."""
+    precision: Mapping[str, np.ndarray] = field(default_factory=dict)
+    """Per strategy, each question's Chroma precision of its top ``SPAN_KS[0]``."""
 
     def recall_view(self) -> pd.DataFrame:
         """The dense recall table as shown, with each strategy's destroyed questions."""
@@ -295,4 +297,5 @@ def measure(bench: Bench) -> SpanEvaluation:
         sum(len(r) for r in bench.references),
         any(c.section for c in bench.chunks_by["C"]),
         destroyed_ids(bench, six),
+        {n: span_metrics(bench, n, SPAN_KS[0])["precision"].to_numpy() for n in six},
     )

@@ -269,6 +269,8 @@ def entries(outcomes: pd.DataFrame, probe: pd.DataFrame) -> list[Entry]:
     hits = answerable.cites_needle.tolist()
     n, found = len(probe), int((probe.identifier != "").sum())
     right = probe.identifier[probe.correct]
+    among, slipped = answerable[answerable.needle_among], parts(outcomes)[2]
+    unused, answered = int(among.needle_not_cited.sum()), int(slipped.answers.sum())
     return [
         fixed_entry(
             "no-call-on-refusal",
@@ -287,6 +289,18 @@ def entries(outcomes: pd.DataFrame, probe: pd.DataFrame) -> list[Entry]:
             estimate=sum(hits) / len(hits),
             ci=clustered_wilson(hits, answerable.unit),
             method="clustered_wilson",
+        ),
+        count_entry(
+            "needle-in-prompt-unused",
+            **at,
+            holds=unused > 0,
+            here=f"{unused} of {len(among)} not cited",
+        ),
+        count_entry(
+            "threshold-over-instruction",
+            **at,
+            holds=answered > 0,
+            here=f"{answered} of {len(slipped)} answered",
         ),
         count_entry("ids-well-formed", **at, holds=found == n, here=f"{found} of {n}"),
         count_entry(

@@ -18,7 +18,7 @@ from rag_lab.claims import render
 from rag_lab.evaluation import chapter, fusion, hypotheses
 from rag_lab.evaluation.chroma_table import K
 from rag_lab.evaluation.geometry import expected_destroyed
-from rag_lab.evaluation.ledger import Entry
+from rag_lab.evaluation.ledger import Entry, mean_entry
 from rag_lab.evaluation.retrieval import Retrieval, Strategies, Systems
 from rag_lab.evaluation.spans import METRICS, SIZES, Bench, SpanEvaluation, bench_of, span_metrics
 from rag_lab.evaluation.spans import span_view as mean_intervals
@@ -279,6 +279,17 @@ def entries(theirs: SpanEvaluation) -> list[Entry]:
             theirs.strategies, "10", "chroma", sections=theirs.sections, destroyed=theirs.lost
         ),
         *hypotheses.system_entries(theirs.systems, "10", "chroma"),
+        *(
+            mean_entry(
+                f"{a}<{b}@P{SWEEP_K}",
+                notebook="10",
+                benchmark="chroma",
+                a=theirs.precision[a],
+                b=theirs.precision[b],
+                clusters=range(theirs.questions),
+            )
+            for a, b in OVERLAP_PAIRS
+        ),
     ]
 
 

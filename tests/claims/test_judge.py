@@ -108,6 +108,27 @@ def test_a_ceiling_never_decides_that_the_chapter_s_effect_is_excluded():
     capped = judge(made(BETTER, 0.156), PairedRecord(d, EVEN, headroom=(-0.875, 0.125)))
     assert free.verdict is Verdict.EXCLUDES_CHAPTER_EFFECT
     assert capped.verdict is Verdict.INCONCLUSIVE and capped.ceiling == 0.125
+    assert capped.share is None  # no chapter baseline declared: nothing to compare shares of
+
+
+@pytest.mark.parametrize(
+    ("centre", "chapter_b", "verdict"),
+    [
+        # ours [-0.072, +0.132] / 0.125 = [-0.58, +1.06]; the chapter's 0.156 / 0.328 = 0.48
+        (0.03, 0.672, Verdict.INCONCLUSIVE),
+        # ours [-0.10, +0.10] / 0.125 = [-0.81, +0.81]; the chapter's 0.156 / 0.156 = 1.0
+        (0.0, 0.844, Verdict.EXCLUDES_CHAPTER_EFFECT),
+    ],
+)
+def test_out_of_reach_the_effects_are_compared_as_shares_of_their_headroom(
+    centre, chapter_b, verdict
+):
+    c = replace(made(BETTER, 0.156), chapter_baseline=chapter_b)
+    j = judge(c, PairedRecord(diff(centre), EVEN, headroom=(-0.875, 0.125)))
+    d = diff(centre)
+    assert j.verdict is verdict and j.ceiling == 0.125
+    assert j.share == pytest.approx((d.lo / 0.125, d.hi / 0.125))
+    assert j.chapter_share == pytest.approx(0.156 / (1 - chapter_b))
 
 
 def test_a_stand_in_that_changes_the_task_is_not_testable_as_stated():

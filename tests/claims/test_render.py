@@ -66,3 +66,28 @@ def test_what_qualifies_a_paired_verdict_is_shown():
     assert render.method(e) == "t over questions, two pseudo-questions, 97.5 %"
     assert render.verdict_text(same) == "no variation (every question's difference is 0)"
     assert not same.verdict.tested and not same.verdict.agrees
+
+
+def test_an_unbounded_ratio_reads_as_infinite_and_survives_the_ledger_file(tmp_path):
+    from rag_lab.claims.judge import IntervalRecord
+    from rag_lab.evaluation.ledger import Ledger, entry
+
+    e = entry("BM25-doubles-dense@R1", notebook="04", benchmark="d2l",
+              record=IntervalRecord(3.0, (0.0, float("inf")), "fieller_questions"),
+              estimate=3.0, ci=(0.0, float("inf")), method="fieller_questions")  # fmt: skip
+    assert e.verdict is Verdict.INCONCLUSIVE
+    assert render.interval(e) == "3.000 [0.000, ∞]"
+    Ledger([e]).write(tmp_path / "l.json")
+    (back,) = Ledger.read(tmp_path / "l.json").entries
+    assert back.ci == (0.0, float("inf")) and render.interval(back) == render.interval(e)
+
+
+def test_a_ceiling_moves_the_comparison_to_shares_of_the_headroom():
+    from dataclasses import replace
+
+    e = replace(_paired(), verdict=Verdict.INCONCLUSIVE, ceiling=0.125, share=(-0.41, 0.88),
+                chapter_share=0.476)  # fmt: skip
+    assert render.verdict_text(e) == (
+        "inconclusive (the chapter's effect is out of reach: at most +0.125; as shares of the "
+        "headroom, ours [-0.41, +0.88], the chapter's +0.48)"
+    )

@@ -100,7 +100,16 @@ def test_system_entries_and_the_two_counts():
     ranks = {"dense": dense, "BM25": bm25, "hybrid": hybrid}
     r = compare(ranks, [("BM25", "dense")], (1, 8), clusters(n))
     entries = {e.claim: e for e in hypotheses.system_entries(r)}
-    assert list(entries) == [*hypotheses.SYSTEM_CLAIMS, "different-failures", "hybrid-every-column"]
+    assert list(entries) == [
+        *hypotheses.SYSTEM_CLAIMS,
+        "different-failures",
+        "BM25-doubles-dense@R1",
+        "hybrid-every-column",
+    ]
+    doubles = entries["BM25-doubles-dense@R1"]  # 24 of 32 at rank 1 against 16 of 32
+    lo, hi = doubles.ci
+    assert doubles.estimate == pytest.approx(1.5) and lo < 1.5 < hi
+    assert doubles.verdict is (Verdict.CONTRADICTED if hi < 2 else Verdict.INCONCLUSIVE)
     for e in entries.values():
         _declared(e)
     failures = entries["different-failures"]
