@@ -113,6 +113,8 @@ def entry_line(e: Entry, with_benchmark: bool = False) -> str:
     parts = []
     if e.estimate is not None and e.ci is not None:
         scale = "by question" if e.direction in SIGNED else "rate"
+        if e.direction is Direction.AT_LEAST:
+            scale = "ratio"
         how = f" ({method(e)})" if e.method else ""
         parts.append(f"{scale} {interval(e)}{how}")
     if e.here:
