@@ -1,4 +1,7 @@
-"""Text to unit vectors with the packaged all-MiniLM-L6-v2, cached on disk by model and text.
+"""Text to unit vectors with a packaged encoder, cached on disk by model and text.
+
+Two encoders (:data:`ENCODERS`): all-MiniLM-L6-v2 (:mod:`rag_lab.models.minilm`), the
+chapter's, and paraphrase-MiniLM-L3-v2 (:mod:`rag_lab.models.paraphrase_minilm`), ONNX only.
 
 The cache (:mod:`rag_lab.models.vector_cache`) is keyed by the model's
 :class:`~rag_lab.models.minilm.Fingerprint` (weights sha256, pooling, normalisation,
@@ -26,7 +29,19 @@ from rag_lab.models.onnx_minilm import ONNX_BACKENDS
 from rag_lab.models.vector_cache import EmbeddingCache, open_cache, through_cache
 from rag_lab.progress import bar
 
-__all__ = ["BACKENDS", "BATCH_SIZE", "DEFAULT_BACKEND", "EmbeddingCache", "Encoder", "Timing"]
+__all__ = [
+    "BACKENDS",
+    "BATCH_SIZE",
+    "DEFAULT_BACKEND",
+    "DEFAULT_ENCODER",
+    "ENCODERS",
+    "EmbeddingCache",
+    "Encoder",
+    "Timing",
+]
+
+ENCODERS = ("all-MiniLM-L6-v2", "paraphrase-MiniLM-L3-v2")
+DEFAULT_ENCODER = "all-MiniLM-L6-v2"
 
 BACKENDS = ("torch", *ONNX_BACKENDS)
 DEFAULT_BACKEND = "onnx"
@@ -53,32 +68,46 @@ class Timing:
 
 
 class Encoder:
-    """all-MiniLM-L6-v2, offline, returning L2-normalised float32 vectors.
+    """A packaged encoder (:data:`ENCODERS`), offline, returning L2-normalised float32 vectors.
 
     >>> enc = Encoder()                                   # doctest: +SKIP
     >>> enc.encode(["a tensor", "a matrix"]).shape        # doctest: +SKIP
     (2, 384)
 
+    ``name`` is one of :data:`ENCODERS` (default :data:`DEFAULT_ENCODER`);
+    paraphrase-MiniLM-L3-v2 ships as one ONNX graph, so its backend is ``"onnx"`` only.
     ``backend`` is one of :data:`BACKENDS` (default :data:`DEFAULT_BACKEND`); an ONNX
-    backend exports the graph into the cache on first use (a few seconds, once) and does
-    not import torch to encode. ``threads`` fixes ONNX Runtime's intra-op threads (None:
-    ``$OMP_NUM_THREADS``); the torch backend follows ``torch.set_num_threads``.
+    backend of all-MiniLM-L6-v2 exports the graph into the cache on first use (a few
+    seconds, once). Neither ONNX encoder imports torch to encode. ``threads`` fixes ONNX
+    Runtime's intra-op threads (None: ``$OMP_NUM_THREADS``); the torch backend follows
+    ``torch.set_num_threads``.
     """
 
     def __init__(
         self,
         *,
+        name: str = DEFAULT_ENCODER,
         backend: str = DEFAULT_BACKEND,
         cache: bool = True,
         cache_root: Path | None = None,
         batch_size: int = BATCH_SIZE,
         threads: int | None = None,
     ) -> None:
+        if name not in ENCODERS:
+            raise ValueError(f"name must be one of {ENCODERS}, not {name!r}")
         if backend not in BACKENDS:
             raise ValueError(f"backend must be one of {BACKENDS}, not {backend!r}")
+        if name != DEFAULT_ENCODER and backend != "onnx":
+            raise ValueError(f"{name} ships as one ONNX graph: backend 'onnx', not {backend!r}")
+        self.name = name
         self.backend = backend
         self._onnx = None
-        if backend == "torch":
+        if name != DEFAULT_ENCODER:
+            from rag_lab.models.paraphrase_minilm import OnnxParaphraseL3
+
+            self._onnx = OnnxParaphraseL3(threads=threads)
+            self.fingerprint = self._onnx.fingerprint
+        elif backend == "torch":
             self.fingerprint = minilm_fingerprint()
         else:
             from rag_lab.models.onnx_minilm import OnnxMiniLM
@@ -94,7 +123,10 @@ class Encoder:
 
     @property
     def model(self):
-        """The torch SentenceTransformer (whatever the backend), loaded on first use."""
+        """all-MiniLM-L6-v2's torch SentenceTransformer (whatever the backend), loaded on
+        first use; paraphrase-MiniLM-L3-v2 has no torch weights (ValueError)."""
+        if self.name != DEFAULT_ENCODER:
+            raise ValueError(f"{self.name} ships as one ONNX graph: it has no torch model")
         if self._model is None:
             SentenceTransformer = sentence_transformers().SentenceTransformer
             from transformers.utils import logging as hf_logging
@@ -107,7 +139,8 @@ class Encoder:
     def count_tokens(self, text: str) -> int:
         """Word-pieces of ``text``, special tokens included, before the window cuts it.
 
-        Counted by the model's own ``tokenizer.json`` with the ``tokenizers`` library, so
+        Counted by all-MiniLM-L6-v2's ``tokenizer.json`` (BERT uncased's vocabulary, which
+        paraphrase-MiniLM-L3-v2 shares) with the ``tokenizers`` library, so
         counting loads no weights and imports no torch, whatever the backend.
         """
         return int(count_word_pieces([text])[0])
@@ -118,7 +151,10 @@ class Encoder:
         Only for showing what normalisation buys: these norms vary from text to text, so a
         distance between them mixes direction with length. Cached apart from the unit
         vectors (the fingerprint with ``normalized=False``) when this encoder caches.
+        all-MiniLM-L6-v2 only (ValueError otherwise).
         """
+        if self.name != DEFAULT_ENCODER:
+            raise ValueError(f"encode_unnormalized is all-MiniLM-L6-v2's only, not {self.name}'s")
         if self.cache is not None and self._raw_cache is None:
             raw_fingerprint = dataclasses.replace(minilm_fingerprint(), normalized=False)
             self._raw_cache = open_cache(raw_fingerprint, self._cache_root)

@@ -129,40 +129,63 @@ class OnnxMiniLM:
     def __init__(
         self, backend: str = "onnx", *, root: Path | None = None, threads: int | None = None
     ) -> None:
-        import onnxruntime as ort
-        from tokenizers import Tokenizer
-
         self.path = graph_path(backend, root)
         base = minilm_fingerprint()
         self.fingerprint: Fingerprint = dataclasses.replace(
             base, backend=backend, graph_sha256=sha256_file(self.path)
         )
-        options = ort.SessionOptions()
-        threads = threads or environ.threads()
-        if threads:
-            options.intra_op_num_threads = threads
-            options.inter_op_num_threads = 1
-        self.session, again = _session(backend, root, self.path, options)
+        self.session, again = _session(backend, root, self.path, session_options(threads))
         if again is not None:  # the cached graph was damaged, and is exported again
             self.path = again
             self.fingerprint = dataclasses.replace(
                 self.fingerprint, graph_sha256=sha256_file(again)
             )
-        # The tokenizer.json shipped truncates at 128 and pads to 128; sentence-transformers
-        # truncates at max_seq_length (256) and pads to the longest text of the batch.
-        self.tokenizer = Tokenizer.from_file(str(minilm_path() / "tokenizer.json"))
-        self.tokenizer.enable_truncation(max_length=base.max_seq_length)
-        self.tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
+        self.tokenizer = windowed_tokenizer(base.max_seq_length)
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         """Unit float32 vectors for ``texts`` in one run of the graph, shape ``(n, 384)``."""
-        encodings = self.tokenizer.encode_batch(list(texts))
-        feed = {
-            "input_ids": np.array([e.ids for e in encodings], dtype=np.int64),
-            "attention_mask": np.array([e.attention_mask for e in encodings], dtype=np.int64),
-            "token_type_ids": np.array([e.type_ids for e in encodings], dtype=np.int64),
-        }
-        return self.session.run(None, feed)[0].astype(np.float32, copy=False)
+        return run_graph(self.session, self.tokenizer, texts, "sentence_embedding")
+
+
+def session_options(threads: int | None):
+    """ONNX Runtime options: ``threads`` intra-op threads (None: ``$OMP_NUM_THREADS``, else
+    ORT's default) and one inter-op thread."""
+    import onnxruntime as ort
+
+    options = ort.SessionOptions()
+    threads = threads or environ.threads()
+    if threads:
+        options.intra_op_num_threads = threads
+        options.inter_op_num_threads = 1
+    return options
+
+
+def windowed_tokenizer(window: int):
+    """The packaged BERT uncased WordPiece tokenizer, cutting each text at ``window``
+    word-pieces (``[CLS]`` and ``[SEP]`` included) and padding to the batch's longest.
+
+    The tokenizer.json shipped truncates at 128 and pads to 128; sentence-transformers
+    truncates at the model's max_seq_length and pads to the longest text of the batch.
+    """
+    from tokenizers import Tokenizer
+
+    tokenizer = Tokenizer.from_file(str(minilm_path() / "tokenizer.json"))
+    tokenizer.enable_truncation(max_length=window)
+    tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
+    return tokenizer
+
+
+def run_graph(session, tokenizer, texts: Sequence[str], output: str) -> np.ndarray:
+    """The float32 ``output`` of a BERT graph for ``texts`` in one run, fed the inputs the
+    graph declares (a graph without ``token_type_ids`` takes them as zeros itself)."""
+    encodings = tokenizer.encode_batch(list(texts))
+    arrays = {
+        "input_ids": np.array([e.ids for e in encodings], dtype=np.int64),
+        "attention_mask": np.array([e.attention_mask for e in encodings], dtype=np.int64),
+        "token_type_ids": np.array([e.type_ids for e in encodings], dtype=np.int64),
+    }
+    feed = {i.name: arrays[i.name] for i in session.get_inputs()}
+    return session.run([output], feed)[0].astype(np.float32, copy=False)
 
 
 def _session(backend: str, root: Path | None, path: Path, options) -> tuple[object, Path | None]:
