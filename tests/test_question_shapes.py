@@ -8,6 +8,7 @@ import textwrap
 
 import pytest
 
+from rag_lab.app import exits
 from rag_lab.chunking import Chunk
 from rag_lab.documents import Document
 from rag_lab.evaluation.chunking import destroyed, destroyed_questions
@@ -89,8 +90,19 @@ def test_questions_check_accepts_the_new_shapes(run, tmp_path):
     for d in DOCS:
         (corpus / f"{d.id}.md").write_text(d.text, encoding="utf-8")
     status, out, err = run("questions", "check", write(tmp_path, SHAPES), "--corpus", corpus)
-    assert (status, err) == (0, "")
+    assert (status, err) == (exits.OK, "")
     assert out.rstrip().endswith("3 questions (6 queries), 1 negative")
+
+
+def test_questions_check_names_the_line_of_a_passage_not_in_the_corpus(run, tmp_path):
+    corpus = tmp_path / "docs"
+    corpus.mkdir()
+    for d in DOCS:
+        (corpus / f"{d.id}.md").write_text(d.text, encoding="utf-8")
+    bad = write(tmp_path, SHAPES.replace("in a hidden folder", "in a secret folder"))
+    status, out, err = run("questions", "check", bad, "--corpus", corpus)
+    assert (status, out) == (exits.ERROR, "")
+    assert err.startswith(f"rag-lab questions: {bad}:12: q2 passages[2].needle: not found")
 
 
 def test_a_passage_not_in_the_corpus_is_named_by_its_line(tmp_path):
