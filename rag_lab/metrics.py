@@ -54,24 +54,24 @@ def relevant_chunks(
     queries: Sequence[Query | Question],
     fold: Callable[[str], str] | None = None,
 ) -> list[set[int]]:
-    """For each query, the positions of the chunks that hold its needle whole
-    (:func:`rag_lab.chunking.containing`, with its ``fold``), read as the question's own
-    rule says (:attr:`rag_lab.questions.Question.fold`: up to whitespace for a needle
+    """For each query, the positions of the chunks that hold any of its question's passages
+    whole (:func:`rag_lab.chunking.containing`, with its ``fold``), each passage read as its
+    own rule says (:attr:`rag_lab.questions.Passage.fold`: up to whitespace for a needle
     found so)."""
     if fold is not None:  # fold each chunk once, not once per needle
         chunks = [dataclasses.replace(c, text=fold(c.text)) for c in chunks]
-    read = {None: chunks}  # the chunks as each question's rule reads them, each read once
+    read = {None: chunks}  # the chunks as each passage's rule reads them, each read once
     by_needle: dict[tuple[str, Callable[[str], str] | None], set[int]] = {}
-    for q in queries:
-        rule = q.fold
-        if (q.needle, rule) not in by_needle:
-            needle = q.needle if fold is None else fold(q.needle)
+    for p in (p for q in queries for p in q.passages):
+        rule = p.fold
+        if (p.needle, rule) not in by_needle:
+            needle = p.needle if fold is None else fold(p.needle)
             if rule is not None:
                 if rule not in read:
                     read[rule] = [dataclasses.replace(c, text=rule(c.text)) for c in chunks]
                 needle = rule(needle)
-            by_needle[(q.needle, rule)] = set(containing(read[rule], needle))
-    return [by_needle[(q.needle, q.fold)] for q in queries]
+            by_needle[(p.needle, rule)] = set(containing(read[rule], needle))
+    return [set().union(*(by_needle[(p.needle, p.fold)] for p in q.passages)) for q in queries]
 
 
 def hits_at(ranks: Ranks, k: int) -> np.ndarray:

@@ -7,12 +7,13 @@ information about which is better (McNemar's design, tested exactly).
 The chapter treats its 64 queries as 64 independent trials, and :func:`wilson` with
 :func:`paired` reproduce that. But they are 32 questions asked twice: two phrasings of
 one question succeed or fail together more often than two questions do. The
-question-level counterparts take the *question* as the unit:
+question-level counterparts take the *question* as the unit, whatever its number of
+phrasings (a question file may give each question one, two, three or more):
 
 - :func:`clustered_wilson`: a rate's interval with the questions as the sample;
 - :func:`paired_difference`: the difference of two systems by question, with its interval;
 - :func:`cluster_paired`: the sign test over questions, each scored by its number of
-  hits (0, 1 or 2), counting the questions where one system's count is higher.
+  hits (0, 1 or 2 for two phrasings), counting the questions where one system's count is higher.
 
 Their coverage is checked by simulation (``tests/test_stats_coverage.py``).
 """

@@ -1,9 +1,10 @@
 """What each chunking does to a corpus before any retrieval: sizes, destroyed answers, cost.
 
-A *destroyed* answer is a needle that no chunk's embedded ``text`` holds whole: its recall
-ceiling is zero whatever the retriever, so it is counted before any ranking. Word-pieces are
-counted with the encoder's own tokenizer (``[CLS]`` and ``[SEP]`` included, no truncation),
-and a header's cost is ``pieces(text) − pieces(text without its header line)``.
+A *destroyed* answer is a question none of whose passages (usually one needle) any chunk's
+embedded ``text`` holds whole: its recall ceiling is zero whatever the retriever, so it is
+counted before any ranking. Word-pieces are counted with the encoder's own tokenizer
+(``[CLS]`` and ``[SEP]`` included, no truncation), and a header's cost is ``pieces(text) −
+pieces(text without its header line)``.
 """
 
 from __future__ import annotations
@@ -15,8 +16,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from rag_lab.chunking import STRATEGIES, Chunk, containing
+from rag_lab.chunking import STRATEGIES, Chunk
 from rag_lab.evaluation.jsonable import frame_json
+from rag_lab.metrics import relevant_chunks
 from rag_lab.models.minilm import count_word_pieces, minilm_fingerprint
 from rag_lab.questions import Question
 
@@ -64,7 +66,7 @@ def sizes(chunks_by: Mapping[str, Sequence[Chunk]]) -> Sizes:
 
 @dataclass(frozen=True)
 class Destroyed:
-    """Per strategy, the questions whose needle lies whole in no chunk's ``text``."""
+    """Per strategy, the questions none of whose passages lies whole in a chunk's ``text``."""
 
     questions: dict[str, tuple[str, ...]]
     """Strategy → the ids of the destroyed questions, in question order."""
@@ -89,9 +91,11 @@ class Destroyed:
 
 
 def destroyed_questions(chunks: Sequence[Chunk], questions: Sequence[Question]) -> list[Question]:
-    """The questions whose needle lies whole in no chunk's ``text`` (read by the question's
-    rule, :attr:`rag_lab.questions.Question.fold`)."""
-    return [q for q in questions if not containing(chunks, q.needle, q.fold)]
+    """The questions none of whose passages lies whole in any chunk's ``text`` (each read by
+    its rule, :attr:`rag_lab.questions.Passage.fold`): no chunk is relevant to them
+    (:func:`rag_lab.metrics.relevant_chunks`)."""
+    held = relevant_chunks(chunks, questions)
+    return [q for q, chunks_held in zip(questions, held, strict=True) if not chunks_held]
 
 
 def destroyed(chunks_by: Mapping[str, Sequence[Chunk]], questions: Sequence[Question]) -> Destroyed:

@@ -22,8 +22,9 @@ from pathlib import Path
 from typing import Any
 
 from rag_lab import __version__, dense, gate
-from rag_lab.chunking import OVERLAP, STRATEGIES, containing
+from rag_lab.chunking import OVERLAP, STRATEGIES
 from rag_lab.documents import Document
+from rag_lab.evaluation.chunking import destroyed_questions
 from rag_lab.evaluation.lab import Lab
 from rag_lab.evaluation.retrieval import SYSTEM_KS
 from rag_lab.evaluation.spans import Bench
@@ -62,7 +63,7 @@ class Deployment:
     """Its cosine distance: the gate refuses the query when it is not under the cutoff."""
     questions: tuple[str, ...]
     destroyed: tuple[str, ...]
-    """The questions whose needle no chunk of the strategy holds whole."""
+    """The questions none of whose passages a chunk of the strategy holds whole."""
     negatives: tuple[str, ...] = ()
     negative_nearest: tuple[float, ...] = ()
 
@@ -116,7 +117,7 @@ def measure(
         tuple(chunks[int(r[0])].id for r in rankings),
         tuple(float(row[int(r[0])]) for row, r in zip(distances, rankings, strict=True)),
         tuple(q.id for q in lab.qset.questions),
-        tuple(q.id for q in lab.qset.questions if not containing(chunks, q.needle, q.fold)),
+        tuple(q.id for q in destroyed_questions(chunks, lab.qset.questions)),
         tuple(n.id for n in negs),
         tuple(nearest_neg),
     )

@@ -194,7 +194,7 @@ def refusal_entries(g: Refusal, notebook: str = "06", benchmark: str = "d2l") ->
     """The gate: the distributions overlap (a count), the chapter's bluff and refusal rates at
     its two cutoffs (values), and what holds by construction."""
     at = {"notebook": notebook, "benchmark": benchmark}
-    both = g.overlap.loc["both"]
+    both = g.overlap.iloc[-1]  # every phrasing together: "both", or "all" if not two
     hi, lo = g.at(chapter.CUTOFF), g.at(chapter.STRICT_CUTOFF)
     p, m = g.negatives, g.answerable
     bluffs_hi, bluffs_lo, refused_lo = int(hi["bluffs"]), int(lo["bluffs"]), int(lo["refused"])

@@ -36,7 +36,7 @@ class Lab:
 
     @property
     def queries(self) -> list[Query]:
-        """Every question in both phrasings, course first."""
+        """Every question in each of its phrasings: all the first (course) ones first."""
         return self.qset.queries()
 
     @property
@@ -66,7 +66,7 @@ class Lab:
 
     @property
     def clusters(self) -> list[str]:
-        """The question each query asks: both phrasings of a question form one cluster."""
+        """The question each query asks: a question's phrasings (one or more) form one cluster."""
         return [q.question.id for q in self.queries]
 
     @classmethod

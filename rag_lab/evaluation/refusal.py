@@ -97,11 +97,14 @@ def distances(
 
 
 def overlap_table(d: Distances, queries: Sequence[Query], negs: Sequence[Negative]) -> pd.DataFrame:
-    """Worst in-domain (needle) distance vs best out-of-domain distance, per phrasing."""
+    """Worst in-domain (needle) distance vs best out-of-domain distance, per phrasing and
+    over all of them (``both`` for the chapter's two, else ``all``)."""
     rows = []
     best_out = int(np.argmin(d.negative))
-    for phrasing in ("course", "ticket", "both"):
-        mask = np.array([phrasing in ("both", q.phrasing) for q in queries])
+    names = list(dict.fromkeys(q.phrasing for q in queries))
+    every = "both" if len(names) == 2 else "all"
+    for phrasing in [*names, every]:
+        mask = np.array([phrasing in (every, q.phrasing) for q in queries])
         worst = int(np.nanargmax(np.where(mask, d.needle, -np.inf)))
         rows.append(
             {

@@ -3,13 +3,14 @@
 ``rag-lab evaluate --index PATH`` or ``--store URI`` does not chunk or embed the corpus: it
 opens the index a deploy built (SQLite, scanned exactly, or Milvus, searched by its own
 approximate index) and asks it every query of the question file through the retriever
-``ask`` uses, to :data:`DEPTH` chunks. A query's first-hit rank is the position of the
-first returned chunk that holds its needle whole (:func:`rag_lab.chunking.containing`, the
-lab's one definition of relevance); a question is destroyed when no stored chunk of its
-document holds the needle whole. The result is a :class:`Served` record (Recall@k and MRR
-with intervals by question) and the :class:`~rag_lab.evaluation.deploy.Deployment` record
-the regression gate pairs, so two deploys of an index (an exact scan and an engine's
-approximate search, two encoders, two chunkers) are compared question by question.
+``ask`` uses, to :data:`DEPTH` chunks. A query's first-hit rank is the position of the first
+returned chunk that holds one of its question's passages whole
+(:func:`rag_lab.metrics.relevant_chunks`, the lab's one definition of relevance); a question
+is destroyed when no stored chunk of its passages' documents holds any of them whole. The
+result is a :class:`Served` record (Recall@k and MRR with intervals by question) and the
+:class:`~rag_lab.evaluation.deploy.Deployment` record the regression gate pairs, so two
+deploys of an index (an exact scan and an engine's approximate search, two encoders, two
+chunkers) are compared question by question.
 
 Ranks deeper than :data:`DEPTH` are not seen: such a query counts as no hit, and its
 reciprocal rank as 0 (it is at most ``1/(DEPTH + 1)`` in a full ranking).
@@ -25,11 +26,10 @@ import numpy as np
 import pandas as pd
 
 from rag_lab import stats
-from rag_lab.chunking import containing
 from rag_lab.evaluation.deploy import Deployment
 from rag_lab.evaluation.retrieval import SYSTEM_KS
-from rag_lab.metrics import hits_at
-from rag_lab.questions import QuestionSet
+from rag_lab.metrics import hits_at, relevant_chunks
+from rag_lab.questions import Question, QuestionSet
 
 DEPTH = 100
 """How many chunks each query is asked for: ranks beyond it count as no hit."""
@@ -117,17 +117,19 @@ def measure(
     nearest: list[float] = []
     for q in queries:
         hits = retriever.nearest(q.text, depth)
-        held = containing([h.chunk for h in hits], q.needle, q.fold)
-        ranks.append(held[0] + 1 if held else None)
+        (held,) = relevant_chunks([h.chunk for h in hits], [q])
+        ranks.append(min(held) + 1 if held else None)
         top.append(hits[0].chunk.id)  # the retriever refuses an empty index
         nearest.append(float(hits[0].distance))
-    asked = sorted({q.doc for q in qset.questions} & indexed)
+    asked = sorted({p.doc for q in qset.questions for p in q.passages} & indexed)
     stored, _ = store.chunks(asked) if asked else ([], None)
     by_doc: dict[str, list] = {}
     for c in stored:
         by_doc.setdefault(c.doc_id, []).append(c)
     destroyed = tuple(
-        q.id for q in qset.questions if not containing(by_doc.get(q.doc, []), q.needle, q.fold)
+        q.id
+        for q in qset.questions
+        if not relevant_chunks([c for d in _docs(q) for c in by_doc.get(d, [])], [q])[0]
     )
     negatives = [float(retriever.nearest(n.query, 1)[0].distance) for n in qset.negatives]
     served = Served(
@@ -138,7 +140,7 @@ def measure(
         documents=len(indexed),
         chunks=retriever.size,
         failed=tuple(sorted(failed)),
-        unindexed=tuple(q.id for q in qset.questions if q.doc not in indexed),
+        unindexed=tuple(q.id for q in qset.questions if not set(_docs(q)) & indexed),
         ks=tuple(ks),
         queries=tuple(q.id for q in queries),
         clusters=tuple(q.question.id for q in queries),
@@ -159,3 +161,8 @@ def measure(
         tuple(negatives),
     )
     return served, deployed
+
+
+def _docs(q: Question) -> list[str]:
+    """The documents of ``q``'s passages, each once."""
+    return list(dict.fromkeys(p.doc for p in q.passages))

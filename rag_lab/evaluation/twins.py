@@ -6,11 +6,11 @@ with the near-miss material of its own document still present. On a distance mat
 dropping those columns; the nearest remaining chunk is what the gate sees. A twin that the
 gate lets through (anything strictly under the cutoff) is a bluff.
 
-The question is the unit: the two phrasings of one question share a needle, so their twins
-lose the same chunks and succeed or fail together. A **question bluffs** at a cutoff when the
-twin of any of its phrasings passes the gate; questions are then independent trials, and an
-exact binomial (Clopper–Pearson) bound over questions is valid, conservative for the query
-rate (which can only be lower).
+The question is the unit: the phrasings of one question (one or more) share its passages, so
+their twins lose the same chunks and succeed or fail together. A **question bluffs** at a
+cutoff when the twin of any of its phrasings passes the gate; questions are then independent
+trials, and an exact binomial (Clopper–Pearson) bound over questions is valid, conservative
+for the query rate (which can only be lower).
 
 Calibration splits the *questions* (never the phrasings of one question) into two halves with
 a fixed seed (:func:`split_questions`). On the first half it chooses the largest swept cutoff

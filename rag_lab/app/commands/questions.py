@@ -3,7 +3,8 @@ without chunking, embedding or an index, for a CI step before ``evaluate``.
 
 The corpus is read as ``evaluate`` reads it (:func:`rag_lab.sources.folder.load_folder`: every
 file must read) and the file is validated as ``evaluate`` validates it
-(:func:`rag_lab.questions.load_questions`, or Chroma's CSV by
+(:func:`rag_lab.questions.load_questions`, questions of any number of phrasings and
+passages; or Chroma's CSV by
 :func:`rag_lab.sources.chroma.questions.load_chroma_questions`). Exit 0 when it is valid; 2
 with every problem on stderr, one a line as ``FILE:LINE: ID FIELD: reason``
 (:mod:`rag_lab.app.cli` words the :class:`~rag_lab.questions.QuestionsError`). The
