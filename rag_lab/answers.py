@@ -128,7 +128,7 @@ def render(answer: CitedAnswer) -> str:
         lines.append("**Sources**")
         lines.append("")
         lines.extend(
-            f"{c.index}. [{c.document_name} — {c.locator_label}]({c.href}) "
+            f"{c.index}. [{_text(c.document_name)} — {_text(c.locator_label)}]({c.href}) "
             f"· distance {c.distance:.3f}"
             for c in answer.cited
         )
@@ -173,3 +173,11 @@ def _rewrite_markers(text: str, by_index: dict[int, Citation]) -> str:
         last = match.end()
     out.append(text[last:])
     return "".join(out)
+
+
+def _text(title: str) -> str:
+    """A title as a Markdown link's words: brackets escaped and ``<`` written as an entity,
+    so that a title cannot end the link or open an HTML tag."""
+    for raw, escaped in (("\\", "\\\\"), ("[", "\\["), ("]", "\\]"), ("<", "&lt;")):
+        title = title.replace(raw, escaped)
+    return title

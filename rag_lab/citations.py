@@ -219,8 +219,30 @@ class Citation:
 
     @property
     def href(self) -> str:
-        """``doc_id#char=s,e`` for text; ``file.pdf#page=N&char=s,e`` for a PDF."""
-        return f"{self.file or self.document_id}{self.fragment}"
+        """``doc_id#char=s,e`` for text; ``file.pdf#page=N&char=s,e`` for a PDF. The path is
+        percent-encoded where a character would end it or break a link (``#``, ``?``, ``<``…),
+        so a file named ``guide#char=0,9.md`` cannot pass for a locator."""
+        path = self.file or self.document_id
+        return (
+            "".join(quote(c) if c in _ENDS_A_PATH or not c.isprintable() else c for c in path)
+            + self.fragment
+        )
+
+
+_ENDS_A_PATH = frozenset('%#?<>"\\^`{|} []()')
+"""Characters a URI path cannot hold as they are (RFC 3986), and the brackets that would end
+a Markdown link."""
+_LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
+
+
+def plain(title: str) -> str:
+    """A title as text: a Markdown link (or image) reduced to its words, so nothing in the
+    prompt is a link the model could copy.
+
+    >>> plain("See [the guide](http://x.test/a) first")
+    'See the guide first'
+    """
+    return _LINK.sub(r"\1", title)
 
 
 INSTRUCTIONS = (
@@ -255,7 +277,8 @@ def build_context(question: str, hits: Sequence[Hit]) -> tuple[str, list[Citatio
     """
     citations = [citation(i, hit) for i, hit in enumerate(hits, start=1)]
     sources = "\n\n".join(
-        f"[{c.index}] {c.document_name} — {c.locator_label}\n{c.quote}" for c in citations
+        f"[{c.index}] {plain(c.document_name)} — {plain(c.locator_label)}\n{c.quote}"
+        for c in citations
     )
     prompt = f"{INSTRUCTIONS}\n\nSOURCES\n\n{sources}\n\nQUESTION\n{question}\n"
     return prompt, citations

@@ -109,3 +109,13 @@ def test_render_says_when_nothing_is_cited():
 )
 def test_declines(text, expected):
     assert declines(text) is expected
+
+
+def test_a_title_cannot_end_its_source_link_or_open_a_tag():
+    from dataclasses import replace
+
+    cite = replace(_citation(1, "a", 0, 5), document_name="x](http://evil.test) <script>")
+    shown = render(map_citations("Yes [1].", [cite]))
+    (line,) = [s for s in shown.splitlines() if s.startswith("1. [")]
+    assert line.startswith("1. [x\\](http://evil.test) &lt;script> — ")
+    assert "<script>" not in shown

@@ -161,3 +161,26 @@ def test_every_citation_quote_is_the_document_at_its_fragment(text, strategy):
     _, cites = build_context("q", [Hit(c, "T", 0.5) for c in chunks])
     for c in cites:
         assert quote_matches(c, text)
+
+
+@pytest.mark.parametrize(
+    ("doc_id", "href"),
+    [
+        ("guide#char=0,9999.md", "guide%23char=0,9999.md#char="),  # cannot pass for a locator
+        ("notes?x=1&y=<script>.md", "notes%3Fx=1&y=%3Cscript%3E.md#char="),
+        ("my notes (v2).md", "my%20notes%20%28v2%29.md#char="),
+        ("Глава.md", "Глава.md#char="),  # letters stay as they are
+    ],
+)
+def test_a_file_name_cannot_break_its_locator(doc_id, href):
+    doc = Document(doc_id, "T", "# T\n\nA norm measures size.\n")
+    (cite,) = build_context("q", [Hit(chunk_document(doc, "E")[0], doc.title, 0.1)])[1]
+    assert cite.href.startswith(href)
+    assert isinstance(parse_fragment("#" + cite.href.rpartition("#")[2]), CharRange)
+    assert cite.href.count("#") == 1
+
+
+def test_a_markdown_link_in_a_title_never_reaches_the_prompt():
+    doc = Document("d", "See [the guide](http://evil.test/x)", "# T\n\nA norm measures size.\n")
+    prompt, _ = build_context("q", [Hit(chunk_document(doc, "E")[0], doc.title, 0.1)])
+    assert "http://evil.test" not in prompt and "[1] See the guide — " in prompt
