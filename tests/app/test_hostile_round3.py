@@ -17,9 +17,10 @@ import os
 import re
 import sys
 from pathlib import Path
+from xml.etree import ElementTree
 
 import pytest
-from fakes import write
+from fakes import GOOD, write
 from test_hostile import NEGATIVE, QUESTION, question_file
 from test_hostile import state as index_state
 from test_hostile_round2_pipes import good_questions, stand_in_for_evaluate
@@ -31,6 +32,8 @@ SERVER = f"http://admin:{PASSWORD}@127.0.0.1:9#kbc"
 """A server URI with a password; nothing listens on port 9 (discard) of loopback."""
 EVALUATE = ["evaluate", "--corpus", "{docs}", "--questions", "{tmp}/q.yaml", "--out", "{tmp}/r"]
 DEPTH = 1_100
+ACTED_ON = "[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]"
+"""What no row may print raw: controls but line feed and tab, bidirectional overrides."""
 
 
 # --- what a row does first ------------------------------------------------------------
@@ -212,6 +215,33 @@ def one_chunk_corpus(run, docs, path, tmp_path, monkeypatch):
     )
 
 
+ESCAPES = "\x1b]0;owned\x07\x1b[2J\x9b1m\u202e"
+"""An OSC title, a clear screen, an 8-bit CSI and a right-to-left override: what a
+terminal acts on, in a file's name, a folder's or a baseline's stamps."""
+SHOWN = "\\x1b]0;owned\\x07\\x1b[2J\\u009b1m\\u202e"
+""":data:`ESCAPES` as the terminal is shown it."""
+
+
+def a_file_named_with_escapes_and_cut(run, docs, path, tmp_path, monkeypatch):
+    """A fourth file, named with :data:`ESCAPES`, holding a passage over the chunk bound
+    with no break (``index`` warns that it cut it, naming the file)."""
+    write(docs, {f"{ESCAPES}.md": "# Long\n\n" + "x" * 1_100 + "\n"})
+
+
+def a_corpus_folder_named_with_escapes(run, docs, path, tmp_path, monkeypatch):
+    """The three files in ``{tmp}/<ESCAPES>docs``, the question file, and ``{tmp}`` the
+    working folder (the report goes to ``reports/<ESCAPES>docs`` there)."""
+    good_questions(run, docs, path, tmp_path, monkeypatch)
+    write(tmp_path / f"{ESCAPES}docs", dict(GOOD))
+    monkeypatch.chdir(tmp_path)
+
+
+def stamps_with_escapes(report):
+    """Every stamp of the baseline holds :data:`ESCAPES` and a NUL (which XML 1.0 forbids)."""
+    for stamp in report["stamps"]:
+        report["stamps"][stamp] = f"{ESCAPES}\x00{stamp}"
+
+
 # --- what is left ---------------------------------------------------------------------
 
 
@@ -262,6 +292,11 @@ def report_state(folder: Path, before: str | None) -> str:
             json.loads(file.read_text(encoding="utf-8"), parse_constant=lambda c: 1 / 0)
         except ZeroDivisionError:
             loose.append(file.name)
+    for file in sorted(folder.glob("*.xml")):
+        try:
+            ElementTree.parse(file)
+        except ElementTree.ParseError:
+            loose.append(file.name)
     return "written, strict JSON" if not loose else f"written, not strict: {', '.join(loose)}"
 
 
@@ -311,6 +346,10 @@ CASES = [
     ("baseline ks [0]", baseline(deployment("ks", [0])), [*EVALUATE, "--baseline", "{tmp}/base.json"], 2, "deployment.ks: [0] is not a list of whole numbers from 1", "absent"),
     ("baseline questions a text", baseline(deployment("questions", "q1")), [*EVALUATE, "--baseline", "{tmp}/base.json"], 2, "deployment.questions: not a list of question ids (text)", "absent"),
     ("baseline of another kind", baseline(of_spans), [*EVALUATE, "--baseline", "{tmp}/base.json"], 2, "base.json: a report of spans questions, and this run has needles: they cannot be paired", "absent"),
+    # High 8: a file's name, a folder's, a baseline's stamps: escaped for the terminal and XML
+    ("a file name of escapes, cut", a_file_named_with_escapes_and_cut, ["index", "{docs}"], 0, f"warning: {SHOWN}.md: 1 passage over 1,024 characters", "4 indexed, 0 failed"),
+    ("a corpus folder name of escapes", a_corpus_folder_named_with_escapes, [*EVALUATE[:2], f"{{tmp}}/{ESCAPES}docs", *EVALUATE[3:5]], 0, f"wrote reports/{SHOWN}docs/report.md", "absent"),
+    ("baseline stamps of escapes and NUL", baseline(stamps_with_escapes, work=True), [*EVALUATE, "--baseline", "{tmp}/base.json"], 0, f"changed corpus sha256: {SHOWN}\\x00corpus sha256 -> ", "written, strict JSON"),
     # strict JSON everywhere the app writes JSON
     ("one chunk, two questions: twin distances infinite", one_chunk_corpus, ["evaluate", "--corpus", "{tmp}/one", "--questions", "{tmp}/q.yaml", "--out", "{tmp}/r"], 0, "wrote {tmp}/r/report.md", "written, strict JSON"),
     ("a sound baseline, compared", baseline(work=True), [*EVALUATE, "--baseline", "{tmp}/base.json"], 0, "in {tmp}/r", "written, strict JSON"),
@@ -329,6 +368,7 @@ def test_each_case(env, tmp_path, monkeypatch, setup, argv, code, fragment, afte
     status, out, err = run(*argv)
     assert status == code, (out, err)
     assert "Traceback" not in err and "internal error" not in err, err
+    assert not re.search(ACTED_ON, out + err), (out, err)
     assert fragment.format(docs=docs, tmp=tmp_path) in out + err, (out, err)
     if code == exits.ERROR:
         assert err.count("\n") == 1 or err.startswith("usage:"), err
