@@ -242,6 +242,16 @@ def stamps_with_escapes(report):
         report["stamps"][stamp] = f"{ESCAPES}\x00{stamp}"
 
 
+def long_titles(run, docs, path, tmp_path, monkeypatch):
+    """Beside the three files, ``t1.md`` titled with 40,000 "é" (its chunk's text, the title
+    first, is 80,034 bytes of UTF-8), ``t2.md`` with 15,000 (its heading fits, its record, the title
+    as JSON escapes, does not), then ``z.md``, read after them."""
+    milvus()
+    body = "\n\nA body under a title that long.\n"
+    write(docs, {"t1.md": "# " + "é" * 40_000 + body, "t2.md": "# " + "é" * 15_000 + body})
+    write(docs, {"z.md": "# Zeta\n\nZetas come last.\n"})
+
+
 # --- what is left ---------------------------------------------------------------------
 
 
@@ -350,6 +360,10 @@ CASES = [
     ("a file name of escapes, cut", a_file_named_with_escapes_and_cut, ["index", "{docs}"], 0, f"warning: {SHOWN}.md: 1 passage over 1,024 characters", "4 indexed, 0 failed"),
     ("a corpus folder name of escapes", a_corpus_folder_named_with_escapes, [*EVALUATE[:2], f"{{tmp}}/{ESCAPES}docs", *EVALUATE[3:5]], 0, f"wrote reports/{SHOWN}docs/report.md", "absent"),
     ("baseline stamps of escapes and NUL", baseline(stamps_with_escapes, work=True), [*EVALUATE, "--baseline", "{tmp}/base.json"], 0, f"changed corpus sha256: {SHOWN}\\x00corpus sha256 -> ", "written, strict JSON"),
+    # High 6: a document past Milvus's limits fails alone, with its reason; the rest is indexed
+    ("titles past Milvus's limits", long_titles, ["index", "{docs}", "--store", "{tmp}/kb.db"], 1, "4 indexed, 0 unchanged, 2 failed", "Milvus Lite: rag_lab: 4 indexed, 2 failed"),
+    ("a chunk's text past Milvus's limit", long_titles, ["index", "{docs}", "--store", "{tmp}/kb.db"], 1, "failed t1.md: a chunk's text is 80,034 bytes, and Milvus keeps 65,535 in a text field", "Milvus Lite: rag_lab: 4 indexed, 2 failed"),
+    ("a record past Milvus's limit", long_titles, ["index", "{docs}", "--store", "{tmp}/kb.db"], 1, "failed t2.md: its record is 90,", "Milvus Lite: rag_lab: 4 indexed, 2 failed"),
     # strict JSON everywhere the app writes JSON
     ("one chunk, two questions: twin distances infinite", one_chunk_corpus, ["evaluate", "--corpus", "{tmp}/one", "--questions", "{tmp}/q.yaml", "--out", "{tmp}/r"], 0, "wrote {tmp}/r/report.md", "written, strict JSON"),
     ("a sound baseline, compared", baseline(work=True), [*EVALUATE, "--baseline", "{tmp}/base.json"], 0, "in {tmp}/r", "written, strict JSON"),
