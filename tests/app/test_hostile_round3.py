@@ -438,3 +438,42 @@ def test_a_password_on_a_real_server_is_never_printed_or_written(run, tmp_path, 
         )
     finally:
         _stop(proc)
+
+
+def tcp_listening_here() -> int:
+    """How many TCP sockets of this process listen (``/proc/net/tcp`` and ``tcp6``, state
+    ``0A``, matched to this process's descriptors by inode)."""
+    mine = set()
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            mine.add(os.readlink(f"/proc/self/fd/{fd}"))
+        except OSError:
+            continue
+    listening = 0
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        for line in Path(table).read_text().splitlines()[1:]:
+            fields = line.split()
+            listening += fields[3] == "0A" and f"socket:[{fields[9]}]" in mine
+    return listening
+
+
+def test_milvus_lite_listens_on_a_private_socket_only(tmp_path):
+    """High 3: while a Milvus Lite index is open, its server listens on a Unix socket in a
+    folder only its user can enter (0700), on no TCP port; closed, the folder is gone."""
+    milvus()
+    from rag_lab.app.store import MilvusLocation
+    from rag_lab.app.store.milvus import connection
+
+    where = MilvusLocation.parse(str(tmp_path / "kb.db"))
+    before = tcp_listening_here()
+    client = connection.connect(where, create=True)
+    try:
+        assert tcp_listening_here() == before
+        _, _, private, uri = connection._LITE[where.uri]
+        assert uri == f"unix:{private}/milvus:0"
+        assert os.stat(private).st_mode & 0o777 == 0o700
+        assert client.list_collections() == []
+    finally:
+        client.close()
+        connection.release_lite(where.uri)
+    assert not os.path.exists(private)
