@@ -364,6 +364,12 @@ CASES = [
     ("titles past Milvus's limits", long_titles, ["index", "{docs}", "--store", "{tmp}/kb.db"], 1, "4 indexed, 0 unchanged, 2 failed", "Milvus Lite: rag_lab: 4 indexed, 2 failed"),
     ("a chunk's text past Milvus's limit", long_titles, ["index", "{docs}", "--store", "{tmp}/kb.db"], 1, "failed t1.md: a chunk's text is 80,034 bytes, and Milvus keeps 65,535 in a text field", "Milvus Lite: rag_lab: 4 indexed, 2 failed"),
     ("a record past Milvus's limit", long_titles, ["index", "{docs}", "--store", "{tmp}/kb.db"], 1, "failed t2.md: its record is 90,", "Milvus Lite: rag_lab: 4 indexed, 2 failed"),
+    # medium: a server URI that cannot be one, a usage error before any work
+    ("--store port abc", nothing, ["index", "{docs}", "--store", "http://127.0.0.1:abc"], 2, "argument --store: http://127.0.0.1:abc: the port is not a number from 1 to 65535 (http://host:port)", "a server, not read"),
+    ("--store port 99999", nothing, ["status", "--store", "http://127.0.0.1:99999#kb"], 2, "argument --store: http://127.0.0.1:99999: the port is not a number from 1 to 65535", "a server, not read"),
+    ("--store port 0, a password", nothing, ["ask", "tensors", "--store", f"http://admin:{PASSWORD}@127.0.0.1:0"], 2, "argument --store: http://admin:***@127.0.0.1:0: the port is not", "a server, not read"),
+    ("--store [::1 unclosed", nothing, ["status", "--store", "http://[::1"], 2, "argument --store: http://[::1: not a server address (http://host:port)", "a server, not read"),
+    ("--store without a host", nothing, ["status", "--store", "http://:19530"], 2, "argument --store: http://:19530: no host (http://host:port)", "a server, not read"),
     # strict JSON everywhere the app writes JSON
     ("one chunk, two questions: twin distances infinite", one_chunk_corpus, ["evaluate", "--corpus", "{tmp}/one", "--questions", "{tmp}/q.yaml", "--out", "{tmp}/r"], 0, "wrote {tmp}/r/report.md", "written, strict JSON"),
     ("a sound baseline, compared", baseline(work=True), [*EVALUATE, "--baseline", "{tmp}/base.json"], 0, "in {tmp}/r", "written, strict JSON"),

@@ -83,6 +83,7 @@ class MilvusLocation:
                 "and single underscores, not ending in one"
             )
         if uri.startswith(("http://", "https://", "tcp://")):
+            _check_server_address(uri)
             return cls(uri, name)
         if "://" in uri:
             raise ValueError(
@@ -108,6 +109,29 @@ class MilvusLocation:
         ``user:password``) with this location's password written ``***``."""
         _, user, password, _ = _userinfo(self.uri)
         return text if password is None else text.replace(f"{user}:{password}", f"{user}:***")
+
+
+def _check_server_address(uri: str) -> None:
+    """Refuse a server URI with no host, a port that is not a number from 1 to 65535, or a
+    bracket not closed (``http://[::1``), before anything is tried.
+
+    >>> _check_server_address("http://127.0.0.1:abc")
+    Traceback (most recent call last):
+    ValueError: http://127.0.0.1:abc: the port is not a number from 1 to 65535 (http://host:port)
+    """
+    shown = without_password(uri)
+    try:
+        parsed = urlsplit(uri)
+    except ValueError:  # an IPv6 address whose bracket is not closed
+        raise ValueError(f"{shown}: not a server address (http://host:port)") from None
+    try:
+        port = parsed.port
+    except ValueError:
+        port = 0
+    if port == 0:
+        raise ValueError(f"{shown}: the port is not a number from 1 to 65535 (http://host:port)")
+    if not parsed.hostname:
+        raise ValueError(f"{shown}: no host (http://host:port)")
 
 
 def without_password(uri: str) -> str:
