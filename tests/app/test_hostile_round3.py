@@ -252,6 +252,11 @@ def long_titles(run, docs, path, tmp_path, monkeypatch):
     write(docs, {"z.md": "# Zeta\n\nZetas come last.\n"})
 
 
+def a_sparse_question_file_of_65_mib(run, docs, path, tmp_path, monkeypatch):
+    with open(tmp_path / "big.yaml", "wb") as f:
+        f.truncate(65 * 2**20)
+
+
 # --- what is left ---------------------------------------------------------------------
 
 
@@ -370,6 +375,9 @@ CASES = [
     ("--store port 0, a password", nothing, ["ask", "tensors", "--store", f"http://admin:{PASSWORD}@127.0.0.1:0"], 2, "argument --store: http://admin:***@127.0.0.1:0: the port is not", "a server, not read"),
     ("--store [::1 unclosed", nothing, ["status", "--store", "http://[::1"], 2, "argument --store: http://[::1: not a server address (http://host:port)", "a server, not read"),
     ("--store without a host", nothing, ["status", "--store", "http://:19530"], 2, "argument --store: http://:19530: no host (http://host:port)", "a server, not read"),
+    # medium: a question file without end, refused before it fills the memory
+    ("--questions /dev/zero", nothing, [*EVALUATE[:4], "/dev/zero", *EVALUATE[5:]], 2, "/dev/zero: more than 64 MiB, not a question file (--questions FILE)", "absent"),
+    ("--questions a file of 65 MiB", a_sparse_question_file_of_65_mib, [*EVALUATE[:4], "{tmp}/big.yaml", *EVALUATE[5:]], 2, "big.yaml: more than 64 MiB, not a question file", "absent"),
     # strict JSON everywhere the app writes JSON
     ("one chunk, two questions: twin distances infinite", one_chunk_corpus, ["evaluate", "--corpus", "{tmp}/one", "--questions", "{tmp}/q.yaml", "--out", "{tmp}/r"], 0, "wrote {tmp}/r/report.md", "written, strict JSON"),
     ("a sound baseline, compared", baseline(work=True), [*EVALUATE, "--baseline", "{tmp}/base.json"], 0, "in {tmp}/r", "written, strict JSON"),
