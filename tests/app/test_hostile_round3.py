@@ -491,3 +491,21 @@ def test_milvus_lite_listens_on_a_private_socket_only(tmp_path):
         client.close()
         connection.release_lite(where.uri)
     assert not os.path.exists(private)
+
+
+def test_milvus_lite_under_a_tmpdir_too_long_for_a_socket_is_one_reason(tmp_path, monkeypatch):
+    """A ``$TMPDIR`` whose socket path would pass 107 bytes: refused with what to do, the
+    private folder removed, nothing bound."""
+    milvus()
+    import tempfile
+
+    from rag_lab.app.store import IndexInaccessible, MilvusLocation
+    from rag_lab.app.store.milvus import connection
+
+    long = tmp_path / ("t" * 110)
+    long.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(long))
+    with pytest.raises(IndexInaccessible, match=r"107 bytes.*TMPDIR"):
+        connection.connect(MilvusLocation.parse(str(tmp_path / "kb.db")), create=True)
+    assert list(long.iterdir()) == []
+    assert str(tmp_path / "kb.db") not in connection._LITE

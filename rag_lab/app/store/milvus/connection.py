@@ -202,7 +202,7 @@ def connect(where: MilvusLocation, *, create: bool, wait: float = 0.0) -> Any:
             raise IndexInaccessible(
                 where, f"Milvus Lite is not installed ({err.name}): pip install rag-lab[milvus]"
             ) from None
-        lite_errors = (MilvusLiteError,)
+        lite_errors = (MilvusLiteError, RuntimeError)  # RuntimeError: a socket not bound
     failure: list[str] = []
 
     def attempt() -> pymilvus.MilvusClient | None:
@@ -275,6 +275,10 @@ _LITE: dict[str, tuple[Any, Any, str, str]] = {}
 private folder, the client's ``unix:`` URI)."""
 
 
+_SOCKET_MAX = 107
+"""The longest path of a Unix socket on Linux (``sun_path`` holds 108 bytes with its NUL)."""
+
+
 def _lite_uri(folder: str) -> str:
     """The ``unix:`` URI of the Milvus Lite server of ``folder``, started on first use on a
     socket in a new private folder (0700, :func:`tempfile.mkdtemp`); a server another process
@@ -288,6 +292,12 @@ def _lite_uri(folder: str) -> str:
 
     private = tempfile.mkdtemp(prefix="rag-lab-milvus-")
     socket = os.path.join(private, "milvus")
+    if len(os.fsencode(f"{socket}:0")) > _SOCKET_MAX:
+        os.rmdir(private)
+        raise RuntimeError(
+            f"its socket {socket}:0 would be longer than the {_SOCKET_MAX} bytes a Unix socket's "
+            "path may have: set TMPDIR to a shorter folder"
+        )
     try:
         server, db, _ = start_server_in_thread(data_dir=folder, host=f"unix:{socket}", port=0)
     except BaseException:
