@@ -170,7 +170,9 @@ class _Tqdm(_Sink):
     def __init__(self, total: int | None, desc: str, unit: str) -> None:
         from tqdm import tqdm  # the plain-text bar, never tqdm.auto's notebook widget
 
-        self._bar = tqdm(total=total, desc=desc, unit=unit, file=sys.stderr, leave=False)
+        # the stream under rag-lab's escaping one: the bar's own \r and escapes are meant
+        stream = getattr(sys.stderr, "unescaped", sys.stderr)
+        self._bar = tqdm(total=total, desc=desc, unit=unit, file=stream, leave=False)
 
     def update(self, b: Bar, final: bool) -> None:
         self._bar.n = b.n

@@ -90,3 +90,46 @@ def _escaped(c: str, newlines: bool) -> str:
     if 0xD800 <= o <= 0xDFFF or c in _BIDI:
         return f"\\u{o:04x}"
     return c
+
+
+_ACTED_ON = re.compile(
+    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]"
+)
+"""What a terminal acts on rather than shows (line breaks and tabs aside), and lone surrogates."""
+_NOT_XML = re.compile(
+    "[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
+    "\ud800-\udfff\ufffe\uffff]"
+)
+"""What XML 1.0 forbids (C0 controls but tab, line feed and carriage return; surrogates;
+U+FFFE and U+FFFF), and what :data:`_ACTED_ON` escapes for the terminal that shows it."""
+
+
+def terminal_safe(text: str) -> str:
+    """``text`` with what a terminal would act on written as escapes; line breaks and tabs kept.
+
+    The filter every line the command prints passes through
+    (:func:`rag_lab.app.terminal.escaped_streams`): a C0 control as :func:`printable` writes
+    it (``\\x1b``, ``\\r``); DEL, a C1 control, a bidirectional override or a lone
+    surrogate as ``\\uNNNN``, which is also a valid escape inside a JSON string (``ask
+    --json`` writes the text of documents unescaped). Text without them is returned as is.
+
+    >>> terminal_safe("\\x1b]0;owned\\x07 \\x9b2J\\n")
+    '\\\\x1b]0;owned\\\\x07 \\\\u009b2J\\n'
+    """
+    return _ACTED_ON.sub(_escape, text)
+
+
+def xml_safe(text: str) -> str:
+    """``text`` fit for XML 1.0 and for the terminal that shows it: what XML forbids, DEL,
+    C1 controls and bidirectional overrides written as :func:`terminal_safe` writes them
+    (tab, line feed and carriage return kept: XML allows them).
+
+    >>> xml_safe("a\\x00b\\x1b[2J\\ufffe")
+    'a\\\\x00b\\\\x1b[2J\\\\ufffe'
+    """
+    return _NOT_XML.sub(_escape, text)
+
+
+def _escape(match: re.Match[str]) -> str:
+    c = match.group()
+    return _escaped(c, False) if ord(c) < 0x20 else f"\\u{ord(c):04x}"

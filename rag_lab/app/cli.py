@@ -52,7 +52,11 @@ from rag_lab.text import printable
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``rag-lab`` with ``argv`` (default: the command line); return the exit status."""
-    terminal.encode_what_streams_accept()
+    with terminal.escaped_streams():  # every string printed, escaped for the terminal
+        return _main(argv)
+
+
+def _main(argv: Sequence[str] | None) -> int:
     args = _parser().parse_args(argv)
     if getattr(args, "store", None) is not None:  # --store URI: the index is on Milvus
         args.index = args.store

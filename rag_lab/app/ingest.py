@@ -44,7 +44,7 @@ from rag_lab.app.index import (
     record_pdf_options,
     recorded_pdf_options,
 )
-from rag_lab.app.store import DocumentRecord, Pages, Stamp, Status, Store
+from rag_lab.app.store import DocumentRecord, DocumentTooLarge, Pages, Stamp, Status, Store
 from rag_lab.chunking import chunk_bounded
 from rag_lab.progress import track
 from rag_lab.search import TextEncoder
@@ -258,12 +258,19 @@ def _ingest(
             store.fail(source.id, source.path, err.sha256, err.reason)
             failed[source.id] = err.reason
             continue
-        with store.replacing(source.id) as writer:
-            for at in range(0, len(chunks), WRITE_BATCH):
-                batch = chunks[at : at + WRITE_BATCH]
-                writer.add(batch, encoder.encode([c.text for c in batch], progress=False))
-            pages = _pages(got.pdf) if got.pdf else None
-            writer.finish(source.path, digest, doc.title, current, reading=got.reading, pages=pages)
+        try:  # a document past the store's limits fails alone, left as it was
+            with store.replacing(source.id) as writer:
+                for at in range(0, len(chunks), WRITE_BATCH):
+                    batch = chunks[at : at + WRITE_BATCH]
+                    writer.add(batch, encoder.encode([c.text for c in batch], progress=False))
+                pages = _pages(got.pdf) if got.pdf else None
+                writer.finish(
+                    source.path, digest, doc.title, current, reading=got.reading, pages=pages
+                )
+        except DocumentTooLarge as err:
+            store.fail(source.id, source.path, digest, err.reason)
+            failed[source.id] = err.reason
+            continue
         indexed.append(source.id)
         if pages and pages.running_lines_removed:
             running[source.id] = pages.running_lines_removed

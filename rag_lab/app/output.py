@@ -79,8 +79,10 @@ def print_answer(result: Answer, cutoff: float, show_prompt: bool) -> None:
         quote = printable(" ".join(c.quote.split()))
         print(textwrap.indent(shorten(quote, 200), "    "))
     if show_prompt:  # as it is for a program reading it; escaped for a person
-        prompt = printable(result.prompt, newlines=True) if on_terminal() else result.prompt
-        print(f"\n{prompt}")
+        if on_terminal():
+            print(f"\n{printable(result.prompt, newlines=True)}")
+        else:  # past the escaping of every other line (rag_lab.app.terminal)
+            print(f"\n{result.prompt}", file=getattr(sys.stdout, "unescaped", sys.stdout))
 
 
 def on_terminal() -> bool:

@@ -1,6 +1,8 @@
 """The command line's streams and signals: what a pipeline or a service manager does to it.
 
-Output is written in whatever encoding stdout has; a stream whose reader went away
+Everything printed passes one filter, :func:`~rag_lab.text.terminal_safe` (a file's name, a
+folder's, a baseline's stamps: an escape sequence in them is shown, never acted on); output
+is written in whatever encoding stdout has; a stream whose reader went away
 (``| head``) is pointed at /dev/null so the rest goes nowhere quietly; SIGTERM (what
 ``kill``, ``timeout``, systemd and containers send) unwinds as Ctrl-C does.
 """
@@ -11,7 +13,43 @@ import contextlib
 import os
 import signal
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
+from typing import TextIO
+
+from rag_lab.text import terminal_safe
+
+
+class EscapingStream:
+    """A text stream that writes :func:`~rag_lab.text.terminal_safe` text to ``unescaped``
+    (which it stands for in every other respect). A progress bar, whose own ``\\r`` and
+    escape sequences are meant, writes to ``unescaped``."""
+
+    def __init__(self, unescaped: TextIO) -> None:
+        self.unescaped = unescaped
+
+    def write(self, text: str) -> int:
+        self.unescaped.write(terminal_safe(text))
+        return len(text)
+
+    def writelines(self, lines: Iterable[str]) -> None:
+        for line in lines:
+            self.write(line)
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self.unescaped, name)
+
+
+@contextlib.contextmanager
+def escaped_streams() -> Iterator[None]:
+    """Inside, ``sys.stdout`` and ``sys.stderr`` are :class:`EscapingStream`\\ s (after
+    :func:`encode_what_streams_accept`); the streams of before are put back on the way out."""
+    encode_what_streams_accept()
+    before = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = EscapingStream(sys.stdout), EscapingStream(sys.stderr)
+    try:
+        yield
+    finally:
+        sys.stdout, sys.stderr = before
 
 
 def encode_what_streams_accept() -> None:

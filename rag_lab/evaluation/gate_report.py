@@ -6,9 +6,10 @@ question, each regressed metric), then what was paired, what changed, the metric
 flipped queries; :func:`to_json` holds the same; :func:`junit` writes one testsuite with a
 testcase per metric, per lost and per missing question, a ``failure`` where the gate failed
 on it (``skipped`` where the user allowed it), so a CI system shows the gate like a test
-run; :func:`write` puts the three files beside the report. A metric's interval and its
-detectable difference are the :class:`~rag_lab.evaluation.regression.Metric`'s own fields,
-formatted once: the three files show the same numbers.
+run (every text in it made fit for XML 1.0 by :func:`~rag_lab.text.xml_safe`); :func:`write`
+puts the three files beside the report. A metric's interval and its detectable difference
+are the :class:`~rag_lab.evaluation.regression.Metric`'s own fields, formatted once: the
+three files show the same numbers.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from rag_lab.evaluation.lost import Flip, Missing
 from rag_lab.evaluation.regression import REGRESSED, Comparison, Metric
 from rag_lab.evaluation.render import markdown_table
 from rag_lab.evaluation.report import strict_json
+from rag_lab.text import xml_safe
 
 
 def rule(c: Comparison) -> str:
@@ -277,6 +279,9 @@ def junit(c: Comparison) -> str:
         "testsuites", tests=suite.get("tests"), failures=suite.get("failures"), skipped=str(skipped)
     )
     root.append(suite)
+    for element in root.iter():  # a baseline's ids and stamps may hold what XML forbids
+        element.text = None if element.text is None else xml_safe(element.text)
+        element.attrib = {xml_safe(k): xml_safe(v) for k, v in element.attrib.items()}
     ET.indent(root)
     return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
 

@@ -17,9 +17,10 @@ import os
 import re
 import sys
 from pathlib import Path
+from xml.etree import ElementTree
 
 import pytest
-from fakes import write
+from fakes import GOOD, write
 from test_hostile import NEGATIVE, QUESTION, question_file
 from test_hostile import state as index_state
 from test_hostile_round2_pipes import good_questions, stand_in_for_evaluate
@@ -31,6 +32,8 @@ SERVER = f"http://admin:{PASSWORD}@127.0.0.1:9#kbc"
 """A server URI with a password; nothing listens on port 9 (discard) of loopback."""
 EVALUATE = ["evaluate", "--corpus", "{docs}", "--questions", "{tmp}/q.yaml", "--out", "{tmp}/r"]
 DEPTH = 1_100
+ACTED_ON = "[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]"
+"""What no row may print raw: controls but line feed and tab, bidirectional overrides."""
 
 
 # --- what a row does first ------------------------------------------------------------
@@ -212,6 +215,48 @@ def one_chunk_corpus(run, docs, path, tmp_path, monkeypatch):
     )
 
 
+ESCAPES = "\x1b]0;owned\x07\x1b[2J\x9b1m\u202e"
+"""An OSC title, a clear screen, an 8-bit CSI and a right-to-left override: what a
+terminal acts on, in a file's name, a folder's or a baseline's stamps."""
+SHOWN = "\\x1b]0;owned\\x07\\x1b[2J\\u009b1m\\u202e"
+""":data:`ESCAPES` as the terminal is shown it."""
+
+
+def a_file_named_with_escapes_and_cut(run, docs, path, tmp_path, monkeypatch):
+    """A fourth file, named with :data:`ESCAPES`, holding a passage over the chunk bound
+    with no break (``index`` warns that it cut it, naming the file)."""
+    write(docs, {f"{ESCAPES}.md": "# Long\n\n" + "x" * 1_100 + "\n"})
+
+
+def a_corpus_folder_named_with_escapes(run, docs, path, tmp_path, monkeypatch):
+    """The three files in ``{tmp}/<ESCAPES>docs``, the question file, and ``{tmp}`` the
+    working folder (the report goes to ``reports/<ESCAPES>docs`` there)."""
+    good_questions(run, docs, path, tmp_path, monkeypatch)
+    write(tmp_path / f"{ESCAPES}docs", dict(GOOD))
+    monkeypatch.chdir(tmp_path)
+
+
+def stamps_with_escapes(report):
+    """Every stamp of the baseline holds :data:`ESCAPES` and a NUL (which XML 1.0 forbids)."""
+    for stamp in report["stamps"]:
+        report["stamps"][stamp] = f"{ESCAPES}\x00{stamp}"
+
+
+def long_titles(run, docs, path, tmp_path, monkeypatch):
+    """Beside the three files, ``t1.md`` titled with 40,000 "é" (its chunk's text, the title
+    first, is 80,034 bytes of UTF-8), ``t2.md`` with 15,000 (its heading fits, its record, the title
+    as JSON escapes, does not), then ``z.md``, read after them."""
+    milvus()
+    body = "\n\nA body under a title that long.\n"
+    write(docs, {"t1.md": "# " + "é" * 40_000 + body, "t2.md": "# " + "é" * 15_000 + body})
+    write(docs, {"z.md": "# Zeta\n\nZetas come last.\n"})
+
+
+def a_sparse_question_file_of_65_mib(run, docs, path, tmp_path, monkeypatch):
+    with open(tmp_path / "big.yaml", "wb") as f:
+        f.truncate(65 * 2**20)
+
+
 # --- what is left ---------------------------------------------------------------------
 
 
@@ -262,6 +307,11 @@ def report_state(folder: Path, before: str | None) -> str:
             json.loads(file.read_text(encoding="utf-8"), parse_constant=lambda c: 1 / 0)
         except ZeroDivisionError:
             loose.append(file.name)
+    for file in sorted(folder.glob("*.xml")):
+        try:
+            ElementTree.parse(file)
+        except ElementTree.ParseError:
+            loose.append(file.name)
     return "written, strict JSON" if not loose else f"written, not strict: {', '.join(loose)}"
 
 
@@ -311,6 +361,23 @@ CASES = [
     ("baseline ks [0]", baseline(deployment("ks", [0])), [*EVALUATE, "--baseline", "{tmp}/base.json"], 2, "deployment.ks: [0] is not a list of whole numbers from 1", "absent"),
     ("baseline questions a text", baseline(deployment("questions", "q1")), [*EVALUATE, "--baseline", "{tmp}/base.json"], 2, "deployment.questions: not a list of question ids (text)", "absent"),
     ("baseline of another kind", baseline(of_spans), [*EVALUATE, "--baseline", "{tmp}/base.json"], 2, "base.json: a report of spans questions, and this run has needles: they cannot be paired", "absent"),
+    # High 8: a file's name, a folder's, a baseline's stamps: escaped for the terminal and XML
+    ("a file name of escapes, cut", a_file_named_with_escapes_and_cut, ["index", "{docs}"], 0, f"warning: {SHOWN}.md: 1 passage over 1,024 characters", "4 indexed, 0 failed"),
+    ("a corpus folder name of escapes", a_corpus_folder_named_with_escapes, [*EVALUATE[:2], f"{{tmp}}/{ESCAPES}docs", *EVALUATE[3:5]], 0, f"wrote reports/{SHOWN}docs/report.md", "absent"),
+    ("baseline stamps of escapes and NUL", baseline(stamps_with_escapes, work=True), [*EVALUATE, "--baseline", "{tmp}/base.json"], 0, f"changed corpus sha256: {SHOWN}\\x00corpus sha256 -> ", "written, strict JSON"),
+    # High 6: a document past Milvus's limits fails alone, with its reason; the rest is indexed
+    ("titles past Milvus's limits", long_titles, ["index", "{docs}", "--store", "{tmp}/kb.db"], 1, "4 indexed, 0 unchanged, 2 failed", "Milvus Lite: rag_lab: 4 indexed, 2 failed"),
+    ("a chunk's text past Milvus's limit", long_titles, ["index", "{docs}", "--store", "{tmp}/kb.db"], 1, "failed t1.md: a chunk's text is 80,034 bytes, and Milvus keeps 65,535 in a text field", "Milvus Lite: rag_lab: 4 indexed, 2 failed"),
+    ("a record past Milvus's limit", long_titles, ["index", "{docs}", "--store", "{tmp}/kb.db"], 1, "failed t2.md: its record is 90,", "Milvus Lite: rag_lab: 4 indexed, 2 failed"),
+    # medium: a server URI that cannot be one, a usage error before any work
+    ("--store port abc", nothing, ["index", "{docs}", "--store", "http://127.0.0.1:abc"], 2, "argument --store: http://127.0.0.1:abc: the port is not a number from 1 to 65535 (http://host:port)", "a server, not read"),
+    ("--store port 99999", nothing, ["status", "--store", "http://127.0.0.1:99999#kb"], 2, "argument --store: http://127.0.0.1:99999: the port is not a number from 1 to 65535", "a server, not read"),
+    ("--store port 0, a password", nothing, ["ask", "tensors", "--store", f"http://admin:{PASSWORD}@127.0.0.1:0"], 2, "argument --store: http://admin:***@127.0.0.1:0: the port is not", "a server, not read"),
+    ("--store [::1 unclosed", nothing, ["status", "--store", "http://[::1"], 2, "argument --store: http://[::1: not a server address (http://host:port)", "a server, not read"),
+    ("--store without a host", nothing, ["status", "--store", "http://:19530"], 2, "argument --store: http://:19530: no host (http://host:port)", "a server, not read"),
+    # medium: a question file without end, refused before it fills the memory
+    ("--questions /dev/zero", nothing, [*EVALUATE[:4], "/dev/zero", *EVALUATE[5:]], 2, "/dev/zero: more than 64 MiB, not a question file (--questions FILE)", "absent"),
+    ("--questions a file of 65 MiB", a_sparse_question_file_of_65_mib, [*EVALUATE[:4], "{tmp}/big.yaml", *EVALUATE[5:]], 2, "big.yaml: more than 64 MiB, not a question file", "absent"),
     # strict JSON everywhere the app writes JSON
     ("one chunk, two questions: twin distances infinite", one_chunk_corpus, ["evaluate", "--corpus", "{tmp}/one", "--questions", "{tmp}/q.yaml", "--out", "{tmp}/r"], 0, "wrote {tmp}/r/report.md", "written, strict JSON"),
     ("a sound baseline, compared", baseline(work=True), [*EVALUATE, "--baseline", "{tmp}/base.json"], 0, "in {tmp}/r", "written, strict JSON"),
@@ -329,6 +396,7 @@ def test_each_case(env, tmp_path, monkeypatch, setup, argv, code, fragment, afte
     status, out, err = run(*argv)
     assert status == code, (out, err)
     assert "Traceback" not in err and "internal error" not in err, err
+    assert not re.search(ACTED_ON, out + err), (out, err)
     assert fragment.format(docs=docs, tmp=tmp_path) in out + err, (out, err)
     if code == exits.ERROR:
         assert err.count("\n") == 1 or err.startswith("usage:"), err
@@ -384,3 +452,60 @@ def test_a_password_on_a_real_server_is_never_printed_or_written(run, tmp_path, 
         )
     finally:
         _stop(proc)
+
+
+def tcp_listening_here() -> int:
+    """How many TCP sockets of this process listen (``/proc/net/tcp`` and ``tcp6``, state
+    ``0A``, matched to this process's descriptors by inode)."""
+    mine = set()
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            mine.add(os.readlink(f"/proc/self/fd/{fd}"))
+        except OSError:
+            continue
+    listening = 0
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        for line in Path(table).read_text().splitlines()[1:]:
+            fields = line.split()
+            listening += fields[3] == "0A" and f"socket:[{fields[9]}]" in mine
+    return listening
+
+
+def test_milvus_lite_listens_on_a_private_socket_only(tmp_path):
+    """High 3: while a Milvus Lite index is open, its server listens on a Unix socket in a
+    folder only its user can enter (0700), on no TCP port; closed, the folder is gone."""
+    milvus()
+    from rag_lab.app.store import MilvusLocation
+    from rag_lab.app.store.milvus import connection
+
+    where = MilvusLocation.parse(str(tmp_path / "kb.db"))
+    before = tcp_listening_here()
+    client = connection.connect(where, create=True)
+    try:
+        assert tcp_listening_here() == before
+        _, _, private, uri = connection._LITE[where.uri]
+        assert uri == f"unix:{private}/milvus:0"
+        assert os.stat(private).st_mode & 0o777 == 0o700
+        assert client.list_collections() == []
+    finally:
+        client.close()
+        connection.release_lite(where.uri)
+    assert not os.path.exists(private)
+
+
+def test_milvus_lite_under_a_tmpdir_too_long_for_a_socket_is_one_reason(tmp_path, monkeypatch):
+    """A ``$TMPDIR`` whose socket path would pass 107 bytes: refused with what to do, the
+    private folder removed, nothing bound."""
+    milvus()
+    import tempfile
+
+    from rag_lab.app.store import IndexInaccessible, MilvusLocation
+    from rag_lab.app.store.milvus import connection
+
+    long = tmp_path / ("t" * 110)
+    long.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(long))
+    with pytest.raises(IndexInaccessible, match=r"107 bytes.*TMPDIR"):
+        connection.connect(MilvusLocation.parse(str(tmp_path / "kb.db")), create=True)
+    assert list(long.iterdir()) == []
+    assert str(tmp_path / "kb.db") not in connection._LITE

@@ -182,27 +182,46 @@ def _writing_into(out: Path) -> Iterator[None]:
         raise OSError(err.errno, f"cannot write the report: {err.strerror}", str(out)) from None
 
 
+QUESTIONS_MAX_BYTES = 64 * 2**20
+"""The largest question file read (64 MiB, a few hundred thousand questions): past it,
+``--questions /dev/zero`` or a wrong file is refused before it fills the memory."""
+
+
 @contextlib.contextmanager
 def _read_once(path: Path) -> Iterator[Path]:
     """A question file that can be read only once (``--questions <(...)``, /dev/stdin) as a
     regular file for the run: the evaluation reads it to tell its kind, to load it and to
-    hash it. Problems found in it still name ``path``."""
+    hash it. Problems found in it still name ``path``; one past
+    :data:`QUESTIONS_MAX_BYTES` is refused."""
     try:
-        regular = stat.S_ISREG(path.stat().st_mode)
+        st = path.stat()
     except OSError:
-        regular = True  # missing or unreadable: the loader says which
-    if regular:
+        st = None  # missing or unreadable: the loader says which
+    if st is None or stat.S_ISREG(st.st_mode):
+        if st is not None and st.st_size > QUESTIONS_MAX_BYTES:
+            raise _too_large(path)
         yield path
         return
     with tempfile.TemporaryDirectory(prefix="rag-lab-questions-") as tmp:
         copy = Path(tmp) / (path.name or "questions")
-        copy.write_bytes(path.read_bytes())
+        with path.open("rb") as f:
+            data = f.read(QUESTIONS_MAX_BYTES + 1)
+        if len(data) > QUESTIONS_MAX_BYTES:
+            raise _too_large(path)
+        copy.write_bytes(data)
         try:
             yield copy
         except QuestionsError as err:
             if Path(err.path) != copy:
                 raise
             raise QuestionsError(path, err.violations) from None
+
+
+def _too_large(path: Path) -> UsageError:
+    return UsageError(
+        f"{path}: more than {QUESTIONS_MAX_BYTES // 2**20} MiB, not a question file "
+        "(--questions FILE)"
+    )
 
 
 def _print_comparison(c: Comparison) -> None:

@@ -36,7 +36,7 @@ from rag_lab.app.store.errors import (
 from rag_lab.app.store.identify import FileKind, inspect_file
 from rag_lab.app.store.lock import writer_lock
 from rag_lab.app.store.milvus import MilvusLocation, MilvusStore
-from rag_lab.app.store.protocol import DocumentWriter, Store
+from rag_lab.app.store.protocol import DocumentTooLarge, DocumentWriter, Store
 from rag_lab.app.store.records import DocumentRecord, Pages, Stamp, Status
 from rag_lab.app.store.schema import APPLICATION_ID, SCHEMA_VERSION, UPGRADABLE
 from rag_lab.app.store.sqlite import SQLiteStore
@@ -47,6 +47,7 @@ __all__ = [
     "SCHEMA_VERSION",
     "UPGRADABLE",
     "DocumentRecord",
+    "DocumentTooLarge",
     "DocumentWriter",
     "FileKind",
     "IndexBusy",

@@ -16,10 +16,23 @@ import numpy as np
 
 from rag_lab.app.store.records import DocumentRecord, Pages, Stamp, Status
 from rag_lab.chunking import Chunk
+from rag_lab.errors import BadInput
+
+
+class DocumentTooLarge(BadInput, ValueError):
+    """A document past a limit of the store's engine; ``reason`` names the part and the
+    limit. A :class:`DocumentWriter` raises it before its commit, so the document is left as
+    it was; the indexer fails that document alone, with ``reason``, and goes on."""
+
+    def __init__(self, doc_id: str, reason: str) -> None:
+        super().__init__(f"{doc_id}: {reason}")
+        self.doc_id = doc_id
+        self.reason = reason
 
 
 class DocumentWriter(Protocol):
-    """Adds one document's chunks inside its transaction, then seals it with its record."""
+    """Adds one document's chunks inside its transaction, then seals it with its record;
+    either may raise :class:`DocumentTooLarge`."""
 
     def add(self, chunks: Sequence[Chunk], vectors: np.ndarray) -> None: ...
 

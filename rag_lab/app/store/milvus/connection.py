@@ -4,13 +4,24 @@
 (:mod:`rag_lab.app.store.errors`): a folder that is not Milvus Lite's, a server that does not
 answer gRPC (refused before pymilvus 3.0.2 retries it without end), a Milvus Lite folder
 another process holds (waited for, then :class:`~rag_lab.app.store.errors.IndexLocked`).
+
+Milvus Lite is a gRPC server that a process runs in its own threads. pymilvus, given a
+``*.db`` folder, starts it on a TCP port of 127.0.0.1 without authentication (Milvus Lite
+3.2 has none), where any local user could reach it and drop a collection past rag-lab's
+lock. rag-lab starts it itself instead (:func:`_lite_uri`), on a Unix domain socket in a
+folder of its own made by :func:`tempfile.mkdtemp` (mode 0700): only this user (and root)
+can reach it, and no TCP port is opened.
 """
 
 from __future__ import annotations
 
+import atexit
 import fcntl
 import logging
+import os
 import re
+import shutil
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -72,6 +83,7 @@ class MilvusLocation:
                 "and single underscores, not ending in one"
             )
         if uri.startswith(("http://", "https://", "tcp://")):
+            _check_server_address(uri)
             return cls(uri, name)
         if "://" in uri:
             raise ValueError(
@@ -97,6 +109,29 @@ class MilvusLocation:
         ``user:password``) with this location's password written ``***``."""
         _, user, password, _ = _userinfo(self.uri)
         return text if password is None else text.replace(f"{user}:{password}", f"{user}:***")
+
+
+def _check_server_address(uri: str) -> None:
+    """Refuse a server URI with no host, a port that is not a number from 1 to 65535, or a
+    bracket not closed (``http://[::1``), before anything is tried.
+
+    >>> _check_server_address("http://127.0.0.1:abc")
+    Traceback (most recent call last):
+    ValueError: http://127.0.0.1:abc: the port is not a number from 1 to 65535 (http://host:port)
+    """
+    shown = without_password(uri)
+    try:
+        parsed = urlsplit(uri)
+    except ValueError:  # an IPv6 address whose bracket is not closed
+        raise ValueError(f"{shown}: not a server address (http://host:port)") from None
+    try:
+        port = parsed.port
+    except ValueError:
+        port = 0
+    if port == 0:
+        raise ValueError(f"{shown}: the port is not a number from 1 to 65535 (http://host:port)")
+    if not parsed.hostname:
+        raise ValueError(f"{shown}: no host (http://host:port)")
 
 
 def without_password(uri: str) -> str:
@@ -159,14 +194,24 @@ def connect(where: MilvusLocation, *, create: bool, wait: float = 0.0) -> Any:
         _wait_for_lite(where, wait)
     else:
         _reachable(where)
+    lite_errors: tuple[type[Exception], ...] = ()
+    if where.local:
+        try:
+            from milvus_lite.exceptions import MilvusLiteError
+        except ImportError as err:
+            raise IndexInaccessible(
+                where, f"Milvus Lite is not installed ({err.name}): pip install rag-lab[milvus]"
+            ) from None
+        lite_errors = (MilvusLiteError, RuntimeError)  # RuntimeError: a socket not bound
     failure: list[str] = []
 
     def attempt() -> pymilvus.MilvusClient | None:
         try:
+            uri = _lite_uri(where.uri) if where.local else where.uri
             return pymilvus.MilvusClient(
-                uri=where.uri, timeout=CONNECT_SECONDS, grpc_options=_GRPC_OPTIONS
+                uri=uri, timeout=CONNECT_SECONDS, grpc_options=_GRPC_OPTIONS
             )
-        except pymilvus.MilvusException as err:
+        except (pymilvus.MilvusException, *lite_errors) as err:
             cause = cause_text(err)
             if where.local and "lock" in cause.lower():
                 return None  # Milvus Lite: one process at a time; wait for the other
@@ -176,6 +221,8 @@ def connect(where: MilvusLocation, *, create: bool, wait: float = 0.0) -> Any:
     client = poll(attempt, wait, every=0.2)
     if client:
         return client
+    if where.local:  # a server started for a client that failed holds the folder's lock
+        release_lite(where.uri)
     if not failure:
         raise IndexLocked(where, wait)
     cause = where.hide_password(failure[0])
@@ -223,12 +270,62 @@ def _wait_for_lite(where: MilvusLocation, wait: float) -> None:
         fcntl.flock(f, fcntl.LOCK_UN)
 
 
+_LITE: dict[str, tuple[Any, Any, str, str]] = {}
+"""Folder → the Milvus Lite server this process runs for it: (gRPC server, database, its
+private folder, the client's ``unix:`` URI)."""
+
+
+_SOCKET_MAX = 107
+"""The longest path of a Unix socket on Linux (``sun_path`` holds 108 bytes with its NUL)."""
+
+
+def _lite_uri(folder: str) -> str:
+    """The ``unix:`` URI of the Milvus Lite server of ``folder``, started on first use on a
+    socket in a new private folder (0700, :func:`tempfile.mkdtemp`); a server another process
+    holds the folder's lock of raises Milvus Lite's ``DataDirLockedError``.
+
+    ``start_server_in_thread`` binds ``f"{host}:{port}"``: given ``unix:<socket>`` and port 0
+    it listens on the socket file ``<socket>:0``."""
+    if folder in _LITE:
+        return _LITE[folder][3]
+    from milvus_lite.adapter.grpc.server import start_server_in_thread
+
+    private = tempfile.mkdtemp(prefix="rag-lab-milvus-")
+    socket = os.path.join(private, "milvus")
+    if len(os.fsencode(f"{socket}:0")) > _SOCKET_MAX:
+        os.rmdir(private)
+        raise RuntimeError(
+            f"its socket {socket}:0 would be longer than the {_SOCKET_MAX} bytes a Unix socket's "
+            "path may have: set TMPDIR to a shorter folder"
+        )
+    try:
+        server, db, _ = start_server_in_thread(data_dir=folder, host=f"unix:{socket}", port=0)
+    except BaseException:
+        shutil.rmtree(private, ignore_errors=True)
+        raise
+    _LITE[folder] = (server, db, private, f"unix:{socket}:0")
+    return _LITE[folder][3]
+
+
 def release_lite(folder: str) -> None:
     """Stop the Milvus Lite server this process runs for ``folder``, releasing its lock, so
-    that another process may open it (pymilvus keeps it running after ``close``)."""
-    from milvus_lite.server_manager import server_manager_instance
+    that another process may open it (a client's ``close`` leaves it running), and remove
+    its socket's folder."""
+    entry = _LITE.pop(folder, None)
+    if entry is None:
+        return
+    server, db, private, _ = entry
+    try:
+        server.stop(grace=2).wait()
+        db.close()
+    finally:
+        shutil.rmtree(private, ignore_errors=True)
 
-    server_manager_instance.release_server(folder)
+
+@atexit.register
+def _release_every_lite() -> None:
+    for folder in list(_LITE):
+        release_lite(folder)
 
 
 def cause_text(err: BaseException) -> str:

@@ -99,6 +99,35 @@ def record_of(data: dict) -> DocumentRecord:
     )
 
 
+_PARTS = {"doc": "its id", "section": "its heading", "text": "its text", "content": "its text"}
+"""A chunk row's text fields, as :func:`oversize` names them."""
+_RECORD_PARTS = {"title": "its title", "pages": "its page table", "path": "its path"}
+"""The parts of a record that grow with the document, as :func:`oversize` names them."""
+
+
+def oversize(row: dict, record: bool = False) -> str | None:
+    """Why a chunk row (or, ``record``, a record's JSON fields) is past :data:`TEXT_MAX`
+    bytes of UTF-8 in a field, naming the part; None when it fits."""
+    if record:
+        size = len(json.dumps(row).encode())
+        if size <= TEXT_MAX:
+            return None
+        part = max(_RECORD_PARTS, key=lambda k: len(json.dumps(row[k])))
+        length = len(json.dumps(row[part]).encode())
+        return (
+            f"its record is {size:,} bytes ({_RECORD_PARTS[part]}: {length:,}), and Milvus "
+            f"keeps {TEXT_MAX:,} in a text field"
+        )
+    for name, part in _PARTS.items():
+        size = len(row[name].encode("utf-8", "surrogatepass"))
+        if size > TEXT_MAX:
+            return (
+                f"a chunk's {part.removeprefix('its ')} is {size:,} bytes, and Milvus keeps "
+                f"{TEXT_MAX:,} in a text field"
+            )
+    return None
+
+
 def chunk_row(write: str, doc: str, c: Chunk, vector: np.ndarray) -> dict:
     """The row of chunk ``c`` of write ``write``; ``doc``: its document id as JSON."""
     row = {

@@ -25,7 +25,15 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from rag_lab.app.store.milvus.rows import PLACEHOLDER, TEXT_MAX, chunk_row, doc_key, record_json
+from rag_lab.app.store.milvus.rows import (
+    PLACEHOLDER,
+    TEXT_MAX,
+    chunk_row,
+    doc_key,
+    oversize,
+    record_json,
+)
+from rag_lab.app.store.protocol import DocumentTooLarge
 from rag_lab.app.store.records import DocumentRecord, Pages, Stamp, Status, now
 from rag_lab.chunking import Chunk
 
@@ -173,6 +181,9 @@ class _MilvusWriter:
             if c.doc_id != self._doc_id:
                 raise ValueError(f"chunk {c.id} does not belong to {self._doc_id}")
             row = chunk_row(self._write, doc, c, v)
+            too_large = oversize(row)
+            if too_large is not None:
+                raise DocumentTooLarge(self._doc_id, too_large)
             rows.append(row)
         store._client.insert(store._chunks, rows)
         self._count += len(rows)
@@ -188,8 +199,13 @@ class _MilvusWriter:
         pages: Pages | None = None,
     ) -> DocumentRecord:
         """The document's record (its chunk count is what this writer stored); committed when
-        the ``replacing`` block ends."""
-        self.record = DocumentRecord.indexed(
+        the ``replacing`` block ends. :class:`DocumentTooLarge` when it is past Milvus's
+        limit (a title of tens of thousands of characters, a page table of many thousands)."""
+        record = DocumentRecord.indexed(
             self._doc_id, path, sha256, title, stamp, self._count, reading, pages
         )
-        return self.record
+        too_large = oversize(record_json(record, self._write), record=True)
+        if too_large is not None:
+            raise DocumentTooLarge(self._doc_id, too_large)
+        self.record = record
+        return record
