@@ -80,6 +80,10 @@ class BaselineError(BadInput, ValueError):
         super().__init__(f"{path}: {reason}")
 
 
+REPORT_MAX_BYTES = 256 * 2**20
+"""The largest baseline read: a report of a million queries is well under it."""
+
+
 def read_report(path: str | os.PathLike) -> dict[str, Any]:
     """A ``report.json`` written by ``rag-lab evaluate`` with a deployment record, or a
     :class:`BaselineError` saying why not."""
@@ -88,6 +92,8 @@ def read_report(path: str | os.PathLike) -> dict[str, Any]:
         raise BaselineError(path, "no such file (give the report.json of an earlier run)")
     if not path.is_file():
         raise BaselineError(path, "not a file (give the report.json inside the report folder)")
+    if path.stat().st_size > REPORT_MAX_BYTES:
+        raise BaselineError(path, f"more than {REPORT_MAX_BYTES // 2**20} MiB, not a report.json")
     try:
         report = json.loads(path.read_text(encoding="utf-8"))
     except OSError as err:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import shutil
 import xml.etree.ElementTree as ET
+from pathlib import Path
 
 import pytest
 from fakes import write
@@ -381,7 +382,11 @@ def bad_baselines(tmp_path, report_path):
     old = json.loads(report_path.read_text())
     del old["deployment"]
     (tmp_path / "old.json").write_text(json.dumps(old), "utf-8")
+    with open(tmp_path / "huge.json", "wb") as huge:  # sparse: no disk is used
+        huge.truncate(regression.REPORT_MAX_BYTES + 1)
     return {
+        Path("/dev/zero"): "not a file",
+        tmp_path / "huge.json": "more than 256 MiB",
         tmp_path / "missing.json": "no such file",
         folder: "not a file",
         tmp_path / "bytes.json": "not UTF-8",
