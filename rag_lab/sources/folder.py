@@ -402,7 +402,8 @@ def _read_pdf(source: Source, digest: str, options: PdfOptions) -> Read:
         raise Unreadable(err.reason, digest) from None
     except ImportError as err:  # the pdf extra is not installed: the file's not at fault
         raise Unreadable(
-            f"cannot read PDFs: the {err.name or 'PDF'} package is missing (pip install -e .[pdf])",
+            f"cannot read PDFs: the {err.name or 'PDF'} package is missing "
+            "(pip install 'rag_lab[pdf]')",
             digest,
         ) from None
     if got.removed and not any(page.strip() for page in got.pages):

@@ -39,7 +39,7 @@ def read_rst(text: str) -> Markup:
         from docutils import nodes
         from docutils.core import publish_doctree
     except ImportError as err:  # a base dependency, imported when a .rst file is read
-        raise ImportError("reading .rst files needs docutils (pip install -e .)") from err
+        raise ImportError("reading .rst needs docutils, a base dependency of rag_lab") from err
     settings = {**_SETTINGS, "warning_stream": io.StringIO()}
     tree = publish_doctree(text, settings_overrides=settings)
     said = tuple(

@@ -144,7 +144,7 @@ def test_a_missing_onnx_runtime_is_a_usage_error(run, folder, monkeypatch):
     monkeypatch.setattr(commands, "Encoder", missing)
     status, _, err = run("index", str(folder), "--backend", "onnx")
     assert status == exits.ERROR
-    assert "the onnx backend needs onnxruntime" in err and "rag_lab[onnx]" in err
+    assert "the onnx backend needs onnxruntime" in err and "pip install rag_lab" in err
 
 
 # --- the query path -------------------------------------------------------------------

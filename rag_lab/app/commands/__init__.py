@@ -30,6 +30,6 @@ def encoder_for(backend: str) -> Encoder:
         return Encoder(backend=backend)
     except ImportError as err:
         raise UsageError(
-            f"the {backend} backend needs {err.name or 'a package'} ({err}); install the "
-            "extra (pip install 'rag_lab[onnx]'), or choose another --backend"
+            f"the {backend} backend needs {err.name or 'a package'} ({err}); reinstall "
+            "rag_lab (pip install rag_lab: it is a base dependency), or choose another --backend"
         ) from None

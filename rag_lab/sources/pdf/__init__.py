@@ -11,6 +11,6 @@
   a citation can say ``#page=N&char=s,e``.
 
 The PDFs of notebook 11 are made at run time from the corpus and never committed. The
-libraries are the ``pdf`` extra (``pip install -e .[pdf]``, part of ``make setup``; OCR also
+libraries are the ``pdf`` extra (``pip install 'rag_lab[pdf]'``, part of ``make setup``; OCR also
 needs Debian's ``tesseract-ocr``), imported only when a function needs them.
 """

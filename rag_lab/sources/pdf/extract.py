@@ -386,7 +386,8 @@ def _tesseract():
         import pytesseract
     except ImportError:
         raise OcrUnavailable(
-            "Tesseract is not installed: the pytesseract package is missing (pip install -e .[pdf])"
+            "Tesseract is not installed: the pytesseract package is missing "
+            "(pip install 'rag_lab[pdf]')"
         ) from None
     try:  # which() first: get_tesseract_version() remembers its first answer
         if shutil.which(pytesseract.pytesseract.tesseract_cmd) is None:
