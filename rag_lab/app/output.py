@@ -101,6 +101,7 @@ def answer_json(result: Answer | Refusal) -> dict:
         "question": result.question,
         "answered": True,
         "prompt": result.prompt,
+        "chunks": [h.chunk.id for h in result.hits],
         "citations": [
             {
                 "index": c.index,
