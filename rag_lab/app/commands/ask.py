@@ -43,7 +43,7 @@ def run_ask(args: argparse.Namespace) -> int:
     if isinstance(result, Refusal):
         print(printable(str(result)))
     else:
-        output.print_answer(result, cutoff.value, args.prompt)
+        output.print_answer(result, cutoff.value, args.prompt, args.retriever)
     print(printable(f"{cutoff.describe()}; retriever {args.retriever}, strategy {strategy}"))
     return OK
 

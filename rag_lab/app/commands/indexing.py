@@ -44,7 +44,7 @@ def run_index(args: argparse.Namespace) -> int:
         _store_cutoff(args, store)
         print(
             f"indexing {printable(str(args.folder.resolve()))} into {printable(str(args.index))} "
-            f"(encoder: {backend}; strategy {strategy})"
+            f"(encoder: {backend}) with strategy {strategy}"
         )
         text, status = _index(args, args.folder, store, encoder, strategy, prune=args.prune)
     print(text)  # after the run: a reader gone (| head) loses words, not work
@@ -72,7 +72,7 @@ def _rebuild(args: argparse.Namespace) -> int:
     fresh = "generation" if isinstance(args.index, MilvusLocation) else "file"
     print(
         f"rebuilding {printable(str(plan.folder))} into {printable(str(args.index))} (encoder: "
-        f"{plan.backend}; strategy {strategy}; a fresh {fresh}, swapped in when complete)"
+        f"{plan.backend}; a fresh {fresh}, swapped in when complete) with strategy {strategy}"
     )
     with lifecycle.rebuilding(args.index, plan.backend) as store:
         if record is not None:  # the cutoff and its evidence still hold: same chunks

@@ -40,12 +40,26 @@ def run_status(args: argparse.Namespace) -> int:
     return OK
 
 
+def _served_meta(store) -> list[str]:
+    """The recorded strategy and cutoff, as problems when this version cannot read them."""
+    problems = []
+    for key, read in (
+        (deployed.STRATEGY_KEY, deployed.recorded_strategy),
+        (deployed.CUTOFF_KEY, deployed.stored_cutoff),
+    ):
+        try:
+            read(store)
+        except index.DamagedMeta as err:
+            problems.append(f"meta {key}: {err.what}")
+    return problems
+
+
 def _check(args: argparse.Namespace) -> int:
     """``status --check``: every problem of the index file and the one command that mends
     them. A file too damaged to open is a problem it reports, not an error pointing back here."""
     try:
         with lifecycle.reading(args.index) as store:
-            problems = index.check(store)
+            problems = index.check(store) or _served_meta(store)
             held, documents, engine = store.meta("folder"), len(store.documents()), store.engine
     except IndexDamaged as err:
         problems, held, documents, engine = [f"it cannot be read: {err.what}"], None, 0, None
