@@ -170,6 +170,7 @@ def test_calibrate_stores_the_twin_cutoff_that_ask_then_uses(corpus, run, tmp_pa
     doc_list = load_folder(docs)
     qset = load_questions(questions, doc_list, expected=None)
     expected = twins.calibration(Lab.of(doc_list, qset, HashEncoder()), "E")
+    assert expected.met  # else nothing is stored
     record = _json(run("status", "--json")[1])["cutoff"]
     assert record["cutoff"] == expected.cutoff
     assert record["source"] == "calibrated" and record["method"] == "twins"
@@ -201,3 +202,16 @@ def test_a_damaged_record_is_a_problem_status_check_names(corpus, run):
     assert status == exits.ERROR
     assert [p.split(":")[0] for p in _json(stdout)["problems"]] == ["meta strategy", "meta cutoff"]
     assert run("ask", "rotate the API key")[0] == exits.ERROR
+
+
+def test_retry_chunks_by_the_index_strategy(corpus, run):
+    docs, _ = corpus
+    (docs / "late.md").write_bytes(b"\xff\xfe\x00binary\x00")
+    assert run("index", docs, "--strategy", "A")[0] == exits.PARTIAL
+    (docs / "late.md").write_text(SECTIONS["guide.md"], encoding="utf-8")
+    status, _, err = run("retry")
+    assert status == exits.OK, err
+    with lifecycle.reading(index.default_path()) as store:
+        late = store.document("late")
+    assert late.chunk_count == 1  # A's one blind chunk, not E's three
+    assert late.stamp.pipeline_version == "chunk=A/512/64;embed=minilm;v1"

@@ -198,12 +198,16 @@ def _calibrate(args: argparse.Namespace, qset, questions: Path) -> None:
         encoder = encoder_for(index.resolve_backend(None, store))
         retriever = deployed.serving(store, encoder, "dense", strategy)
         got = served.calibration(retriever, qset, strategy)
+    if not got.met:  # distance alone cannot tell a near miss from its answer: store nothing
+        raise UsageError(
+            f"--calibrate stored nothing: {got.line()}; give a cutoff with "
+            "rag-lab index DIR --cutoff X, or drop --calibrate"
+        )
     held = got.held_out
     evidence = {
         "method": "twins",
         "strategy": strategy,
         "target": got.target,
-        "target met": got.met,
         "chosen on": len(got.chosen_on),
         "held-out questions": held.questions,
         "held-out bluffed": held.bluffed,
