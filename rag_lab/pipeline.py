@@ -61,14 +61,24 @@ def answer(
     """Retrieve the ``k`` nearest chunks, keep those under ``cutoff``, then answer or refuse.
 
     What passes is :func:`rag_lab.gate.gate`'s decision, the same the notebooks measure.
+    A retriever that ranks otherwise than by distance (BM25, hybrid) has ``ranked(question,
+    k)`` → (its top ``k``, the dense nearest distance): the question is refused when that
+    distance is not under ``cutoff`` (what the gate decides for its nearest chunk), else
+    its top ``k`` are kept whatever their distances.
     ``generate`` (prompt → text) is called only when at least one chunk passes.
     ``cutoff=None`` disables the gate: every question is answered, which is how a
     retriever without a threshold bluffs.
     """
-    hits = list(retriever.nearest(question, k))
-    kept = [hits[i] for i in gate(np.array([h.distance for h in hits]), cutoff, k).positions]
+    ranked = getattr(retriever, "ranked", None)
+    if ranked is not None:  # ranked by BM25 or a fusion: the gate's question-level rule
+        found, closest = ranked(question, k)
+        kept = list(found) if cutoff is None or closest < cutoff else []
+    else:
+        hits = list(retriever.nearest(question, k))
+        kept = [hits[i] for i in gate(np.array([h.distance for h in hits]), cutoff, k).positions]
+        closest = hits[0].distance if hits else None
     if not kept:
         assert cutoff is not None  # without a cutoff every hit is kept
-        return Refusal(question, cutoff, hits[0].distance if hits else None)
+        return Refusal(question, cutoff, closest)
     prompt, citations = build_context(question, kept)
     return Answer(question, prompt, citations, kept, generate(prompt) if generate else None)

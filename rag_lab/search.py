@@ -19,13 +19,18 @@ from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
-from rag_lab import dense
+from rag_lab import dense, fusion
 from rag_lab.chunking import Chunk
 from rag_lab.citations import Hit
+from rag_lab.ranking import order
 
 if TYPE_CHECKING:  # types only: the core never imports the models
     from rag_lab.bm25 import BM25
     from rag_lab.models.minilm import Fingerprint
+
+
+RRF_K = 60
+"""Reciprocal rank fusion's damping constant (the paper's and the chapter's)."""
 
 
 class TextEncoder(Protocol):
@@ -75,3 +80,18 @@ class DenseRetriever:
             Hit(chunks[i], self.titles[chunks[i].doc_id], d)
             for i, d in dense.nearest(query, self.index.vectors, k)
         ]
+
+
+def rank_one(index: ChunkIndex, text: str, distances: np.ndarray) -> dict[str, np.ndarray]:
+    """Dense, BM25 and hybrid rankings (chunk positions, best first) of one query, from its
+    cosine distances to every chunk of ``index``: what the lab measures
+    (:func:`rag_lab.evaluation.runs.rank_all`) and ``rag-lab ask --retriever`` serves.
+
+    The hybrid is RRF (k = :data:`RRF_K`) of dense's full ranking and of the chunks BM25
+    *retrieved*, those with a positive score (the reason is in ``rank_all``'s docstring).
+    """
+    dense_r = order(distances, descending=False)
+    scores = index.bm25.scores(text)
+    ranking = order(scores)
+    hybrid = np.array(fusion.rrf([dense_r, ranking[scores[ranking] > 0]], k=RRF_K))
+    return {"dense": dense_r, "BM25": ranking, "hybrid": hybrid}

@@ -5,6 +5,8 @@
   identification, the writer lock, and what can be wrong with an index file, as facts.
 - ``index``: the stamped index: status, stale detection, the encoder backend (one rule,
   :func:`~rag_lab.app.index.resolve_backend`), the one way to search it.
+- ``deployed``: what an index serves: its chunking strategy, its retriever (dense, BM25,
+  hybrid) and its stored refusal cutoff with the evidence for it.
 - ``ingest``: bring an index up to date with a folder, one document at a time.
 - ``lifecycle``: open an index to read or to write (writability, the writer lock, a quick
   check), and rebuild it beside the old one and swap it in.

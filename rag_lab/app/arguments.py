@@ -140,6 +140,17 @@ def define_index_args(parser: argparse.ArgumentParser) -> None:
         "and changing it needs --rebuild",
     )
     parser.add_argument(
+        "--strategy",
+        choices=tuple(STRATEGIES),
+        help=f"the chunking (default: the index's, else {index.STRATEGY}); it is part of the "
+        "stamps, so changing it needs --rebuild",
+    )
+    parser.add_argument(
+        "--cutoff",
+        type=cutoff,
+        help="store this refusal cutoff in the index, for ask and evaluate to use",
+    )
+    parser.add_argument(
         "--follow-symlinks",
         action="store_true",
         help="also follow symbolic links that leave DIR, and symlinked folders",
@@ -225,9 +236,10 @@ def define_ask_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--cutoff",
         type=cutoff,
-        default=CUTOFF,
-        help=f"cosine-distance cutoff (default {CUTOFF}, the chapter's; lower refuses more)",
+        help=f"cosine-distance cutoff (default: the index's stored one, else {CUTOFF}, the "
+        "chapter's; lower refuses more)",
     )
+    _define_retriever(parser)
     parser.add_argument(
         "-k",
         type=positive,
@@ -301,19 +313,29 @@ def define_evaluate_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--out", type=Path, metavar="DIR", help="where to write (default reports/<corpus name>)"
     )
+    parser.set_defaults(given=frozenset())
     parser.add_argument(
         "--strategy",
         choices=tuple(STRATEGIES),
         default=index.STRATEGY,
+        action=_Given,
         help=f"the chunking the deployed configuration uses (default {index.STRATEGY}, what "
-        "rag-lab index builds); the other tables measure all six",
+        "rag-lab index builds; with --index, the index's); the other tables measure all six",
     )
     parser.add_argument(
         "--cutoff",
         type=cutoff,
         default=CUTOFF,
+        action=_Given,
         help=f"the gate's cosine-distance cutoff for the deployed configuration's bluffs and "
-        f"refusals (default {CUTOFF}, the chapter's)",
+        f"refusals (default {CUTOFF}, the chapter's; with --index, the index's stored one)",
+    )
+    _define_retriever(parser, " (with --index)")
+    parser.add_argument(
+        "--calibrate",
+        action="store_true",
+        help="with --index: calibrate the cutoff on unanswerable twins of the questions and "
+        "store it in the index with its evidence; the report then measures it",
     )
     parser.add_argument(
         "--trec",
@@ -430,6 +452,26 @@ COMMANDS = {
     ),
 }
 """Each subcommand, in ``rag-lab --help``'s order: its line there, and what fills its parser."""
+
+
+def _define_retriever(parser: argparse.ArgumentParser, where: str = "") -> None:
+    """``--retriever``: the ranking ``ask`` serves and ``evaluate --index`` measures."""
+    parser.add_argument(
+        "--retriever",
+        choices=("dense", "bm25", "hybrid"),
+        default="dense",
+        help=f"the ranking{where}: dense (default), bm25 (the chapter's tokenizer) or hybrid "
+        "(the lab's RRF of the two); the cutoff refuses by the dense nearest distance",
+    )
+
+
+class _Given(argparse.Action):
+    """Store the value and note it as given (``args.given``): a built index's own value
+    applies when it is not."""
+
+    def __call__(self, parser, namespace, values, option_string=None) -> None:
+        setattr(namespace, self.dest, values)
+        namespace.given = {*getattr(namespace, "given", ()), self.dest}
 
 
 # --- what a value must be -----------------------------------------------------------

@@ -37,8 +37,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from rag_lab.app import deployed
 from rag_lab.app.index import (
-    PIPELINE_VERSION,
     STRATEGY,
     current_stamp,
     record_pdf_options,
@@ -109,7 +109,8 @@ def index_folder(
     store: Store,
     encoder: TextEncoder,
     *,
-    pipeline_version: str = PIPELINE_VERSION,
+    strategy: str = STRATEGY,
+    pipeline_version: str | None = None,
     rebuild: bool = False,
     progress: bool | None = None,
     prune: bool = False,
@@ -128,6 +129,8 @@ def index_folder(
     folder, and symlinked folders. ``pdf``: how PDFs are read (default :class:`PdfOptions`).
     ``index``: the index file's path, when it may lie inside the folder: it and the files
     its lifecycle writes beside it are not read (:func:`~rag_lab.sources.folder.scan`).
+    ``strategy``: the chunking (recorded in the index's ``meta``); ``pipeline_version`` of the
+    stamps: the strategy's (:func:`~rag_lab.app.deployed.pipeline_version`) when None.
     """
     root = folder_root(folder)
     check_folder(store.meta("folder"), root)
@@ -145,9 +148,11 @@ def index_folder(
             ]
         )
     store.set_meta("folder", str(root))
+    store.set_meta(deployed.STRATEGY_KEY, strategy)
     options = pdf or PdfOptions()
     record_pdf_options(store, options)
-    report = _ingest(found.sources, store, encoder, pipeline_version, rebuild, progress, options)
+    version = pipeline_version or deployed.pipeline_version(strategy)
+    report = _ingest(found.sources, store, encoder, (strategy, version), rebuild, progress, options)
     for r in records:
         why = unseen.get(r.id)
         if why is not None:
@@ -187,7 +192,7 @@ def retry(
     store: Store,
     encoder: TextEncoder,
     *,
-    pipeline_version: str = PIPELINE_VERSION,
+    pipeline_version: str | None = None,
     progress: bool | None = None,
     index: str | os.PathLike | None = None,
 ) -> IngestReport:
@@ -195,7 +200,7 @@ def retry(
 
     PDFs are read with the options of the last :func:`index_folder` run; a record of them
     that is damaged raises :class:`~rag_lab.app.index.DamagedMeta` before anything is read.
-    ``index`` as there.
+    Documents are chunked by the index's recorded strategy. ``index`` as there.
     """
     held = store.meta("folder")
     failed = {r.id for r in store.documents() if r.status is Status.FAILED}
@@ -205,7 +210,9 @@ def retry(
         raise IngestError([f"{held}: the index's folder is not there (not mounted?); nothing done"])
     options = recorded_pdf_options(store)  # a damaged record is refused before any file is read
     sources = [s for s in discover(held, index=index) if s.id in failed]
-    report = _ingest(sources, store, encoder, pipeline_version, False, progress, options)
+    strategy = deployed.recorded_strategy(store)
+    version = pipeline_version or deployed.pipeline_version(strategy)
+    report = _ingest(sources, store, encoder, (strategy, version), False, progress, options)
     gone = sorted(failed - {s.id for s in sources})
     store.remove(gone)
     return dataclasses.replace(report, removed=gone)
@@ -215,12 +222,14 @@ def _ingest(
     sources: Sequence[Source],
     store: Store,
     encoder: TextEncoder,
-    pipeline_version: str,
+    chunking: tuple[str, str],
     rebuild: bool,
     progress: bool | None,
     options: PdfOptions,
 ) -> IngestReport:
-    current = current_stamp(encoder.fingerprint, pipeline_version)
+    """``sources`` into ``store``; ``chunking``: (strategy, pipeline version of the stamps)."""
+    strategy, version = chunking
+    current = current_stamp(encoder.fingerprint, version)
     previous = {r.id: r for r in store.documents()}
     indexed, skipped, stale, failed = [], [], [], {}
     running: dict[str, int] = {}
@@ -250,7 +259,7 @@ def _ingest(
                 if settled is not None:
                     (skipped if settled == "skipped" else stale).append(source.id)
                     continue
-            bounded = chunk_bounded(doc, STRATEGY)
+            bounded = chunk_bounded(doc, strategy)
             chunks = bounded.chunks
             if not chunks:
                 raise Unreadable("nothing to index: no text outside headings", digest)

@@ -65,10 +65,19 @@ def report_lines(report: ingest.IngestReport, store: Store) -> list[str]:
     return lines
 
 
-def print_answer(result: Answer, cutoff: float, show_prompt: bool) -> None:
+def print_answer(
+    result: Answer, cutoff: float, show_prompt: bool, retriever: str = "dense"
+) -> None:
+    """An answer's sources; ranked by ``retriever`` (dense keeps only those under the cutoff,
+    BM25 and hybrid their top k once the nearest chunk is under it)."""
     n = len(result.citations)
+    where = (
+        f"under cosine distance {cutoff}"
+        if retriever == "dense"
+        else f"ranked by {retriever}, the nearest chunk under cosine distance {cutoff}"
+    )
     print(
-        f"{n} source{'s' * (n != 1)} under cosine distance {cutoff}; the prompt is "
+        f"{n} source{'s' * (n != 1)} {where}; the prompt is "
         f"{len(result.prompt):,} characters (no generator is called; --prompt prints it)"
     )
     for c in result.citations:
@@ -103,6 +112,7 @@ def answer_json(result: Answer | Refusal) -> dict:
         "question": result.question,
         "answered": True,
         "prompt": result.prompt,
+        "chunks": [h.chunk.id for h in result.hits],
         "citations": [
             {
                 "index": c.index,

@@ -134,23 +134,25 @@ def evaluate_index(
     title: str = "index",
     cutoff: float = gate.CUTOFF,
     questions_file: str | os.PathLike | None = None,
+    served: dict[str, str] | None = None,
 ) -> Evaluation:
     """The question file asked of a built index (:mod:`rag_lab.evaluation.served`): its
     Recall@k and MRR, and the deployed configuration per query, stamped with the corpus,
     the question file, the indexer's chunker, the encoder, the cutoff and the search, so
     that ``--baseline`` pairs two deploys. ``docs``, the corpus the index was built from,
     validate the questions and stamp the corpus; nothing of them is chunked or embedded.
-    ``strategy``: the chunking the indexer used, for the stamps."""
-    served, deployed = served_suite.measure(
+    ``strategy``: the chunking the indexer used, for the stamps; ``served``: more stamps
+    (``rag-lab evaluate``'s: the retriever and where the cutoff came from)."""
+    served_run, deployed = served_suite.measure(
         retriever, qset, index=index, failed=failed, strategy=strategy, cutoff=cutoff
     )
-    encoder, queries = retriever.encoder, list(served.queries)
-    search = {"search": served.search}
+    encoder, queries = retriever.encoder, list(served_run.queries)
+    search = {"search": served_run.search, **(served or {})}
     corpus, stamps = _needles(
         docs, qset, queries, questions_file, strategy, encoder, cutoff, search
     )
     extra = {"queries": queries, "stamps": stamps}
-    return Evaluation(title, corpus, _encoder(encoder), (served, deployed), extra=extra)
+    return Evaluation(title, corpus, _encoder(encoder), (served_run, deployed), extra=extra)
 
 
 def evaluate_spans(

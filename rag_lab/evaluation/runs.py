@@ -13,13 +13,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from rag_lab import dense, fusion
+from rag_lab import dense, search
 from rag_lab.metrics import Ranks, first_hit_ranks, relevant_chunks
 from rag_lab.questions import Query
 from rag_lab.ranking import order
-from rag_lab.search import ChunkIndex, TextEncoder
+from rag_lab.search import ChunkIndex, TextEncoder, rank_one
 
-RRF_K = 60
+RRF_K = search.RRF_K
 """Reciprocal rank fusion's damping constant (the paper's and the chapter's)."""
 
 
@@ -49,16 +49,11 @@ def rank_all(index: ChunkIndex, queries: Sequence[Query], encoder: TextEncoder) 
     """
     query_vectors = encoder.encode([q.text for q in queries])
     distances = dense.cosine_distance_matrix(query_vectors, index.vectors)
-    dense_r = [order(row, descending=False) for row in distances]
-    bm25_r, hybrid_r = [], []
-    for q, d in zip(queries, dense_r, strict=True):
-        scores = index.bm25.scores(q.text)
-        ranking = order(scores)
-        bm25_r.append(ranking)
-        hybrid_r.append(np.array(fusion.rrf([d, ranking[scores[ranking] > 0]], k=RRF_K)))
-    return Rankings(
-        list(queries), {"dense": dense_r, "BM25": bm25_r, "hybrid": hybrid_r}, distances
-    )
+    by_system: dict[str, list[np.ndarray]] = {"dense": [], "BM25": [], "hybrid": []}
+    for q, row in zip(queries, distances, strict=True):
+        for name, ranking in rank_one(index, q.text, row).items():
+            by_system[name].append(ranking)
+    return Rankings(list(queries), by_system, distances)
 
 
 def dense_ranks(

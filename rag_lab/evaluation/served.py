@@ -25,9 +25,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from rag_lab import stats
+from rag_lab import dense, stats
 from rag_lab.evaluation.deploy import Deployment
 from rag_lab.evaluation.retrieval import SYSTEM_KS
+from rag_lab.evaluation.twins import Calibration, Twins, calibrate
 from rag_lab.metrics import hits_at, relevant_chunks
 from rag_lab.questions import Question, QuestionSet
 
@@ -96,6 +97,17 @@ class Served:
         }
 
 
+def first_hits(retriever: Any, text: str, k: int) -> tuple[list, float]:
+    """The top ``k`` hits of ``text`` and the distance the gate compares with the cutoff: the
+    dense nearest (a ranked retriever's own, :func:`rag_lab.pipeline.answer`'s rule), which
+    for dense is the first hit's."""
+    ranked = getattr(retriever, "ranked", None)
+    if ranked is not None:
+        return ranked(text, k)
+    hits = retriever.nearest(text, k)
+    return hits, float(hits[0].distance)
+
+
 def measure(
     retriever: Any,
     qset: QuestionSet,
@@ -108,7 +120,8 @@ def measure(
     depth: int = DEPTH,
 ) -> tuple[Served, Deployment]:
     """Every query of ``qset`` asked of ``retriever`` (a
-    :class:`~rag_lab.app.index.StoredRetriever`: its store open) to ``depth`` chunks."""
+    :class:`~rag_lab.app.index.StoredRetriever` or a
+    :class:`~rag_lab.app.deployed.RankedRetriever`: its store open) to ``depth`` chunks."""
     store = retriever.store
     indexed = set(retriever.titles) - set(failed)
     queries = qset.queries()
@@ -116,11 +129,11 @@ def measure(
     top: list[str] = []
     nearest: list[float] = []
     for q in queries:
-        hits = retriever.nearest(q.text, depth)
+        hits, closest = first_hits(retriever, q.text, depth)
         (held,) = relevant_chunks([h.chunk for h in hits], [q])
         ranks.append(min(held) + 1 if held else None)
         top.append(hits[0].chunk.id)  # the retriever refuses an empty index
-        nearest.append(float(hits[0].distance))
+        nearest.append(closest)
     asked = sorted({p.doc for q in qset.questions for p in q.passages} & indexed)
     stored, _ = store.chunks(asked) if asked else ([], None)
     by_doc: dict[str, list] = {}
@@ -131,7 +144,7 @@ def measure(
         for q in qset.questions
         if not relevant_chunks([c for d in _docs(q) for c in by_doc.get(d, [])], [q])[0]
     )
-    negatives = [float(retriever.nearest(n.query, 1)[0].distance) for n in qset.negatives]
+    negatives = [first_hits(retriever, n.query, 1)[1] for n in qset.negatives]
     served = Served(
         index=index,
         engine=store.engine,
@@ -166,3 +179,21 @@ def measure(
 def _docs(q: Question) -> list[str]:
     """The documents of ``q``'s passages, each once."""
     return list(dict.fromkeys(p.doc for p in q.passages))
+
+
+def calibration(retriever: Any, qset: QuestionSet, strategy: str) -> Calibration:
+    """The cutoff calibrated on unanswerable twins (:mod:`rag_lab.evaluation.twins`, as
+    ``evaluate`` calibrates it on a corpus) over the chunks the index serves, every vector
+    scanned exactly: each query's twin is its nearest chunk once the chunks holding its needle
+    are removed. ``retriever``'s store holds the chunks; ``strategy`` is theirs."""
+    store, encoder = retriever.store, retriever.encoder
+    chunks, vectors = store.chunks(sorted(retriever.titles))
+    queries = qset.queries()
+    answerable = dense.cosine_distance_matrix(encoder.encode([q.text for q in queries]), vectors)
+    twins = Twins.of(
+        answerable,
+        relevant_chunks(chunks, queries),
+        [q.id for q in queries],
+        [q.question.id for q in queries],
+    )
+    return calibrate(twins, strategy)

@@ -11,6 +11,7 @@ APP = Path(rag_lab.app.__file__).resolve().parent
 ORDER = [
     "store",
     "index",
+    "deployed",
     "ingest",
     "lifecycle",
     "arguments",

@@ -122,7 +122,7 @@ def test_what_a_built_index_cannot_be_asked_is_refused(built, run, tmp_path):
     status, _, err = run(
         "evaluate", *at, "--corpus", docs, "--questions", questions, "--strategy", "B"
     )
-    assert status == exits.ERROR and "--strategy B: a built index is chunked by strategy E" in err
+    assert status == exits.ERROR and "--strategy B: the index holds chunks of strategy E" in err
     chroma = tmp_path / "questions.csv"
     chroma.write_text("question,references,corpus_id\nq,[],docs\n", encoding="utf-8")
     status, _, err = run("evaluate", *at, "--corpus", docs, "--questions", chroma)

@@ -7,7 +7,7 @@ import argparse
 import json
 import sys
 
-from rag_lab.app import index, lifecycle, output
+from rag_lab.app import deployed, index, lifecycle, output
 from rag_lab.app.commands import UsageError, encoder_for
 from rag_lab.app.exits import OK
 from rag_lab.models.encoder import Encoder
@@ -22,22 +22,29 @@ def run_ask(args: argparse.Namespace) -> int:
     # The store stays open: the retriever reads the vectors once and the hits' texts last.
     with lifecycle.reading(args.index) as store:
         encoder = encoder_for(index.resolve_backend(args.backend, store))
-        retriever = index.retriever(store, encoder)
-        failed = index.status(store, index.current_stamp(encoder.fingerprint)).failed
+        strategy = deployed.recorded_strategy(store)
+        retriever = deployed.serving(store, encoder, args.retriever, strategy)
+        version = deployed.pipeline_version(strategy)
+        failed = index.status(store, index.current_stamp(encoder.fingerprint, version)).failed
+        cutoff = deployed.resolve_cutoff(args.cutoff, store)
         _warn_if_long(args.question, encoder)
-        result = answer(args.question, retriever, args.cutoff, k=args.k)
+        result = answer(args.question, retriever, cutoff.value, k=args.k)
     if failed:
         print(
             f"note: {len(failed)} documents failed to index and are not searched "
             "(rag-lab status lists them)",
             file=sys.stderr,
         )
+    served = {"retriever": args.retriever, "strategy": strategy, "cutoff": cutoff.to_json()}
     if args.json:
-        print(json.dumps(output.answer_json(result), indent=1, ensure_ascii=False, allow_nan=False))
-    elif isinstance(result, Refusal):
+        got = output.answer_json(result) | {"served": served}
+        print(json.dumps(got, indent=1, ensure_ascii=False, allow_nan=False))
+        return OK
+    if isinstance(result, Refusal):
         print(printable(str(result)))
     else:
-        output.print_answer(result, args.cutoff, args.prompt)
+        output.print_answer(result, cutoff.value, args.prompt, args.retriever)
+    print(printable(f"{cutoff.describe()}; retriever {args.retriever}, strategy {strategy}"))
     return OK
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rag_lab import paths
-from rag_lab.app import index, lifecycle
+from rag_lab.app import deployed, index, lifecycle
 from rag_lab.app.commands import UsageError, encoder_for
 from rag_lab.app.exits import OK, REGRESSED
 from rag_lab.questions import QuestionsError
@@ -34,6 +34,7 @@ def run_evaluate(args: argparse.Namespace) -> int:
 
     questions, out = _evaluation_paths(args)
     _check_trec(args)
+    _check_served(args)
     # The baseline is read before minutes of embedding: a wrong path fails at once.
     baseline = None
     if args.baseline is not None:
@@ -120,19 +121,28 @@ def _report_kind(questions: Path) -> str:
     return "spans" if questions_kind(questions) == "chroma-csv" else "needles"
 
 
+def _check_served(args: argparse.Namespace) -> None:
+    """``--retriever`` and ``--calibrate`` are about a built index."""
+    if args.index is None and (args.retriever != "dense" or args.calibrate):
+        option = "--calibrate" if args.calibrate else f"--retriever {args.retriever}"
+        raise UsageError(
+            f"{option} applies to a built index (--index PATH or --store URI); a corpus "
+            "evaluation measures dense, BM25 and hybrid side by side"
+        )
+    if args.calibrate and "cutoff" in args.given:
+        raise UsageError("--calibrate chooses the cutoff: drop --cutoff, or --calibrate")
+
+
 def _evaluate_index(args: argparse.Namespace, questions: Path) -> Evaluation:
-    """``evaluate --index/--store``: the question file asked of the built index
-    (:func:`rag_lab.evaluation.runner.evaluate_index`); the corpus only checks the questions."""
+    """``evaluate --index/--store``: the question file asked of the built index as ``ask``
+    serves it (:func:`rag_lab.evaluation.runner.evaluate_index`): the index's strategy, the
+    ``--retriever``, the stored cutoff unless ``--cutoff``; ``--calibrate`` first stores a
+    cutoff calibrated on twins. The corpus only checks the questions."""
     from rag_lab.evaluation import runner
     from rag_lab.questions import load_questions
     from rag_lab.sources.chroma.questions import questions_kind
     from rag_lab.sources.d2l import load_corpus
 
-    if args.strategy != index.STRATEGY:
-        raise UsageError(
-            f"--strategy {args.strategy}: a built index is chunked by strategy "
-            f"{index.STRATEGY}, the indexer's; --strategy applies without --index/--store"
-        )
     if questions_kind(questions) == "chroma-csv":
         raise UsageError(
             f"{questions}: Chroma's question format (answers as offsets) is measured on a "
@@ -141,10 +151,21 @@ def _evaluate_index(args: argparse.Namespace, questions: Path) -> Evaluation:
         )
     docs = load_corpus() if args.corpus is None else folder.load_folder(args.corpus)
     qset = load_questions(questions, docs, expected=None)
+    if args.calibrate:
+        _calibrate(args, qset, questions)
     with lifecycle.reading(args.index, check=True) as store:
+        strategy = deployed.recorded_strategy(store)
+        if "strategy" in args.given and args.strategy != strategy:
+            raise UsageError(
+                f"--strategy {args.strategy}: the index holds chunks of strategy {strategy}, "
+                "and a built index is measured as it serves; drop --strategy"
+            )
+        given = args.cutoff if "cutoff" in args.given else None
+        cutoff = deployed.resolve_cutoff(given, store)
         encoder = encoder_for(index.resolve_backend(None, store))
-        retriever = index.retriever(store, encoder)
-        st = index.status(store, index.current_stamp(encoder.fingerprint))
+        retriever = deployed.serving(store, encoder, args.retriever, strategy)
+        version = deployed.pipeline_version(strategy)
+        st = index.status(store, index.current_stamp(encoder.fingerprint, version))
         failed = [r.id for r in st.failed]
         return runner.evaluate_index(
             docs,
@@ -152,11 +173,54 @@ def _evaluate_index(args: argparse.Namespace, questions: Path) -> Evaluation:
             retriever,
             index=str(args.index),
             failed=failed,
-            strategy=index.STRATEGY,
+            strategy=strategy,
             title=Path(str(args.index)).name or str(args.index),
-            cutoff=args.cutoff,
+            cutoff=cutoff.value,
             questions_file=questions,
+            served={"retriever": args.retriever, "cutoff source": cutoff.source},
         )
+
+
+def _calibrate(args: argparse.Namespace, qset, questions: Path) -> None:
+    """``--calibrate``: the twin-calibrated cutoff over the index's chunks, written into the
+    index with its evidence (through the index's lifecycle, as ``index`` writes it)."""
+    import datetime
+
+    from rag_lab.evaluation import deploy, served
+
+    if len(qset.questions) < 2:
+        raise UsageError(
+            f"{questions}: --calibrate needs at least 2 questions (it chooses the cutoff on "
+            "one half and scores it on the other)"
+        )
+    with lifecycle.reading(args.index, check=True) as store:
+        strategy = deployed.recorded_strategy(store)
+        encoder = encoder_for(index.resolve_backend(None, store))
+        retriever = deployed.serving(store, encoder, "dense", strategy)
+        got = served.calibration(retriever, qset, strategy)
+    if not got.met:  # distance alone cannot tell a near miss from its answer: store nothing
+        raise UsageError(
+            f"--calibrate stored nothing: {got.line()}; give a cutoff with "
+            "rag-lab index DIR --cutoff X, or drop --calibrate"
+        )
+    held = got.held_out
+    evidence = {
+        "method": "twins",
+        "strategy": strategy,
+        "target": got.target,
+        "chosen on": len(got.chosen_on),
+        "held-out questions": held.questions,
+        "held-out bluffed": held.bluffed,
+        "bluff upper bound": round(held.upper, 6),
+        "held-out queries": held.queries,
+        "refused": len(held.refused),
+        "questions sha256": deploy.questions_sha256(questions),
+        "date": datetime.datetime.now(datetime.UTC).date().isoformat(),
+    }
+    with lifecycle.writing(args.index, create=False) as store:
+        deployed.store_cutoff(store, got.cutoff, "calibrated", **evidence)
+    print(f"calibrated the cutoff on unanswerable twins: {got.line()}")
+    print(f"stored cutoff {got.cutoff:g} in {args.index}")
 
 
 @contextlib.contextmanager

@@ -4,14 +4,15 @@ the index, and the report of what they did."""
 from __future__ import annotations
 
 import argparse
+import datetime
 import sys
 from pathlib import Path
 
-from rag_lab.app import index, ingest, lifecycle, output
+from rag_lab.app import deployed, index, ingest, lifecycle, output
 from rag_lab.app.commands import UsageError, encoder_for
 from rag_lab.app.exits import OK, PARTIAL
 from rag_lab.app.ingest import IngestReport
-from rag_lab.app.store import MilvusLocation, Store
+from rag_lab.app.store import IndexDamaged, IndexMissing, MilvusLocation, Store
 from rag_lab.search import TextEncoder
 from rag_lab.sources import folder
 from rag_lab.text import printable
@@ -29,14 +30,23 @@ def run_index(args: argparse.Namespace) -> int:
         lifecycle.check_writable(args.index)
         early = encoder_for(index.resolve_backend(args.backend, None))
     with lifecycle.writing(args.index) as store:
+        held = deployed.held_strategy(store)
+        strategy = args.strategy or held or index.STRATEGY
+        if held is not None and strategy != held:
+            raise UsageError(
+                f"--strategy {strategy}: the index holds chunks of strategy {held}, and "
+                f"vectors of two chunkings are not comparable; re-chunk every document with: "
+                f"rag-lab index {args.folder} --strategy {strategy} --rebuild"
+            )
         backend = index.resolve_backend(args.backend, store)
         encoder = early if early is not None and early.backend == backend else encoder_for(backend)
         store.set_meta(index.BACKEND_KEY, backend)
+        _store_cutoff(args, store)
         print(
             f"indexing {printable(str(args.folder.resolve()))} into {printable(str(args.index))} "
-            f"(encoder: {backend})"
+            f"(encoder: {backend}) with strategy {strategy}"
         )
-        text, status = _index(args, args.folder, store, encoder, prune=args.prune)
+        text, status = _index(args, args.folder, store, encoder, strategy, prune=args.prune)
     print(text)  # after the run: a reader gone (| head) loses words, not work
     return status
 
@@ -44,6 +54,15 @@ def run_index(args: argparse.Namespace) -> int:
 def _rebuild(args: argparse.Namespace) -> int:
     """A fresh index beside the old one, swapped in when complete (works on a damaged one)."""
     plan = lifecycle.plan_rebuild(args.index, args.folder, args.backend)
+    held, record = _held(args.index)
+    strategy = args.strategy or held or index.STRATEGY
+    if record is not None and held != strategy and args.cutoff is None:
+        print(
+            f"note: the stored cutoff {record['cutoff']:g} was set on strategy {held}'s chunks; "
+            f"it is dropped (rag-lab index --cutoff X, or evaluate --calibrate, sets one)",
+            file=sys.stderr,
+        )
+        record = None
     if plan.damaged is not None:
         print(
             f"note: {printable(str(args.index))} is damaged; building a fresh index",
@@ -53,10 +72,13 @@ def _rebuild(args: argparse.Namespace) -> int:
     fresh = "generation" if isinstance(args.index, MilvusLocation) else "file"
     print(
         f"rebuilding {printable(str(plan.folder))} into {printable(str(args.index))} (encoder: "
-        f"{plan.backend}; a fresh {fresh}, swapped in when complete)"
+        f"{plan.backend}; a fresh {fresh}, swapped in when complete) with strategy {strategy}"
     )
     with lifecycle.rebuilding(args.index, plan.backend) as store:
-        text, status = _index(args, plan.folder, store, encoder, rebuild=True)
+        if record is not None:  # the cutoff and its evidence still hold: same chunks
+            deployed.store_cutoff(store, **record)
+        _store_cutoff(args, store)
+        text, status = _index(args, plan.folder, store, encoder, strategy, rebuild=True)
     print(text)  # after the swap: a reader gone (| head) loses words, not work
     return status
 
@@ -70,8 +92,30 @@ def run_retry(args: argparse.Namespace) -> int:
     return status
 
 
+def _held(where: index.Location) -> tuple[str | None, dict | None]:
+    """The strategy and the cutoff record of the index a rebuild replaces (None, None when
+    there is none, or it cannot be read)."""
+    try:
+        with lifecycle.reading(where) as old:
+            return deployed.held_strategy(old), deployed.stored_cutoff(old)
+    except (IndexMissing, IndexDamaged, index.DamagedMeta):
+        return None, None
+
+
+def _store_cutoff(args: argparse.Namespace, store: Store) -> None:
+    """``--cutoff X``: stored in the index, its source "given", with the date."""
+    if args.cutoff is not None:
+        today = datetime.datetime.now(datetime.UTC).date().isoformat()
+        deployed.store_cutoff(store, args.cutoff, "given", date=today)
+
+
 def _index(
-    args: argparse.Namespace, where: Path, store: Store, encoder: TextEncoder, **how: bool
+    args: argparse.Namespace,
+    where: Path,
+    store: Store,
+    encoder: TextEncoder,
+    strategy: str,
+    **how: bool,
 ) -> tuple[str, int]:
     """Index ``where`` into the open ``store`` as ``args`` ask: the report and exit status."""
     pdf = folder.PdfOptions(
@@ -82,7 +126,14 @@ def _index(
     )
     on_disk = lifecycle.on_disk(args.index)
     report = ingest.index_folder(
-        where, store, encoder, follow_symlinks=args.follow_symlinks, pdf=pdf, index=on_disk, **how
+        where,
+        store,
+        encoder,
+        strategy=strategy,
+        follow_symlinks=args.follow_symlinks,
+        pdf=pdf,
+        index=on_disk,
+        **how,
     )
     return _reported(args, store, report)
 

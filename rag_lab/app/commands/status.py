@@ -6,10 +6,12 @@ from __future__ import annotations
 import argparse
 import json
 
-from rag_lab.app import index, lifecycle, output
+from rag_lab.app import deployed, index, lifecycle, output
 from rag_lab.app.commands import encoder_for
 from rag_lab.app.exits import ERROR, OK
 from rag_lab.app.store import IndexDamaged
+from rag_lab.chunking import STRATEGIES
+from rag_lab.gate import CUTOFF
 from rag_lab.text import printable
 
 
@@ -18,14 +20,38 @@ def run_status(args: argparse.Namespace) -> int:
         return _check(args)
     with lifecycle.reading(args.index, check=True) as store:
         encoder = encoder_for(index.resolve_backend(None, store))
-        st = index.status(store, index.current_stamp(encoder.fingerprint))
+        strategy = deployed.recorded_strategy(store)
+        version = deployed.pipeline_version(strategy)
+        st = index.status(store, index.current_stamp(encoder.fingerprint, version))
+        record = deployed.stored_cutoff(store)
     if args.json:
-        print(json.dumps(output.status_json(st), indent=1, allow_nan=False))
+        served = {"strategy": strategy, "cutoff": record}
+        print(json.dumps(output.status_json(st) | served, indent=1, allow_nan=False))
         return OK
     where = f"index {args.index} of folder {st.folder}" if st.folder else f"index {args.index}"
     print(printable(where))
     print(printable(index.describe(st), newlines=True))
+    print(f"strategy {strategy} ({STRATEGIES[strategy].label})")
+    if record is None:
+        print(f"cutoff: none stored (ask uses {CUTOFF}, the chapter's, unless --cutoff)")
+    else:
+        evidence = ", ".join(f"{k} {v}" for k, v in record.items() if k != "cutoff")
+        print(printable(f"cutoff {record['cutoff']:g} stored ({evidence})"))
     return OK
+
+
+def _served_meta(store) -> list[str]:
+    """The recorded strategy and cutoff, as problems when this version cannot read them."""
+    problems = []
+    for key, read in (
+        (deployed.STRATEGY_KEY, deployed.recorded_strategy),
+        (deployed.CUTOFF_KEY, deployed.stored_cutoff),
+    ):
+        try:
+            read(store)
+        except index.DamagedMeta as err:
+            problems.append(f"meta {key}: {err.what}")
+    return problems
 
 
 def _check(args: argparse.Namespace) -> int:
@@ -33,7 +59,7 @@ def _check(args: argparse.Namespace) -> int:
     them. A file too damaged to open is a problem it reports, not an error pointing back here."""
     try:
         with lifecycle.reading(args.index) as store:
-            problems = index.check(store)
+            problems = index.check(store) or _served_meta(store)
             held, documents, engine = store.meta("folder"), len(store.documents()), store.engine
     except IndexDamaged as err:
         problems, held, documents, engine = [f"it cannot be read: {err.what}"], None, 0, None
