@@ -486,13 +486,14 @@ def ratio_of_means(
     sa, sizes = _sums(np.asarray(values_a, dtype=np.float64), clusters)
     sb, _ = _sums(np.asarray(values_b, dtype=np.float64), clusters)
     a, b = sa / sizes, sb / sizes
-    n = len(a)
+    n, ma, mb = len(a), a.mean(), b.mean()
+    estimate = float(ma / mb) if mb else float("inf")
+    if n < 2:  # one question: no variance, no interval
+        return estimate, (0.0, float("inf"))
     (vaa, vab), (_, vbb) = np.cov(a, b, ddof=1) / n
     t2 = float(stats.t.ppf(0.5 + level / 2, n - 1)) ** 2
-    ma, mb = a.mean(), b.mean()
     qa, qb, qc = mb**2 - t2 * vbb, -2 * (ma * mb - t2 * vab), ma**2 - t2 * vaa
     disc = qb**2 - 4 * qa * qc
-    estimate = float(ma / mb) if mb else float("inf")
     if qa <= 0:  # the set is unbounded: reported as all ratios a share can take
         return estimate, (0.0, float("inf"))
     root = np.sqrt(disc)

@@ -38,3 +38,4 @@ def test_queries_of_one_question_count_as_one_unit():
 
 def test_a_denominator_not_distinguishable_from_0_gives_an_unbounded_interval():
     assert ratio_of_means([1, 1, 1, 1], [0, 0, 1, 0], range(4))[1] == (0.0, float("inf"))
+    assert ratio_of_means([1, 0], [1, 1], ["q", "q"]) == (0.5, (0.0, float("inf")))  # one question
