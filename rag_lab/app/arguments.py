@@ -247,11 +247,13 @@ def define_ask_args(parser: argparse.ArgumentParser) -> None:
 def define_evaluate_args(parser: argparse.ArgumentParser) -> None:
     """``rag-lab evaluate``: a corpus, a question file, where to write; or a built index."""
     parser.description = _paragraphs(
-        """Chunking (six strategies: sizes, destroyed answers, word-pieces), dense
-        retrieval over the six with Wilson intervals and paired sign tests, dense vs BM25
-        vs hybrid on strategy E, and distances and the refusal gate (bluffs and refusals
-        by cutoff): the headline tables of notebooks 02-06, written as report.md,
-        report.json and figures/*.png.""",
+        """The deployed configuration (dense on --strategy, the gate at --cutoff),
+        embedding that one chunking: the queries it did not find within 4 chunks or
+        refused, each with the chunk it got instead; the cutoff calibrated on unanswerable
+        twins and the gate swept on the negatives; how many questions the file needs.
+        Written as report.md, report.json and figures/*.png. With --lab, the six-strategy
+        lab too (chunking, dense over the six chunkings, dense vs BM25 vs hybrid on E: the
+        tables of notebooks 02-06) and the chapter's claims on the corpus (claims.json).""",
         """The question file follows data/questions.yaml (schema in rag_lab/questions.py);
         every problem in it is reported with its line. Without --corpus and --questions:
         the lab's own corpus and questions (in a checkout of the lab), and the notebooks'
@@ -306,7 +308,7 @@ def define_evaluate_args(parser: argparse.ArgumentParser) -> None:
         choices=tuple(STRATEGIES),
         default=index.STRATEGY,
         help=f"the chunking the deployed configuration uses (default {index.STRATEGY}, what "
-        "rag-lab index builds); the other tables measure all six",
+        "rag-lab index builds); with --lab, the lab's tables measure all six",
     )
     parser.add_argument(
         "--cutoff",
@@ -320,9 +322,16 @@ def define_evaluate_args(parser: argparse.ArgumentParser) -> None:
         type=Path,
         metavar="DIR",
         help="also write the rankings the report scores as TREC files into DIR, for trec_eval "
-        "or ranx: a run per ranking (dense-<strategy>.run for each chunking, BM25-E.run, "
-        "hybrid-E.run: qid Q0 docid rank score tag) and a qrels per chunking "
-        "(<strategy>.qrels: qid 0 docid rel, 1 for each chunk holding the needle)",
+        "or ranx: a run per ranking (dense-, BM25- and hybrid-<strategy>.run; with --lab, "
+        "dense-<strategy>.run for each chunking, BM25-E.run, hybrid-E.run: qid Q0 docid rank "
+        "score tag) and a qrels per chunking ranked (<strategy>.qrels: qid 0 docid rel, 1 for "
+        "each chunk holding the needle)",
+    )
+    parser.add_argument(
+        "--lab",
+        action="store_true",
+        help="also run the six-strategy lab (every chunking embedded: minutes, not seconds, "
+        "on a cold cache) and judge the chapter's claims on the corpus",
     )
     parser.add_argument(
         "--baseline",

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from rag_lab import paths
+from rag_lab import paths, progress
 from rag_lab.app import index, lifecycle
 from rag_lab.app.commands import UsageError, encoder_for
 from rag_lab.app.exits import OK, REGRESSED
@@ -47,14 +47,16 @@ def run_evaluate(args: argparse.Namespace) -> int:
             evaluation = _evaluate_index(args, readable)
             written = report.write(evaluation, out)
         else:
-            evaluation, written = runner.run(
-                args.corpus,
-                readable,
-                out,
-                strategy=args.strategy,
-                cutoff=args.cutoff,
-                trec=args.trec,
-            )
+            with progress.on_stderr():
+                evaluation, written = runner.run(
+                    args.corpus,
+                    readable,
+                    out,
+                    strategy=args.strategy,
+                    cutoff=args.cutoff,
+                    trec=args.trec,
+                    lab=args.lab,
+                )
     print(evaluation.intro)
     for title, table in evaluation.headline():
         print(f"\n{title}:\n{table.to_string()}")
@@ -62,7 +64,7 @@ def run_evaluate(args: argparse.Namespace) -> int:
         print(f"\nnote: {note}")
     claimed = (
         f", {written.claims.name} (the chapter's claims on this corpus)"
-        if evaluation.claims()
+        if written.claims is not None and evaluation.claims()
         else ""
     )
     drawn = f" and {len(written.figures)} figures in {out}/figures" if written.figures else ""
