@@ -110,7 +110,7 @@ def test_the_report_opens_on_what_failed_and_what_it_got_instead(tiny, tmp_path)
 
 @pytest.mark.model
 def test_lab_gives_the_six_strategy_sections_and_the_claims(tiny, tmp_path):
-    encoder, ev, written = _run(tiny, tmp_path / "out", lab=True)
+    encoder, _, written = _run(tiny, tmp_path / "out", lab=True)
     chunks = chunk_all(load_folder(tiny[0]))
     assert {c.text for cs in chunks.values() for c in cs} <= set(encoder.seen)
     data = json.loads(written.json.read_text())
@@ -150,13 +150,12 @@ def test_the_gate_pairs_fast_with_fast_and_fast_with_lab(tiny, tmp_path):
 @pytest.mark.parametrize("retriever", ["bm25", "hybrid"])
 def test_the_deployed_retriever_is_measured(tiny, tmp_path, retriever):
     from rag_lab.evaluation.runs import rank_all
-
-    encoder, ev, written = _run(tiny, tmp_path / "out", retriever=retriever, cutoff=2.0)
-    deployed = ev.result(Deployment)
-    corpus = load_folder(tiny[0])
     from rag_lab.questions import load_questions
     from rag_lab.search import ChunkIndex
 
+    _, ev, written = _run(tiny, tmp_path / "out", retriever=retriever, cutoff=2.0)
+    deployed = ev.result(Deployment)
+    corpus = load_folder(tiny[0])
     qset = load_questions(tiny[1], corpus, expected=None)
     index = ChunkIndex.build(chunk_all(corpus)["E"], HashEncoder(), tokenizer="unicode")
     rankings = rank_all(index, qset.queries(), HashEncoder())
