@@ -90,7 +90,8 @@ def evaluate(
     if retriever not in RETRIEVERS:
         raise ValueError(f"retriever must be one of {tuple(RETRIEVERS)}, not {retriever!r}")
     the_lab = Lab.of(docs, qset, encoder, tokenizer=tokenizer)
-    with bar(6 if lab else 3, "evaluate", "stage", show=progress) as stages:
+    # No total: the stages differ by minutes, so a time left from their mean would mislead.
+    with bar(None, "evaluate", "stage", show=progress) as stages:
         stages.update(0, f"strategy {strategy}: dense, BM25 and hybrid")
         rankings = rank_all(the_lab.index(strategy), the_lab.queries, encoder)
         deployed = _deployed(the_lab, rankings, strategy, cutoff, retriever)
