@@ -11,9 +11,9 @@ import pytest
 from fakes import HashEncoder
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "evaluation"))
-from test_report import QUESTIONS, tiny_corpus  # noqa: E402
+from test_report import QUESTIONS, tiny_corpus
 
-from rag_lab.app import cli, exits  # noqa: E402
+from rag_lab.app import cli, exits
 
 
 @pytest.fixture
@@ -46,9 +46,7 @@ def test_evaluate_is_fast_by_default_and_says_what_failed_first(evaluate, tmp_pa
 
 
 @pytest.mark.model
-def test_lab_adds_the_six_strategies_and_a_fast_run_passes_the_gate_against_it(
-    evaluate, tmp_path
-):
+def test_lab_adds_the_six_strategies_and_a_fast_run_passes_the_gate_against_it(evaluate, tmp_path):
     code, out, _ = evaluate(tmp_path / "lab", "--lab")
     assert code == exits.OK
     data = json.loads((tmp_path / "lab" / "report.json").read_text())
