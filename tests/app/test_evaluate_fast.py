@@ -1,5 +1,5 @@
 """``rag-lab evaluate`` on the command line: fast by default, ``--lab`` for the six-strategy
-lab, the report read by the gate either way, progress on stderr only."""
+lab, the report read by the gate either way."""
 
 from __future__ import annotations
 
