@@ -103,7 +103,7 @@ def evaluate(
         )
         stages.update(1, "gate sweep and twins")
         gate_on = GATE_STRATEGY if lab else strategy
-        gated = refusal_suite.refusal(the_lab, gate_on) if qset.negatives else _no_gate(gate_on)
+        gated = _gate(the_lab, gate_on, deployed)
         calibrated = (
             twins_suite.calibration(the_lab, strategy)
             if len(qset.questions) >= 2
@@ -198,12 +198,22 @@ def _only(lab: Lab, strategy: str) -> Lab:
     return dataclasses.replace(lab, chunks_by={strategy: lab.chunks_by[strategy]})
 
 
-def _no_gate(strategy: str) -> GateSkipped:
-    if strategy == GATE_STRATEGY:
-        return NO_GATE
-    return dataclasses.replace(
-        NO_GATE, heading=f"Distances and the refusal gate on strategy {strategy} (notebook 06)"
-    )
+def _gate(lab: Lab, strategy: str, deployed: deploy.Deployment) -> Any:
+    """The refusal gate swept on ``strategy``
+    (:func:`rag_lab.evaluation.refusal.refusal`), or why it was not: no negatives, or no
+    chunk of the deployed strategy holding any needle whole (no distance to an answer)."""
+    heading = f"Distances and the refusal gate on strategy {strategy} (notebook 06)"
+    if not lab.negatives:
+        return (
+            NO_GATE if strategy == GATE_STRATEGY else dataclasses.replace(NO_GATE, heading=heading)
+        )
+    if strategy == deployed.strategy and len(deployed.destroyed) == len(deployed.questions):
+        return GateSkipped(
+            f"no chunk of strategy {strategy} holds a needle whole, so no answerable query "
+            "has a distance to its answer for the gate to weigh against the negatives",
+            heading=heading,
+        )
+    return refusal_suite.refusal(lab, strategy)
 
 
 def _too_few(strategy: str) -> GateSkipped:
