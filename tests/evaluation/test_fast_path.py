@@ -186,3 +186,9 @@ def test_progress_on_stderr_prints_lines_when_stderr_is_not_a_terminal(monkeypat
     assert lines and all(line.startswith("embedding ") for line in lines)
     assert lines[-1].split(",")[0] == "embedding 739/739 text"
     assert "\r" not in err and "\x1b" not in err  # lines, not a bar redrawn in place
+
+
+def test_the_fast_path_writes_the_served_strategys_trec_files_only(tiny, tmp_path):
+    _run(tiny, tmp_path / "out", strategy="C", trec=tmp_path / "trec")
+    written = sorted(p.name for p in (tmp_path / "trec").iterdir())
+    assert written == ["BM25-C.run", "C.qrels", "dense-C.run", "hybrid-C.run"]
