@@ -9,7 +9,8 @@ Long work (texts embedded, answers generated, pages extracted or read by OCR) as
   kernel inherits it, and a :class:`Relay` in the runner prints the lines as they come.
   Nothing reaches the notebook, so a cold run writes the outputs a warm run writes.
 - else, on a terminal (stderr is a tty): a tqdm bar on stderr, as ``rag-lab index`` shows.
-- else (a pipe, a CI log, a kernel started by hand): nothing.
+- else (a pipe, a CI log, a kernel started by hand): nothing, unless a command asks for
+  lines on stderr (:func:`on_stderr`, as ``rag-lab evaluate`` does).
 
 >>> with bar(3, "embedding", "text", show=False) as b:
 ...     b.update(3)
@@ -308,6 +309,20 @@ class Relay:
                 self._last_print[u.desc] = now
                 self.out.write(text + "\n")
             self.out.flush()
+
+
+@contextmanager
+def on_stderr(every_s: float = 10.0) -> Iterator[None]:
+    """Within the block, long work reports on stderr: redrawn in place on a terminal, else
+    (a pipe, a CI log) a line at most every ``every_s`` seconds per bar and one when it ends
+    (``strategy E: embedding 320/739 text, 41.5 text/s, 10 s left``); stdout gets nothing.
+    Under a relay already (``$RAG_LAB_PROGRESS`` set, as ``make reproduce`` sets it), that
+    one reports."""
+    if os.environ.get(ENV):
+        yield
+        return
+    with relayed(sys.stderr, every_s=every_s):
+        yield
 
 
 @contextmanager

@@ -2,7 +2,7 @@
 
 Each fills the parser of its subcommand: its description, the shared ``--debug`` (and
 ``--index`` for the commands that read an index), then its own arguments, checked as
-they are parsed (:func:`cutoff`, :func:`confidence`, :func:`positive`), so that a bad
+they are parsed (:mod:`rag_lab.app.values`), so that a bad
 value is argparse's one-line refusal (exit 2) before anything runs. The command line
 (:mod:`rag_lab.app.cli`) assembles them and runs the commands.
 """
@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import sys
 import textwrap
 from collections.abc import Sequence
@@ -20,15 +19,12 @@ from typing import NoReturn
 
 from rag_lab import __version__
 from rag_lab.app import index
-from rag_lab.app.store import MilvusLocation
+from rag_lab.app.values import confidence, count, cutoff, fraction, positive, store_uri
 from rag_lab.chunking import STRATEGIES
 from rag_lab.gate import CUTOFF, MAX_KEPT
 from rag_lab.models.encoder import BACKENDS
 from rag_lab.sources import folder
 from rag_lab.sources.pdf import document as pdf
-
-MAX_CUTOFF = 2.0
-"""Cosine distance runs from 0 (same direction) to 2 (opposite)."""
 
 DESCRIPTION = """\
 The lab on your own documents. Index a folder of Markdown, plain-text and PDF files into a
@@ -259,11 +255,13 @@ def define_ask_args(parser: argparse.ArgumentParser) -> None:
 def define_evaluate_args(parser: argparse.ArgumentParser) -> None:
     """``rag-lab evaluate``: a corpus, a question file, where to write; or a built index."""
     parser.description = _paragraphs(
-        """Chunking (six strategies: sizes, destroyed answers, word-pieces), dense
-        retrieval over the six with Wilson intervals and paired sign tests, dense vs BM25
-        vs hybrid on strategy E, and distances and the refusal gate (bluffs and refusals
-        by cutoff): the headline tables of notebooks 02-06, written as report.md,
-        report.json and figures/*.png.""",
+        """The deployed configuration (dense on --strategy, the gate at --cutoff),
+        embedding that one chunking: the queries it did not find within 4 chunks or
+        refused, each with the chunk it got instead; the cutoff calibrated on unanswerable
+        twins and the gate swept on the negatives; how many questions the file needs.
+        Written as report.md, report.json and figures/*.png. With --lab, the six-strategy
+        lab too (chunking, dense over the six chunkings, dense vs BM25 vs hybrid on E: the
+        tables of notebooks 02-06) and the chapter's claims on the corpus (claims.json).""",
         """The question file follows data/questions.yaml (schema in rag_lab/questions.py);
         every problem in it is reported with its line. Without --corpus and --questions:
         the lab's own corpus and questions (in a checkout of the lab), and the notebooks'
@@ -320,7 +318,8 @@ def define_evaluate_args(parser: argparse.ArgumentParser) -> None:
         default=index.STRATEGY,
         action=_Given,
         help=f"the chunking the deployed configuration uses (default {index.STRATEGY}, what "
-        "rag-lab index builds; with --index, the index's); the other tables measure all six",
+        "rag-lab index builds; with --index, the index's); with --lab, the lab's tables "
+        "measure all six",
     )
     parser.add_argument(
         "--cutoff",
@@ -330,7 +329,7 @@ def define_evaluate_args(parser: argparse.ArgumentParser) -> None:
         help=f"the gate's cosine-distance cutoff for the deployed configuration's bluffs and "
         f"refusals (default {CUTOFF}, the chapter's; with --index, the index's stored one)",
     )
-    _define_retriever(parser, " (with --index)")
+    _define_retriever(parser)
     parser.add_argument(
         "--calibrate",
         action="store_true",
@@ -342,9 +341,16 @@ def define_evaluate_args(parser: argparse.ArgumentParser) -> None:
         type=Path,
         metavar="DIR",
         help="also write the rankings the report scores as TREC files into DIR, for trec_eval "
-        "or ranx: a run per ranking (dense-<strategy>.run for each chunking, BM25-E.run, "
-        "hybrid-E.run: qid Q0 docid rank score tag) and a qrels per chunking "
-        "(<strategy>.qrels: qid 0 docid rel, 1 for each chunk holding the needle)",
+        "or ranx: a run per ranking (dense-, BM25- and hybrid-<strategy>.run; with --lab, "
+        "dense-<strategy>.run for each chunking, BM25-E.run, hybrid-E.run: qid Q0 docid rank "
+        "score tag) and a qrels per chunking ranked (<strategy>.qrels: qid 0 docid rel, 1 for "
+        "each chunk holding the needle)",
+    )
+    parser.add_argument(
+        "--lab",
+        action="store_true",
+        help="also run the six-strategy lab (every chunking embedded: minutes, not seconds, "
+        "on a cold cache) and judge the chapter's claims on the corpus",
     )
     parser.add_argument(
         "--baseline",
@@ -454,13 +460,13 @@ COMMANDS = {
 """Each subcommand, in ``rag-lab --help``'s order: its line there, and what fills its parser."""
 
 
-def _define_retriever(parser: argparse.ArgumentParser, where: str = "") -> None:
+def _define_retriever(parser: argparse.ArgumentParser) -> None:
     """``--retriever``: the ranking ``ask`` serves and ``evaluate --index`` measures."""
     parser.add_argument(
         "--retriever",
         choices=("dense", "bm25", "hybrid"),
         default="dense",
-        help=f"the ranking{where}: dense (default), bm25 (the chapter's tokenizer) or hybrid "
+        help="the ranking: dense (default), bm25 (the chapter's tokenizer) or hybrid "
         "(the lab's RRF of the two); the cutoff refuses by the dense nearest distance",
     )
 
@@ -472,59 +478,6 @@ class _Given(argparse.Action):
     def __call__(self, parser, namespace, values, option_string=None) -> None:
         setattr(namespace, self.dest, values)
         namespace.given = {*getattr(namespace, "given", ()), self.dest}
-
-
-# --- what a value must be -----------------------------------------------------------
-
-
-def store_uri(text: str) -> MilvusLocation:
-    """A Milvus index: ``KB.db`` (Milvus Lite), ``http://host:port``, each with ``#name``."""
-    try:
-        return MilvusLocation.parse(text)
-    except ValueError as err:
-        raise argparse.ArgumentTypeError(str(err)) from None
-
-
-def _read(text: str, kind: type, noun: str):
-    try:
-        return kind(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not {noun}") from None
-
-
-def _within(text: str, value: float, lo: float, hi: float, say: str) -> float:
-    if not math.isfinite(value) or not lo <= value <= hi:
-        raise argparse.ArgumentTypeError(f"{text}{say}")
-    return value
-
-
-def cutoff(text: str) -> float:
-    """A cosine-distance cutoff: a finite number in [0, 2]."""
-    value = _read(text, float, "a number")
-    say = f" is not a cosine distance: give a number from 0 to {MAX_CUTOFF:g}"
-    return _within(text, value, 0, MAX_CUTOFF, say) + 0.0  # -0 is 0, and is printed so
-
-
-def confidence(text: str) -> float:
-    """An OCR confidence threshold: a number in [0, 100]."""
-    return _within(
-        text, _read(text, float, "a number"), 0, 100, ": a confidence runs from 0 to 100"
-    )
-
-
-def fraction(text: str) -> float:
-    """A rate: a number in [0, 1]."""
-    return _within(text, _read(text, float, "a number"), 0, 1, ": give a rate from 0 to 1")
-
-
-def count(text: str) -> int:
-    """A count of at least 0."""
-    return int(_within(text, _read(text, int, "a whole number"), 0, math.inf, ": give 0 or more"))
-
-
-def positive(text: str) -> int:
-    """A count of at least 1."""
-    return int(_within(text, _read(text, int, "a whole number"), 1, math.inf, ": give at least 1"))
 
 
 def _paragraphs(*texts: str) -> str:

@@ -9,6 +9,8 @@ and return records; records render themselves as tables only when asked:
 - ``recall``, ``paired``: Recall@k with intervals, paired comparisons in families;
 - ``chunking``, ``refusal``, ``spans``: what chunking destroys and costs, the gate's
   distances and sweep, questions answered by excerpts (Chroma's format);
+- ``failures``: what the deployed configuration missed or refused, and what it returned
+  instead;
 - ``verdicts``, ``ledger``: the one verdict vocabulary, and the claims ledger with its one
   stated rule; ``hypotheses``: the chapter's claims as hypotheses, judged on any corpus;
 - ``chapter``: the chapter's published figures, the only place they are written;

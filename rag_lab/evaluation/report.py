@@ -40,6 +40,9 @@ class Evaluation:
     """``needles`` (questions with a quoted answer) or ``spans`` (excerpts by offsets)."""
     extra: dict[str, Any] = field(default_factory=dict)
     """Further plain values for ``report.json`` (query ids, BM25's tokenizer)."""
+    judged: bool = True
+    """Whether the chapter's claims are judged on the corpus (not on ``evaluate``'s fast
+    path, which measures the deployed configuration alone)."""
 
     def result(self, kind: type) -> Any:
         """The record of type ``kind``, or None."""
@@ -88,7 +91,10 @@ class Evaluation:
         return out
 
     def claims(self) -> list[Entry]:
-        """The chapter's claims judged on this corpus: its claims ledger."""
+        """The chapter's claims judged on this corpus: its claims ledger (none unless
+        :attr:`judged`)."""
+        if not self.judged:
+            return []
         return [e for s in self.sections() for e in s.claims]
 
 
@@ -98,13 +104,15 @@ class Written:
 
     markdown: Path
     json: Path
-    claims: Path
-    """The claims ledger of the corpus (:mod:`rag_lab.evaluation.ledger`)."""
+    claims: Path | None
+    """The claims ledger of the corpus (:mod:`rag_lab.evaluation.ledger`); None when the
+    claims were not judged (:attr:`Evaluation.judged`)."""
     figures: tuple[Path, ...]
 
 
 def write(evaluation: Evaluation, out: str | os.PathLike) -> Written:
-    """Write ``report.md``, ``report.json`` and ``figures/*.png`` under ``out``."""
+    """Write ``report.md``, ``report.json``, ``figures/*.png`` and, when the chapter's
+    claims were judged, ``claims.json`` under ``out``."""
     import matplotlib.pyplot as plt
 
     out = Path(out)
@@ -119,7 +127,11 @@ def write(evaluation: Evaluation, out: str | os.PathLike) -> Written:
     md.write_text(markdown(evaluation), encoding="utf-8")
     js = out / "report.json"
     js.write_text(strict_json(evaluation.to_json()), "utf-8")
-    claims_file = Ledger(evaluation.claims()).write(out / "claims.json")
+    claims_file = None
+    if evaluation.judged:
+        claims_file = Ledger(evaluation.claims()).write(out / "claims.json")
+    else:  # an earlier --lab run's ledger would pass for this run's
+        (out / "claims.json").unlink(missing_ok=True)
     return Written(md, js, claims_file, tuple(drawn))
 
 
@@ -152,6 +164,13 @@ RULE_NOTE = (
 )
 
 
+LAB_NOTE = (
+    "Measured: the deployed configuration alone. The six-strategy lab (chunking, dense "
+    "retrieval over six chunkings, dense vs BM25 vs hybrid) and the chapter's claims judged "
+    "on this corpus: `rag-lab evaluate --lab`."
+)
+
+
 def markdown(ev: Evaluation) -> str:
     """The report as Markdown: a section per record, then the claims judged on this corpus."""
     lines = [f"# rag_lab evaluation: {ev.title}", "", ev.intro, ""]
@@ -166,6 +185,8 @@ def markdown(ev: Evaluation) -> str:
                 lines += [t.note, ""]
             lines += [markdown_table(t.frame), ""]
         lines += [f"![{f}](figures/{f}.png)" for f in s.figures] + [""]
+    if ev.extra.get("lab") is False:
+        lines += [LAB_NOTE, ""]
     judged = ev.claims()
     if judged:
         lines += [

@@ -1,8 +1,10 @@
 """Running ``rag-lab evaluate``: the suites on a corpus and its questions, as an evaluation.
 
-:func:`evaluate` runs the suites on a corpus with needle questions (chunking, dense retrieval
-over the six chunkings, dense / BM25 / hybrid on strategy E, the refusal gate when there are
-negatives, a cutoff calibrated on unanswerable twins whether or not there are);
+:func:`evaluate` measures the deployed configuration on a corpus with needle questions (its
+failures and what it returned instead, a cutoff calibrated on unanswerable twins, the refusal
+gate when there are negatives, the power of the question file), embedding only the chunking
+it serves; with ``lab=True``, the six-strategy lab (chunking, dense retrieval over the six
+chunkings, dense / BM25 / hybrid on strategy E) and the chapter's claims beside them;
 :func:`evaluate_spans` runs the span suite on questions answered by excerpts (Chroma's format);
 :func:`evaluate_index` asks the question file of a built index. Each returns an
 :class:`~rag_lab.evaluation.report.Evaluation`: the records, and where they came from.
@@ -18,17 +20,23 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from rag_lab import gate
+from rag_lab.dense import cosine_distance_matrix as dense_distances
 from rag_lab.documents import Document
 from rag_lab.evaluation import chunking as chunking_suite
 from rag_lab.evaluation import deploy, power, spans
+from rag_lab.evaluation import failures as failures_suite
 from rag_lab.evaluation import refusal as refusal_suite
 from rag_lab.evaluation import retrieval as retrieval_suite
 from rag_lab.evaluation import served as served_suite
 from rag_lab.evaluation import trec as trec_files
 from rag_lab.evaluation import twins as twins_suite
+from rag_lab.evaluation.chapter import SYSTEM_PAIRS
 from rag_lab.evaluation.lab import Lab
 from rag_lab.evaluation.report import Evaluation, Written, write
+from rag_lab.evaluation.runs import Rankings, rank_all
 from rag_lab.evaluation.sections import GateSkipped
 from rag_lab.progress import bar
 from rag_lab.questions import QuestionSet
@@ -62,40 +70,157 @@ def evaluate(
     cutoff: float = gate.CUTOFF,
     questions_file: str | os.PathLike | None = None,
     trec: str | os.PathLike | None = None,
+    retriever: str = "dense",
+    lab: bool = False,
 ) -> Evaluation:
-    """Chunking, dense retrieval, dense / BM25 / hybrid on E, the gate if there are
-    negatives, the twin-calibrated cutoff (:mod:`rag_lab.evaluation.twins`), which needs
-    none, the deployed configuration (dense on ``strategy``, the gate at ``cutoff``) per
-    query, and the power of the question file. ``tokenizer`` is BM25's (the chapter's
+    """The deployed configuration measured: what ``retriever`` (``"dense"``, ``"bm25"`` or
+    ``"hybrid"``, the lab's fusion) on ``strategy`` failed on and what it returned instead
+    (:mod:`rag_lab.evaluation.failures`), the cutoff calibrated on unanswerable twins
+    (:mod:`rag_lab.evaluation.twins`), the gate swept on the negatives when there are, the
+    power of the question file (σ observed between dense, BM25 and hybrid on ``strategy``)
+    and the deployment per query. Only ``strategy`` is embedded.
+
+    With ``lab``, the six-strategy lab instead, as the chapter measures it: chunking, dense
+    retrieval over the six chunkings, dense / BM25 / hybrid on E, the gate on E, the twins,
+    the deployment, the power between chunkings, and the chapter's claims judged on the
+    corpus; the failures of the deployment first. ``tokenizer`` is BM25's (the chapter's
     ``"ascii"``, or ``"unicode"``); ``questions_file`` is hashed into the stamps. With
     ``trec``, the rankings scored are also written there as TREC runs and qrels
-    (:func:`rag_lab.evaluation.trec.write`)."""
-    lab = Lab.of(docs, qset, encoder, tokenizer=tokenizer)
-    with bar(4, "evaluate", "stage", show=progress) as stages:
-        stages.update(0, "chunking")
-        chunks = chunking_suite.measure(lab.chunks_by, qset.questions)
-        stages.update(1, "dense retrieval over six chunkings")
-        dense = retrieval_suite.strategies(lab, chunks.destroyed)
-        stages.update(1, "dense, BM25 and hybrid")
-        systems = retrieval_suite.systems(lab, GATE_STRATEGY)
+    (:func:`rag_lab.evaluation.trec.write`; on the fast path, of ``strategy`` only)."""
+    if retriever not in RETRIEVERS:
+        raise ValueError(f"retriever must be one of {tuple(RETRIEVERS)}, not {retriever!r}")
+    the_lab = Lab.of(docs, qset, encoder, tokenizer=tokenizer)
+    # No total: the stages differ by minutes, so a time left from their mean would mislead.
+    with bar(None, "evaluate", "stage", show=progress) as stages:
+        stages.update(0, f"strategy {strategy}: dense, BM25 and hybrid")
+        rankings = rank_all(the_lab.index(strategy), the_lab.queries, encoder)
+        deployed = _deployed(the_lab, rankings, strategy, cutoff, retriever)
+        served = failures_suite.failures(
+            deployed,
+            the_lab.index(strategy).chunks,
+            {q.id: q.text for q in the_lab.queries},
+            retriever,
+        )
         stages.update(1, "gate sweep and twins")
-        gated = refusal_suite.refusal(lab, GATE_STRATEGY) if qset.negatives else NO_GATE
+        gate_on = GATE_STRATEGY if lab else strategy
+        gated = _gate(the_lab, gate_on, deployed)
         calibrated = (
-            twins_suite.calibration(lab, strategy)
+            twins_suite.calibration(the_lab, strategy)
             if len(qset.questions) >= 2
-            else TOO_FEW_FOR_TWINS
+            else _too_few(strategy)
         )
         stages.update(1)
-    deployed = deploy.measure(lab, strategy, cutoff)
+        if lab:
+            stages.update(0, "chunking")
+            chunks = chunking_suite.measure(the_lab.chunks_by, qset.questions)
+            stages.update(1, "dense retrieval over six chunkings")
+            dense = retrieval_suite.strategies(the_lab, chunks.destroyed)
+            stages.update(1, "dense, BM25 and hybrid on E")
+            systems = retrieval_suite.systems(the_lab, GATE_STRATEGY)
+            stages.update(1)
     if trec is not None:
-        trec_files.write(lab, trec, GATE_STRATEGY)
-    powered = power.power(dense.ranks, dense.clusters, deployed.ks)
-    queries = [q.id for q in lab.queries]
+        if lab:
+            trec_files.write(the_lab, trec, GATE_STRATEGY)
+        else:
+            trec_files.write(_only(the_lab, strategy), trec, strategy)
+    if lab:
+        powered = power.power(dense.ranks, dense.clusters, deployed.ks)
+        results = (served, chunks, dense, systems, gated, calibrated, deployed, powered)
+    else:
+        ranks = rankings.ranks(the_lab.index(strategy))
+        powered = power.power(ranks, the_lab.clusters, deployed.ks, pairs=SYSTEM_PAIRS)
+        results = (served, calibrated, gated, powered, deployed)
+    queries = [q.id for q in the_lab.queries]
     bm25 = {"bm25 tokenizer": tokenizer}
-    corpus, stamps = _needles(docs, qset, queries, questions_file, strategy, encoder, cutoff, bm25)
-    extra = {"queries": queries, **bm25, "stamps": stamps}
-    results = (chunks, dense, systems, gated, calibrated, deployed, powered)
-    return Evaluation(title, corpus, _encoder(encoder), results, extra=extra)
+    stamped = bm25 if retriever == "dense" else {**bm25, "retriever": retriever}
+    corpus, stamps = _needles(
+        docs, qset, queries, questions_file, strategy, encoder, cutoff, stamped
+    )
+    extra = {"queries": queries, **bm25, "lab": lab, "stamps": stamps}
+    return Evaluation(title, corpus, _encoder(encoder), results, extra=extra, judged=lab)
+
+
+RETRIEVERS = {"dense": "dense", "bm25": "BM25", "hybrid": "hybrid"}
+"""The deployed retrievers :func:`evaluate` measures, and their names in the lab's rankings
+(:func:`rag_lab.evaluation.runs.rank_all`)."""
+
+
+def _deployed(
+    lab: Lab, rankings: Rankings, strategy: str, cutoff: float, retriever: str
+) -> deploy.Deployment:
+    """:func:`rag_lab.evaluation.deploy.measure` (dense); for another ``retriever``, its
+    first-hit ranks and first chunks, each query's distance the nearest (dense) of the
+    chunks it passes to the gate, which refuses when none is under the cutoff."""
+    deployed = deploy.measure(lab, strategy, cutoff)
+    if retriever == "dense":
+        return deployed
+    index = lab.index(strategy)
+    name = RETRIEVERS[retriever]
+    ranked = rankings.by_system[name]
+    kept = [r[: gate.MAX_KEPT] for r in ranked]
+    negatives = lab.negatives
+    negative_nearest = deployed.negative_nearest
+    if negatives:
+        asked = [n.query for n in negatives]
+        vectors = lab.encoder.encode(asked)
+        nd = dense_distances(vectors, index.vectors)
+        neg_ranked = [_ranked(index, name, text, row) for text, row in zip(asked, nd, strict=True)]
+        negative_nearest = tuple(
+            float(row[r[: gate.MAX_KEPT]].min()) for row, r in zip(nd, neg_ranked, strict=True)
+        )
+    return dataclasses.replace(
+        deployed,
+        ranks=tuple(rankings.ranks(index)[name]),
+        top=tuple(index.chunks[int(r[0])].id for r in ranked),
+        nearest=tuple(float(row[k].min()) for row, k in zip(rankings.distances, kept, strict=True)),
+        negative_nearest=negative_nearest,
+    )
+
+
+def _ranked(index: Any, name: str, text: str, distances: Any) -> Any:
+    """One query's full ranking by ``name`` (BM25 or hybrid), as
+    :func:`rag_lab.evaluation.runs.rank_all` ranks it."""
+    from rag_lab import fusion
+    from rag_lab.evaluation.runs import RRF_K
+    from rag_lab.ranking import order
+
+    scores = index.bm25.scores(text)
+    bm25 = order(scores)
+    if name == "BM25":
+        return bm25
+    dense_order = order(distances, descending=False)
+    return np.array(fusion.rrf([dense_order, bm25[scores[bm25] > 0]], k=RRF_K))
+
+
+def _only(lab: Lab, strategy: str) -> Lab:
+    """``lab`` with ``strategy``'s chunks alone (its indexes shared): what the fast path
+    writes as TREC files."""
+    return dataclasses.replace(lab, chunks_by={strategy: lab.chunks_by[strategy]})
+
+
+def _gate(lab: Lab, strategy: str, deployed: deploy.Deployment) -> Any:
+    """The refusal gate swept on ``strategy``
+    (:func:`rag_lab.evaluation.refusal.refusal`), or why it was not: no negatives, or no
+    chunk of the deployed strategy holding any needle whole (no distance to an answer)."""
+    heading = f"Distances and the refusal gate on strategy {strategy} (notebook 06)"
+    if not lab.negatives:
+        return (
+            NO_GATE if strategy == GATE_STRATEGY else dataclasses.replace(NO_GATE, heading=heading)
+        )
+    if strategy == deployed.strategy and len(deployed.destroyed) == len(deployed.questions):
+        return GateSkipped(
+            f"no chunk of strategy {strategy} holds a needle whole, so no answerable query "
+            "has a distance to its answer for the gate to weigh against the negatives",
+            heading=heading,
+        )
+    return refusal_suite.refusal(lab, strategy)
+
+
+def _too_few(strategy: str) -> GateSkipped:
+    if strategy == GATE_STRATEGY:
+        return TOO_FEW_FOR_TWINS
+    heading = f"A cutoff calibrated on unanswerable twins, strategy {strategy} (notebook 06)"
+    return dataclasses.replace(TOO_FEW_FOR_TWINS, heading=heading)
 
 
 def _needles(
@@ -205,10 +330,14 @@ def run(
     strategy: str = GATE_STRATEGY,
     cutoff: float = gate.CUTOFF,
     trec: str | os.PathLike | None = None,
+    retriever: str = "dense",
+    lab: bool = False,
 ) -> tuple[Evaluation, Written]:
-    """Load, evaluate, write. ``corpus=None`` is the lab's own verified corpus; ``strategy``
-    and ``cutoff`` are the deployed configuration the regression gate compares; ``trec``, a
-    folder for the rankings as TREC runs and qrels (:mod:`rag_lab.evaluation.trec`).
+    """Load, evaluate, write. ``corpus=None`` is the lab's own verified corpus; ``strategy``,
+    ``retriever`` and ``cutoff`` are the deployed configuration the regression gate compares;
+    ``trec``, a folder for the rankings as TREC runs and qrels (:mod:`rag_lab.evaluation.trec`);
+    ``lab``, the six-strategy lab and the chapter's claims too (:func:`evaluate`). A question
+    file in Chroma's format always gets its span suite (six chunkings).
 
     A folder is read with :func:`rag_lab.sources.folder.load_folder` (every file must read); the
     question file is validated against it with any counts. A question file in Chroma's CSV
@@ -265,5 +394,7 @@ def run(
         cutoff=cutoff,
         questions_file=questions,
         trec=trec,
+        retriever=retriever,
+        lab=lab,
     )
     return evaluation, write(evaluation, out)

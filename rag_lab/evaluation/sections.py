@@ -18,12 +18,14 @@ from typing import Any
 import pandas as pd
 
 from rag_lab import gate, stats
+from rag_lab.chunking import STRATEGIES
 from rag_lab.evaluation import chapter, figures, hypotheses, power, recall_curves, spans
 from rag_lab.evaluation import refusal as refusal_suite
 from rag_lab.evaluation import retrieval as retrieval_suite
 from rag_lab.evaluation import twins as twins_suite
 from rag_lab.evaluation.chunking import Chunking, Destroyed
 from rag_lab.evaluation.deploy import Deployment
+from rag_lab.evaluation.failures import Failures
 from rag_lab.evaluation.ledger import Entry
 from rag_lab.evaluation.power import Power
 from rag_lab.evaluation.refusal import Refusal
@@ -304,13 +306,43 @@ def _(r: Served, benchmark: str) -> Section:
 
 
 @section.register
+def _(r: Failures, benchmark: str) -> Section:
+    found = (
+        f"Queries whose needle's chunk came within k ({r.retriever} on strategy {r.strategy}), "
+        f"and the queries the gate refused: their first chunk not strictly under {r.cutoff:.3f}."
+    )
+    failed = (
+        f"Each query whose needle's chunk is not among the first {r.k} (the chunks the gate "
+        "keeps at most) or that the gate refused, and what it got first instead: the chunk, "
+        "its cosine distance, its section and the start of its text. `in no chunk`: no chunk "
+        "holds the needle whole, so no retriever can find it."
+    )
+    return Section(
+        "failures",
+        f"What failed, and what it got instead: {r.retriever} on strategy {r.strategy}",
+        (
+            Table("found within k", r.found_view(), found, headline=True),
+            Table(f"not found within {r.k}, or refused", r.view(), failed, headline=True),
+        ),
+    )
+
+
+@section.register
 def _(r: Power, benchmark: str) -> Section:
+    between = (
+        "between chunkings (median over the chapter's pairs)"
+        if all(a in STRATEGIES and b in STRATEGIES for a, b in r.pairs)
+        else "between "
+        + ", ".join(f"{a} and {b}" for a, b in r.pairs)
+        + " on the served chunking (the median over these pairs; the other chunkings are "
+        "not embedded without --lab)"
+    )
     note = (
         f"The smallest difference in Recall@k a two-sided question-level test at α = "
         f"{stats.ALPHA:g} detects with {power.POWER:.0%} power on these {r.questions} "
         f"questions, δ(n) = (t(1 − α/2, n+1) + t(power, n+1)) · σ / √(n+2), and the questions "
         f"needed for ±{r.target:.2f}; σ is the per-question spread of the paired differences "
-        "observed here between chunkings (median over the chapter's pairs)."
+        f"observed here {between}."
     )
     return Section(
         "power",

@@ -14,6 +14,7 @@ ORDER = [
     "deployed",
     "ingest",
     "lifecycle",
+    "values",
     "arguments",
     "terminal",
     "output",

@@ -185,11 +185,11 @@ def test_calibrate_stores_the_twin_cutoff_that_ask_then_uses(corpus, run, tmp_pa
     assert got["served"]["cutoff"]["stored"]["method"] == "twins"
 
 
-def test_retriever_needs_a_built_index_to_be_measured(corpus, run, tmp_path):
+def test_calibrate_needs_a_built_index_to_store_into(corpus, run, tmp_path):
     docs, questions = corpus
     common = ("--corpus", docs, "--questions", questions, "--out", tmp_path / "r")
-    status, _, err = run("evaluate", *common, "--retriever", "bm25")
-    assert status == exits.ERROR and "--retriever bm25" in err
+    status, _, err = run("evaluate", *common, "--calibrate")
+    assert status == exits.ERROR and "--calibrate" in err and not (tmp_path / "r").exists()
 
 
 def test_a_damaged_record_is_a_problem_status_check_names(corpus, run):

@@ -128,7 +128,7 @@ def corpus(tmp_path_factory):
 def evaluated(corpus):
     """The corpus evaluated with ``--trec``: (report.json, the TREC folder, stdout)."""
     root, evaluate = corpus
-    report, stdout = evaluate(root / "out", "--trec", root / "trec")
+    report, stdout = evaluate(root / "out", "--lab", "--trec", root / "trec")
     return report, root / "trec", stdout
 
 
@@ -193,7 +193,7 @@ def test_the_files_hold_every_query_in_the_labs_order(evaluated):
 
 def test_the_report_is_the_same_with_and_without_trec(corpus, evaluated):
     root, evaluate = corpus
-    assert evaluate(root / "plain")[0] == evaluated[0]
+    assert evaluate(root / "plain", "--lab")[0] == evaluated[0]
 
 
 def _q(n: int) -> Query:

@@ -9,6 +9,7 @@ from rag_lab.chunking import TARGET
 from rag_lab.evaluation import runner
 from rag_lab.evaluation.chunking import Chunking
 from rag_lab.evaluation.deploy import Deployment
+from rag_lab.evaluation.failures import Failures
 from rag_lab.evaluation.power import Power
 from rag_lab.evaluation.refusal import Refusal
 from rag_lab.evaluation.retrieval import Strategies, Systems
@@ -64,7 +65,7 @@ def test_a_tiny_corpus_end_to_end(tmp_path):
     questions = tmp_path / "questions.yaml"
     questions.write_text(QUESTIONS)
     ev, written = runner.run(
-        corpus, questions, tmp_path / "out", encoder=HashEncoder(), progress=False
+        corpus, questions, tmp_path / "out", encoder=HashEncoder(), progress=False, lab=True
     )
 
     assert (written.markdown.name, written.json.name) == ("report.md", "report.json")
@@ -79,6 +80,7 @@ def test_a_tiny_corpus_end_to_end(tmp_path):
     ]
     assert all(p.stat().st_size > 0 for p in (written.markdown, written.json, *written.figures))
     assert [type(r) for r in ev.results] == [
+        Failures,
         Chunking,
         Strategies,
         Systems,
@@ -123,6 +125,8 @@ def test_a_tiny_corpus_end_to_end(tmp_path):
     }
     assert ev.result(Refusal).at_chapter.loc["none", "bluffs"] == "2/2"
     assert [title for title, _ in ev.headline()] == [
+        "found within k",
+        "not found within 4, or refused",
         "dense recall by strategy",
         "dense, BM25 and hybrid",
         "gate",
@@ -149,10 +153,10 @@ def test_a_tiny_corpus_end_to_end(tmp_path):
 
     md = (tmp_path / "out" / "report.md").read_text()
     for heading in (
-        "## 1 · Chunking (notebook 02)",
-        "## 2 · Dense retrieval over six chunkings (notebook 03)",
-        "## 3 · Dense, BM25 and hybrid on strategy E (notebook 04)",
-        "## 4 · Distances and the refusal gate on strategy E (notebook 06)",
+        "## 2 · Chunking (notebook 02)",
+        "## 3 · Dense retrieval over six chunkings (notebook 03)",
+        "## 4 · Dense, BM25 and hybrid on strategy E (notebook 04)",
+        "## 5 · Distances and the refusal gate on strategy E (notebook 06)",
     ):
         assert heading in md
     assert "| A        | blind                         |      4 |" in md
@@ -180,7 +184,7 @@ def test_without_negatives_the_gate_is_skipped_and_said_so(tmp_path):
     questions = tmp_path / "questions.yaml"
     questions.write_text(QUESTIONS.split("negatives:")[0] + "negatives: []\n")
     ev, written = runner.run(
-        corpus, questions, tmp_path / "out", encoder=HashEncoder(), progress=False
+        corpus, questions, tmp_path / "out", encoder=HashEncoder(), progress=False, lab=True
     )
     assert ev.result(Refusal) is None and isinstance(ev.result(GateSkipped), GateSkipped)
     data = ev.to_json()

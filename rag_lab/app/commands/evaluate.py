@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from rag_lab import paths
+from rag_lab import paths, progress
 from rag_lab.app import deployed, index, lifecycle
 from rag_lab.app.commands import UsageError, encoder_for
 from rag_lab.app.exits import OK, REGRESSED
@@ -48,14 +48,17 @@ def run_evaluate(args: argparse.Namespace) -> int:
             evaluation = _evaluate_index(args, readable)
             written = report.write(evaluation, out)
         else:
-            evaluation, written = runner.run(
-                args.corpus,
-                readable,
-                out,
-                strategy=args.strategy,
-                cutoff=args.cutoff,
-                trec=args.trec,
-            )
+            with progress.on_stderr():
+                evaluation, written = runner.run(
+                    args.corpus,
+                    readable,
+                    out,
+                    strategy=args.strategy,
+                    cutoff=args.cutoff,
+                    trec=args.trec,
+                    lab=args.lab,
+                    retriever=args.retriever,
+                )
     print(evaluation.intro)
     for title, table in evaluation.headline():
         print(f"\n{title}:\n{table.to_string()}")
@@ -63,7 +66,7 @@ def run_evaluate(args: argparse.Namespace) -> int:
         print(f"\nnote: {note}")
     claimed = (
         f", {written.claims.name} (the chapter's claims on this corpus)"
-        if evaluation.claims()
+        if written.claims is not None and evaluation.claims()
         else ""
     )
     drawn = f" and {len(written.figures)} figures in {out}/figures" if written.figures else ""
@@ -122,12 +125,11 @@ def _report_kind(questions: Path) -> str:
 
 
 def _check_served(args: argparse.Namespace) -> None:
-    """``--retriever`` and ``--calibrate`` are about a built index."""
-    if args.index is None and (args.retriever != "dense" or args.calibrate):
-        option = "--calibrate" if args.calibrate else f"--retriever {args.retriever}"
+    """``--calibrate`` stores a cutoff into a built index."""
+    if args.index is None and args.calibrate:
         raise UsageError(
-            f"{option} applies to a built index (--index PATH or --store URI); a corpus "
-            "evaluation measures dense, BM25 and hybrid side by side"
+            "--calibrate stores the cutoff into a built index (--index PATH or --store URI); "
+            "a corpus evaluation recommends one in its report"
         )
     if args.calibrate and "cutoff" in args.given:
         raise UsageError("--calibrate chooses the cutoff: drop --cutoff, or --calibrate")
