@@ -10,6 +10,7 @@
 - ``ingest``: bring an index up to date with a folder, one document at a time.
 - ``lifecycle``: open an index to read or to write (writability, the writer lock, a quick
   check), and rebuild it beside the old one and swap it in.
+- ``values``: what an option's value must be (a cutoff, a rate, a count, a store URI).
 - ``arguments``: the ``rag-lab`` arguments, one ``define_<command>_args`` per subcommand.
 - ``output``: what the commands print (an indexing report, an answer, status as JSON).
 - ``exits``: the exit statuses, and the one table from a kind of error to its status.
