@@ -224,14 +224,20 @@ class Citation:
         so a file named ``guide#char=0,9.md`` cannot pass for a locator."""
         path = self.file or self.document_id
         return (
-            "".join(quote(c) if c in _ENDS_A_PATH or not c.isprintable() else c for c in path)
+            "".join(
+                quote(c, errors="surrogateescape")
+                if c in _ENDS_A_PATH or not c.isprintable()
+                else c
+                for c in path
+            )
             + self.fragment
         )
 
 
-_ENDS_A_PATH = frozenset('%#?<>"\\^`{|} []()')
+_ENDS_A_PATH = frozenset('%#?<>"^`{|} []()')
 """Characters a URI path cannot hold as they are (RFC 3986), and the brackets that would end
-a Markdown link."""
+a Markdown link. A backslash stays: it is how an id writes a byte of a name that is not
+UTF-8 (``caf\\xe9``)."""
 _LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
 
 

@@ -29,7 +29,7 @@ from rag_lab.evaluation.lab import Lab
 from rag_lab.evaluation.retrieval import SYSTEM_KS
 from rag_lab.evaluation.spans import Bench
 from rag_lab.metrics import destroyed_spans, first_hit_ranks, relevant_chunks
-from rag_lab.questions import QuestionSet
+from rag_lab.questions import Query, QuestionSet
 from rag_lab.ranking import order
 from rag_lab.search import TextEncoder
 
@@ -66,19 +66,26 @@ class Deployment:
     """The questions none of whose passages a chunk of the strategy holds whole."""
     negatives: tuple[str, ...] = ()
     negative_nearest: tuple[float, ...] = ()
+    asks: tuple[str, ...] = ()
+    """Per query, a digest of what it asks (:func:`asks`): a question whose id stays while its
+    phrasing or answer changes is no longer the baseline's question."""
 
     def to_json(self) -> dict[str, Any]:
+        queries = [
+            {"id": q, "question": c, "rank": r, "top chunk": t, "nearest": round(d, 6)}
+            for q, c, r, t, d in zip(
+                self.queries, self.clusters, self.ranks, self.top, self.nearest, strict=True
+            )
+        ]
+        if self.asks:  # a report of Chroma's spans has none
+            for row, digest in zip(queries, self.asks, strict=True):
+                row["asks"] = digest
         return {
             "strategy": self.strategy,
             "cutoff": self.cutoff,
             "kept at most": gate.MAX_KEPT,
             "ks": list(self.ks),
-            "queries": [
-                {"id": q, "question": c, "rank": r, "top chunk": t, "nearest": round(d, 6)}
-                for q, c, r, t, d in zip(
-                    self.queries, self.clusters, self.ranks, self.top, self.nearest, strict=True
-                )
-            ],
+            "queries": queries,
             "questions": list(self.questions),
             "destroyed": list(self.destroyed),
             "negatives": [
@@ -120,6 +127,18 @@ def measure(
         tuple(q.id for q in destroyed_questions(chunks, lab.qset.questions)),
         tuple(n.id for n in negs),
         tuple(nearest_neg),
+        asks(queries),
+    )
+
+
+def asks(queries: Sequence[Query]) -> tuple[str, ...]:
+    """Per query, the first 16 hex digits of the sha256 of its text and its question's
+    passages (document and needle): what the gate compares before pairing two runs' query."""
+    return tuple(
+        hashlib.sha256(
+            json.dumps([q.text, [[p.doc, p.needle] for p in q.question.passages]]).encode()
+        ).hexdigest()[:16]
+        for q in queries
     )
 
 

@@ -220,6 +220,8 @@ def _flips_frame(flips: Sequence[Flip], *, lost_only: bool = False) -> pd.DataFr
 def missing_text(q: Missing) -> str:
     """Which of a missing question's queries the new run lacks, in words."""
     queries = ", ".join(q.queries)
+    if q.changed:
+        return f"asked anew: the same ids, another phrasing or answer ({queries})"
     if q.whole:
         return "asked by the baseline, not in the new run" + (f" ({queries})" if queries else "")
     return f"the new run asks it without {queries}"

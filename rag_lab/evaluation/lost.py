@@ -74,9 +74,16 @@ class Missing:
     """The baseline's queries of it that the new run lacks."""
     whole: bool
     """The whole question is gone (else only these phrasings of it)."""
+    changed: bool = False
+    """Its queries keep their ids but ask something else (a new phrasing or answer)."""
 
     def to_json(self) -> dict[str, Any]:
-        return {"question": self.question, "queries": list(self.queries), "whole": self.whole}
+        return {
+            "question": self.question,
+            "queries": list(self.queries),
+            "whole": self.whole,
+            "changed": self.changed,
+        }
 
 
 def flips(pairs: Sequence[tuple[Mapping, Mapping]], ks: Sequence[int]) -> list[Flip]:
@@ -102,20 +109,34 @@ def lost_questions(flipped: Sequence[Flip]) -> tuple[Lost, ...]:
     return tuple(Lost(q, tuple(fs)) for q, fs in by_question.items())
 
 
+def asked_anew(old_d: Mapping[str, Any], new_d: Mapping[str, Any]) -> set[str]:
+    """The query ids both runs hold whose digests of what they ask differ (a question that kept
+    its id while its phrasing or answer changed); reports without digests hold none."""
+    old = {q["id"]: q.get("asks") for q in old_d["queries"]}
+    return {
+        q["id"]
+        for q in new_d["queries"]
+        if None not in (q.get("asks"), old.get(q["id"])) and q["asks"] != old[q["id"]]
+    }
+
+
 def missing_questions(old_d: Mapping[str, Any], new_d: Mapping[str, Any]) -> tuple[Missing, ...]:
     """The baseline's questions the new run did not ask, whole or in part (its queries by
-    id), in the baseline's order."""
-    asked = {q["id"] for q in new_d["queries"]}
+    id), in the baseline's order: a query asked anew (:func:`asked_anew`) is not the
+    baseline's, so its question is missing too, marked ``changed``."""
+    anew = asked_anew(old_d, new_d)
+    asked = {q["id"] for q in new_d["queries"]} - anew
     new_questions = set(new_d["questions"])
     unasked: dict[str, list[str]] = {}
     for q in old_d["queries"]:
         if q["id"] not in asked:
             unasked.setdefault(q["question"], []).append(q["id"])
-    return tuple(
-        Missing(q, tuple(unasked.get(q, ())), q not in new_questions)
-        for q in old_d["questions"]
-        if q not in new_questions or q in unasked
-    )
+    out = []
+    for q in old_d["questions"]:
+        ids = tuple(unasked.get(q, ()))
+        if q not in new_questions or ids:
+            out.append(Missing(q, ids, q not in new_questions, bool(anew.intersection(ids))))
+    return tuple(out)
 
 
 def hit(rank: int | None, k: int) -> bool:

@@ -45,6 +45,7 @@ from rag_lab.evaluation.lost import (
     Flip,
     Lost,
     Missing,
+    asked_anew,
     flips,
     hit,
     lost_questions,
@@ -358,7 +359,8 @@ def compare(
     require_kind(baseline, new.get("kind"), baseline_path)
     old_d, new_d = baseline["deployment"], new["deployment"]
     old_q = {q["id"]: q for q in old_d["queries"]}
-    common_q = [q for q in new_d["queries"] if q["id"] in old_q]
+    anew = asked_anew(old_d, new_d)  # the same id, another question: not a pair
+    common_q = [q for q in new_d["queries"] if q["id"] in old_q and q["id"] not in anew]
     if not common_q:
         raise BaselineError(baseline_path, "shares no query id with this run: nothing to pair")
     pairs = [(old_q[q["id"]], q) for q in common_q]

@@ -20,8 +20,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from rag_lab import gate
 from rag_lab.dense import cosine_distance_matrix as dense_distances
 from rag_lab.documents import Document
@@ -40,7 +38,7 @@ from rag_lab.evaluation.runs import Rankings, rank_all
 from rag_lab.evaluation.sections import GateSkipped
 from rag_lab.progress import bar
 from rag_lab.questions import QuestionSet
-from rag_lab.search import TextEncoder
+from rag_lab.search import TextEncoder, rank_one
 from rag_lab.spans import SpanQuestion
 
 GATE_STRATEGY = "E"
@@ -164,7 +162,7 @@ def _deployed(
         asked = [n.query for n in negatives]
         vectors = lab.encoder.encode(asked)
         nd = dense_distances(vectors, index.vectors)
-        neg_ranked = [_ranked(index, name, text, row) for text, row in zip(asked, nd, strict=True)]
+        neg_ranked = [rank_one(index, text, row)[name] for text, row in zip(asked, nd, strict=True)]
         negative_nearest = tuple(
             float(row[r[: gate.MAX_KEPT]].min()) for row, r in zip(nd, neg_ranked, strict=True)
         )
@@ -175,21 +173,6 @@ def _deployed(
         nearest=tuple(float(row[k].min()) for row, k in zip(rankings.distances, kept, strict=True)),
         negative_nearest=negative_nearest,
     )
-
-
-def _ranked(index: Any, name: str, text: str, distances: Any) -> Any:
-    """One query's full ranking by ``name`` (BM25 or hybrid), as
-    :func:`rag_lab.evaluation.runs.rank_all` ranks it."""
-    from rag_lab import fusion
-    from rag_lab.evaluation.runs import RRF_K
-    from rag_lab.ranking import order
-
-    scores = index.bm25.scores(text)
-    bm25 = order(scores)
-    if name == "BM25":
-        return bm25
-    dense_order = order(distances, descending=False)
-    return np.array(fusion.rrf([dense_order, bm25[scores[bm25] > 0]], k=RRF_K))
 
 
 def _only(lab: Lab, strategy: str) -> Lab:

@@ -27,6 +27,7 @@ import pandas as pd
 
 from rag_lab import dense, stats
 from rag_lab.evaluation.deploy import Deployment
+from rag_lab.evaluation.deploy import asks as deploy_asks
 from rag_lab.evaluation.retrieval import SYSTEM_KS
 from rag_lab.evaluation.twins import Calibration, Twins, calibrate
 from rag_lab.metrics import hits_at, relevant_chunks
@@ -172,6 +173,7 @@ def measure(
         destroyed,
         tuple(n.id for n in qset.negatives),
         tuple(negatives),
+        deploy_asks(queries),
     )
     return served, deployed
 

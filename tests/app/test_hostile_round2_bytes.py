@@ -182,7 +182,7 @@ def test_a_name_with_an_escape_sequence_is_cited_escaped(env, tmp_path):
     assert run("index", docs)[0] == exits.OK
     status, out, _ = run("ask", "espresso beans", "--cutoff", "1.5", "-k", "1")
     assert status == exits.OK
-    assert "\\x1b[2Jclear\\x07" in out and "\x1b" not in out
+    assert "%1B%5B2Jclear%07#" in out and "\x1b" not in out  # percent-encoded in a locator
 
 
 def test_the_prompt_is_escaped_on_a_terminal_only(env, tmp_path, monkeypatch):

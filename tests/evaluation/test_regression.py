@@ -217,7 +217,12 @@ def test_a_dropped_question_fails_the_gate_and_is_named(runs):
     dropped = TOPICS[-1][0]
     assert out["failed by"] == [regression.MISSING]
     assert out["missing"] == [
-        {"question": dropped, "queries": [f"{dropped}/course", f"{dropped}/ticket"], "whole": True}
+        {
+            "question": dropped,
+            "queries": [f"{dropped}/course", f"{dropped}/ticket"],
+            "whole": True,
+            "changed": False,
+        }
     ]
     suite = ET.parse(root / "fewer" / "regression.xml").getroot().find("testsuite")
     missing = [c for c in suite.iter("testcase") if c.find("failure") is not None]
@@ -488,3 +493,23 @@ def test_each_metric_is_judged_by_the_one_rule_over_the_family_of_metrics():
     assert unchanged.verdict is Verdict.NO_VARIATION  # the same hits on every question
     # the gate's claim is about the user's runs, declared beside the chapter's, not the chapter's
     assert claims()[regression.NEW_RUN_WORSE[True].id].role == "project"
+
+
+@pytest.mark.model
+def test_a_question_asked_anew_under_its_old_id_is_missing_not_paired(runs):
+    """The same id, another phrasing: the baseline's question is no longer asked."""
+    root, docs, _, baseline = runs
+    topics = [
+        (*t[:4], "how do I get probabilities out of logits") if t[0] == "softmax" else t
+        for t in TOPICS
+    ]
+    other = question_file(root / "anew.yaml", topics)
+    assert evaluate(root, docs, other, root / "anew", "--baseline", baseline) == exits.REGRESSED
+    out = json.loads((root / "anew" / "regression.json").read_text())
+    (missing,) = out["missing"]
+    assert missing["question"] == "softmax" and missing["changed"] and not missing["whole"]
+    assert len(missing["queries"]) == 1 and out["failed by"]
+    r8 = next(m for m in out["metrics"] if m["metric"] == "R@8")
+    assert r8["wins"] + r8["losses"] + r8["ties"] == 10  # softmax's other phrasing still pairs
+    allowed = ("--baseline", baseline, "--allow-missing")
+    assert evaluate(root, docs, other, root / "anew2", *allowed) == exits.OK
