@@ -29,6 +29,7 @@ from rag_lab.evaluation.failures import Failures
 from rag_lab.evaluation.ledger import Entry
 from rag_lab.evaluation.power import Power
 from rag_lab.evaluation.refusal import Refusal
+from rag_lab.evaluation.render import Table
 from rag_lab.evaluation.retrieval import Strategies, Systems
 from rag_lab.evaluation.served import Served
 from rag_lab.evaluation.spans import SpanEvaluation
@@ -42,15 +43,6 @@ class GateSkipped:
     reason: str
     key: str = "gate"
     heading: str = "Distances and the refusal gate on strategy E (notebook 06)"
-
-
-@dataclass(frozen=True)
-class Table:
-    title: str
-    frame: pd.DataFrame
-    note: str = ""
-    headline: bool = False
-    """Printed on the terminal by ``rag-lab evaluate``."""
 
 
 @dataclass(frozen=True)
@@ -76,13 +68,14 @@ def _(r: Chunking, benchmark: str) -> Section:
         "chunking",
         "Chunking (notebook 02)",
         (
-            Table("chunk sizes", r.sizes.table),
+            Table(r.sizes.table, "chunk sizes", page=False),
             Table(
-                "destroyed answers",
                 r.destroyed.view(),
-                "Needles that lie whole in no chunk: no retriever can find them.",
+                "destroyed answers",
+                note="Needles that lie whole in no chunk: no retriever can find them.",
+                page=False,
             ),
-            Table("word-pieces", r.pieces.view()),
+            Table(r.pieces.view(), "word-pieces", page=False),
         ),
         {
             "chunk_sizes": lambda: figures.size_figure(r.sizes),
@@ -112,19 +105,21 @@ def _(r: Strategies, benchmark: str) -> Section:
         "Dense retrieval over six chunkings (notebook 03)",
         (
             Table(
-                "dense recall by strategy",
                 r.recall_view(),
-                "Recall@k with Wilson 95 % intervals per query, and 95 % Wilson intervals over "
-                "questions (clustered_wilson: the questions as the sample); MRR; queries never "
-                "hit.",
+                "dense recall by strategy",
+                note="Recall@k with Wilson 95 % intervals per query, and 95 % Wilson intervals "
+                "over questions (clustered_wilson: the questions as the sample); MRR; queries "
+                "never hit.",
                 headline=True,
+                page=False,
             ),
             Table(
-                "paired tests between strategies",
                 r.paired.view(chapter.paired_reference),
-                _PAIRED_NOTE,
+                "paired tests between strategies",
+                note=_PAIRED_NOTE,
+                page=False,
             ),
-            Table("recall by phrasing", r.by_phrasing.view()),
+            Table(r.by_phrasing.view(), "recall by phrasing", page=False),
         ),
         {"dense_recall_by_strategy": lambda: figures.strategies_figure(r.ranks, r.clusters)},
         tuple(
@@ -141,15 +136,21 @@ def _(r: Systems, benchmark: str) -> Section:
         "systems",
         f"Dense, BM25 and hybrid on strategy {r.strategy} (notebook 04)",
         (
-            Table("dense, BM25 and hybrid", r.recall.view(), headline=True),
+            Table(r.recall.view(), "dense, BM25 and hybrid", headline=True, page=False),
             *(
-                Table(f"dense and BM25 at R@{k}", r.two_by_two(k), "Rows: dense; columns: BM25.")
+                Table(
+                    r.two_by_two(k),
+                    f"dense and BM25 at R@{k}",
+                    note="Rows: dense; columns: BM25.",
+                    page=False,
+                )
                 for k in retrieval_suite.TWO_BY_TWO_KS
             ),
             Table(
-                "paired tests between systems",
                 r.paired.view(chapter.paired_reference),
-                _PAIRED_NOTE,
+                "paired tests between systems",
+                note=_PAIRED_NOTE,
+                page=False,
             ),
         ),
         {
@@ -169,21 +170,23 @@ def _(r: Refusal, benchmark: str) -> Section:
         f"Distances and the refusal gate on strategy {r.strategy} (notebook 06)",
         (
             Table(
-                "distances",
                 r.overlap,
-                "The worst distance of an answerable query to its needle's chunk against the "
+                "distances",
+                note="The worst distance of an answerable query to its needle's chunk against the "
                 "best distance of a negative to any chunk: where a cutoff can and cannot "
                 "separate them.",
+                page=False,
             ),
             Table(
-                "gate",
                 r.at_chapter,
-                f"At most {gate.MAX_KEPT} chunks strictly under the cutoff are kept. Bluffs: "
+                "gate",
+                note=f"At most {gate.MAX_KEPT} chunks strictly under the cutoff are kept. Bluffs: "
                 f"negatives answered; refused: answerable queries refused. The "
                 f"{refusal_suite.cheapest_line(c, r.bluff_cost)}, swept from "
                 f"{refusal_suite.SWEEP[0]:.3f} to {refusal_suite.SWEEP[1]:.3f} in steps of "
                 f"{refusal_suite.CUTOFF_STEP}.",
                 headline=True,
+                page=False,
             ),
         ),
         {
@@ -209,13 +212,14 @@ def _(r: Calibration, benchmark: str) -> Section:
         f"A cutoff calibrated on unanswerable twins, strategy {r.strategy} (notebook 06)",
         (
             Table(
-                "twin-calibrated cutoff",
                 twins_suite.held_out_view(r),
-                twins_suite.NOTE.format(target=r.target, seed=r.seed, level=r.level)
+                "twin-calibrated cutoff",
+                note=twins_suite.NOTE.format(target=r.target, seed=r.seed, level=r.level)
                 + f" {r.line()}: "
                 + (", ".join(r.held_out.refused) or "none")
                 + ".",
                 headline=True,
+                page=False,
             ),
         ),
         {"twin_bluff_curve": lambda: twins_suite.curve_figure(r)},
@@ -234,15 +238,25 @@ def _(r: SpanEvaluation, benchmark: str) -> Section:
         "spans",
         "Dense retrieval over six chunkings, excerpts by offsets (notebook 10)",
         (
-            Table("destroyed answers", r.destroyed),
-            Table("dense recall by strategy", r.recall_view(), headline=True),
+            Table(r.destroyed, "destroyed answers", page=False),
+            Table(r.recall_view(), "dense recall by strategy", headline=True, page=False),
             Table(
-                "paired tests between strategies",
                 r.strategies.paired.view(chapter.paired_reference),
+                "paired tests between strategies",
+                page=False,
             ),
-            Table("Chroma's span metrics", spans.span_view(r.scores)),
-            Table(f"dense, BM25 and hybrid on {r.best}", r.systems.recall.view(), headline=True),
-            Table("paired tests between systems", r.systems.paired.view(chapter.paired_reference)),
+            Table(spans.span_view(r.scores), "Chroma's span metrics", page=False),
+            Table(
+                r.systems.recall.view(),
+                f"dense, BM25 and hybrid on {r.best}",
+                headline=True,
+                page=False,
+            ),
+            Table(
+                r.systems.paired.view(chapter.paired_reference),
+                "paired tests between systems",
+                page=False,
+            ),
         ),
         {
             "dense_recall_by_strategy": lambda: recall_curves.recall_curve_figure(
@@ -277,7 +291,7 @@ def _(r: Deployment, benchmark: str) -> Section:
     return Section(
         "deployment",
         f"The deployed configuration: dense on {r.strategy}, the gate at {r.cutoff:.3f}",
-        (Table("deployed configuration", frame, note),),
+        (Table(frame, "deployed configuration", note=note, page=False),),
     )
 
 
@@ -301,7 +315,7 @@ def _(r: Served, benchmark: str) -> Section:
     return Section(
         "served",
         f"The index as built, asked: {r.engine}, {r.search}",
-        (Table("the index, asked", frame, note, headline=True),),
+        (Table(frame, "the index, asked", note=note, headline=True, page=False),),
     )
 
 
@@ -321,8 +335,14 @@ def _(r: Failures, benchmark: str) -> Section:
         "failures",
         f"What failed, and what it got instead: {r.retriever} on strategy {r.strategy}",
         (
-            Table("found within k", r.found_view(), found, headline=True),
-            Table(f"not found within {r.k}, or refused", r.view(), failed, headline=True),
+            Table(r.found_view(), "found within k", note=found, headline=True, page=False),
+            Table(
+                r.view(),
+                f"not found within {r.k}, or refused",
+                note=failed,
+                headline=True,
+                page=False,
+            ),
         ),
     )
 
@@ -347,5 +367,5 @@ def _(r: Power, benchmark: str) -> Section:
     return Section(
         "power",
         "How many questions you need",
-        (Table("detectable difference", r.view(), note, headline=True),),
+        (Table(r.view(), "detectable difference", note=note, headline=True, page=False),),
     )
