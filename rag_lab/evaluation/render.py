@@ -1,12 +1,11 @@
-"""Records rendered for reading: a :class:`Table` (a notebook's and a report's) and a Markdown
-pipe table from any table of a record.
+"""Records rendered for reading: the package's one :class:`Table` (a notebook's and a
+report's) and a Markdown pipe table of any table of a record.
 
-A :class:`Table` renders as HTML in a notebook (a pandas ``Styler``: numbers right-aligned
-in tabular figures, long text wrapped within its column) and as plain text
-wherever the notebook is read as text: nbval compares that text, and a terminal shows it.
-A notebook's table of more than :data:`MAX_COLUMNS` columns or :data:`MAX_WIDTH` characters
-of content is refused when it is made (:class:`TooWide`): split it in two, or draw it. A
-report writes a table's caption, note and :func:`markdown_table` of its frame.
+A :class:`Table` renders as HTML in a notebook (a pandas ``Styler``: numbers right-aligned in
+tabular figures, long text wrapped within its column) and as plain text (nbval compares it, a
+terminal shows it); a notebook's table wider than a page is refused when it is made
+(:class:`TooWide`): split it, or draw it. A report writes a table's caption, its note and
+:func:`markdown_table` of its frame.
 
 >>> import pandas as pd
 >>> strategy = pd.Index(["A"], name="strategy")
@@ -67,9 +66,8 @@ class Table:
     headline: bool = False
     """Printed on the terminal by ``rag-lab evaluate``."""
     page: bool = True
-    """Refused when made if wider than a page (:class:`TooWide`). A report's table is not
-    (``page=False``): ``report.md`` and the terminal show its whole frame, whatever the
-    corpus puts in it."""
+    """Refused when made if wider than a page (:class:`TooWide`); a report's table is not
+    (``page=False``): report.md and the terminal show its whole frame."""
 
     def __post_init__(self) -> None:
         if not self.page:

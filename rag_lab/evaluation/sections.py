@@ -45,6 +45,11 @@ class GateSkipped:
     heading: str = "Distances and the refusal gate on strategy E (notebook 06)"
 
 
+def _table(frame: pd.DataFrame, caption: str, note: str = "", headline: bool = False) -> Table:
+    """A report's table: report.md and the terminal show its whole frame, held to no page."""
+    return Table(frame, caption, note=note, headline=headline, page=False)
+
+
 @dataclass(frozen=True)
 class Section:
     key: str
@@ -68,14 +73,13 @@ def _(r: Chunking, benchmark: str) -> Section:
         "chunking",
         "Chunking (notebook 02)",
         (
-            Table(r.sizes.table, "chunk sizes", page=False),
-            Table(
+            _table(r.sizes.table, "chunk sizes"),
+            _table(
                 r.destroyed.view(),
                 "destroyed answers",
-                note="Needles that lie whole in no chunk: no retriever can find them.",
-                page=False,
+                "Needles that lie whole in no chunk: no retriever can find them.",
             ),
-            Table(r.pieces.view(), "word-pieces", page=False),
+            _table(r.pieces.view(), "word-pieces"),
         ),
         {
             "chunk_sizes": lambda: figures.size_figure(r.sizes),
@@ -104,22 +108,20 @@ def _(r: Strategies, benchmark: str) -> Section:
         "dense by strategy",
         "Dense retrieval over six chunkings (notebook 03)",
         (
-            Table(
+            _table(
                 r.recall_view(),
                 "dense recall by strategy",
-                note="Recall@k with Wilson 95 % intervals per query, and 95 % Wilson intervals "
-                "over questions (clustered_wilson: the questions as the sample); MRR; queries "
-                "never hit.",
+                "Recall@k with Wilson 95 % intervals per query, and 95 % Wilson intervals over "
+                "questions (clustered_wilson: the questions as the sample); MRR; queries never "
+                "hit.",
                 headline=True,
-                page=False,
             ),
-            Table(
+            _table(
                 r.paired.view(chapter.paired_reference),
                 "paired tests between strategies",
-                note=_PAIRED_NOTE,
-                page=False,
+                _PAIRED_NOTE,
             ),
-            Table(r.by_phrasing.view(), "recall by phrasing", page=False),
+            _table(r.by_phrasing.view(), "recall by phrasing"),
         ),
         {"dense_recall_by_strategy": lambda: figures.strategies_figure(r.ranks, r.clusters)},
         tuple(
@@ -136,21 +138,15 @@ def _(r: Systems, benchmark: str) -> Section:
         "systems",
         f"Dense, BM25 and hybrid on strategy {r.strategy} (notebook 04)",
         (
-            Table(r.recall.view(), "dense, BM25 and hybrid", headline=True, page=False),
+            _table(r.recall.view(), "dense, BM25 and hybrid", headline=True),
             *(
-                Table(
-                    r.two_by_two(k),
-                    f"dense and BM25 at R@{k}",
-                    note="Rows: dense; columns: BM25.",
-                    page=False,
-                )
+                _table(r.two_by_two(k), f"dense and BM25 at R@{k}", "Rows: dense; columns: BM25.")
                 for k in retrieval_suite.TWO_BY_TWO_KS
             ),
-            Table(
+            _table(
                 r.paired.view(chapter.paired_reference),
                 "paired tests between systems",
-                note=_PAIRED_NOTE,
-                page=False,
+                _PAIRED_NOTE,
             ),
         ),
         {
@@ -169,24 +165,22 @@ def _(r: Refusal, benchmark: str) -> Section:
         "gate",
         f"Distances and the refusal gate on strategy {r.strategy} (notebook 06)",
         (
-            Table(
+            _table(
                 r.overlap,
                 "distances",
-                note="The worst distance of an answerable query to its needle's chunk against the "
+                "The worst distance of an answerable query to its needle's chunk against the "
                 "best distance of a negative to any chunk: where a cutoff can and cannot "
                 "separate them.",
-                page=False,
             ),
-            Table(
+            _table(
                 r.at_chapter,
                 "gate",
-                note=f"At most {gate.MAX_KEPT} chunks strictly under the cutoff are kept. Bluffs: "
+                f"At most {gate.MAX_KEPT} chunks strictly under the cutoff are kept. Bluffs: "
                 f"negatives answered; refused: answerable queries refused. The "
                 f"{refusal_suite.cheapest_line(c, r.bluff_cost)}, swept from "
                 f"{refusal_suite.SWEEP[0]:.3f} to {refusal_suite.SWEEP[1]:.3f} in steps of "
                 f"{refusal_suite.CUTOFF_STEP}.",
                 headline=True,
-                page=False,
             ),
         ),
         {
@@ -211,15 +205,14 @@ def _(r: Calibration, benchmark: str) -> Section:
         "twins",
         f"A cutoff calibrated on unanswerable twins, strategy {r.strategy} (notebook 06)",
         (
-            Table(
+            _table(
                 twins_suite.held_out_view(r),
                 "twin-calibrated cutoff",
-                note=twins_suite.NOTE.format(target=r.target, seed=r.seed, level=r.level)
+                twins_suite.NOTE.format(target=r.target, seed=r.seed, level=r.level)
                 + f" {r.line()}: "
                 + (", ".join(r.held_out.refused) or "none")
                 + ".",
                 headline=True,
-                page=False,
             ),
         ),
         {"twin_bluff_curve": lambda: twins_suite.curve_figure(r)},
@@ -238,25 +231,15 @@ def _(r: SpanEvaluation, benchmark: str) -> Section:
         "spans",
         "Dense retrieval over six chunkings, excerpts by offsets (notebook 10)",
         (
-            Table(r.destroyed, "destroyed answers", page=False),
-            Table(r.recall_view(), "dense recall by strategy", headline=True, page=False),
-            Table(
+            _table(r.destroyed, "destroyed answers"),
+            _table(r.recall_view(), "dense recall by strategy", headline=True),
+            _table(
                 r.strategies.paired.view(chapter.paired_reference),
                 "paired tests between strategies",
-                page=False,
             ),
-            Table(spans.span_view(r.scores), "Chroma's span metrics", page=False),
-            Table(
-                r.systems.recall.view(),
-                f"dense, BM25 and hybrid on {r.best}",
-                headline=True,
-                page=False,
-            ),
-            Table(
-                r.systems.paired.view(chapter.paired_reference),
-                "paired tests between systems",
-                page=False,
-            ),
+            _table(spans.span_view(r.scores), "Chroma's span metrics"),
+            _table(r.systems.recall.view(), f"dense, BM25 and hybrid on {r.best}", headline=True),
+            _table(r.systems.paired.view(chapter.paired_reference), "paired tests between systems"),
         ),
         {
             "dense_recall_by_strategy": lambda: recall_curves.recall_curve_figure(
@@ -291,7 +274,7 @@ def _(r: Deployment, benchmark: str) -> Section:
     return Section(
         "deployment",
         f"The deployed configuration: dense on {r.strategy}, the gate at {r.cutoff:.3f}",
-        (Table(frame, "deployed configuration", note=note, page=False),),
+        (_table(frame, "deployed configuration", note),),
     )
 
 
@@ -315,7 +298,7 @@ def _(r: Served, benchmark: str) -> Section:
     return Section(
         "served",
         f"The index as built, asked: {r.engine}, {r.search}",
-        (Table(frame, "the index, asked", note=note, headline=True, page=False),),
+        (_table(frame, "the index, asked", note, headline=True),),
     )
 
 
@@ -335,14 +318,8 @@ def _(r: Failures, benchmark: str) -> Section:
         "failures",
         f"What failed, and what it got instead: {r.retriever} on strategy {r.strategy}",
         (
-            Table(r.found_view(), "found within k", note=found, headline=True, page=False),
-            Table(
-                r.view(),
-                f"not found within {r.k}, or refused",
-                note=failed,
-                headline=True,
-                page=False,
-            ),
+            _table(r.found_view(), "found within k", found, headline=True),
+            _table(r.view(), f"not found within {r.k}, or refused", failed, headline=True),
         ),
     )
 
@@ -367,5 +344,5 @@ def _(r: Power, benchmark: str) -> Section:
     return Section(
         "power",
         "How many questions you need",
-        (Table(r.view(), "detectable difference", note=note, headline=True, page=False),),
+        (_table(r.view(), "detectable difference", note, headline=True),),
     )

@@ -1,8 +1,6 @@
 """How a notebook shows its results: findings first, tables that fit a page, the environment last.
 
-A notebook's tables are :class:`~rag_lab.evaluation.render.Table`, the one table of the
-package (a report's too), imported here with its page limits: see that module.
-"""
+Its tables are the package's one :class:`~rag_lab.evaluation.render.Table`."""
 
 from __future__ import annotations
 
@@ -15,8 +13,6 @@ from rag_lab.evaluation.ledger import Entry
 from rag_lab.evaluation.render import MAX_WIDTH, wrapped
 from rag_lab.evaluation.render import Table as Table  # the notebooks' modules import it here
 from rag_lab.experiments import provenance, timing
-
-# --- findings first, the environment last -----------------------------------------------------
 
 
 class Findings:
