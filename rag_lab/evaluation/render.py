@@ -1,11 +1,9 @@
-"""Records rendered for reading: the package's one :class:`Table` (a notebook's and a
-report's) and a Markdown pipe table of any table of a record.
+"""Records rendered for reading: the package's one :class:`Table`, and a Markdown pipe table.
 
 A :class:`Table` renders as HTML in a notebook (a pandas ``Styler``: numbers right-aligned in
 tabular figures, long text wrapped within its column) and as plain text (nbval compares it, a
 terminal shows it); a notebook's table wider than a page is refused when it is made
-(:class:`TooWide`): split it, or draw it. A report writes a table's caption, its note and
-:func:`markdown_table` of its frame.
+(:class:`TooWide`). A report writes its caption, its note and :func:`markdown_table` of its frame.
 
 >>> import pandas as pd
 >>> strategy = pd.Index(["A"], name="strategy")
@@ -55,16 +53,15 @@ class Table:
     are shown as text, floats to three decimals. ``shorten`` caps a column (or ``"index"``)
     at that many characters: the plain text cuts it there with ``…``; the HTML wraps the
     whole text within that width. ``caption`` says what a row is and the units of any
-    column that needs them; a report heads the table with it, then ``note``.
+    column that needs them; a report heads the table with it, then ``note`` (how to read
+    it). A ``headline`` table is also printed on the terminal by ``rag-lab evaluate``.
     """
 
     frame: pd.DataFrame
     caption: str = ""
     shorten: Mapping[str, int] = field(default_factory=lambda: MappingProxyType({}))
     note: str = ""
-    """What a report says under the caption: how to read the table."""
     headline: bool = False
-    """Printed on the terminal by ``rag-lab evaluate``."""
     page: bool = True
     """Refused when made if wider than a page (:class:`TooWide`); a report's table is not
     (``page=False``): report.md and the terminal show its whole frame."""
@@ -76,7 +73,7 @@ class Table:
             raise TypeError("a Table takes flat column labels: join the levels first")
         columns = len(self.frame.columns) + (0 if self._plain_index else 1)
         if columns > MAX_COLUMNS or self.width > MAX_WIDTH:
-            widths = ", ".join(f"{name} {w}" for name, w in self._widths().items())
+            widths = ", ".join(f"{name} {max(map(len, c))}" for name, c, _ in self._columns())
             raise TooWide(
                 f"table {self.caption[:40]!r} is {columns} columns and {self.width} characters "
                 f"wide (at most {MAX_COLUMNS} and {MAX_WIDTH}): {widths}. Split it or shorten "
@@ -99,39 +96,33 @@ class Table:
             )
         return frame
 
-    def _widths(self) -> dict[str, int]:
+    def _columns(self) -> list[tuple[str, list[str], bool]]:
+        """Each column as shown, the index first unless plain: its name, its header and
+        cells, and whether it reads as a number (right-aligned)."""
         shown = self.shown()
-        widths = {}
+        columns = [
+            (str(c), [str(c), *shown[c]], r)
+            for c, r in zip(shown.columns, self._right(shown), strict=True)
+        ]
         if not self._plain_index:
             name = str(shown.index.name or "")
-            widths[name or "index"] = max([len(name), *(len(v) for v in shown.index)])
-        for column in shown.columns:
-            widths[str(column)] = max([len(str(column)), *(len(v) for v in shown[column])])
-        return widths
+            columns.insert(0, (name or "index", [name, *shown.index], False))
+        return columns
 
     @property
     def width(self) -> int:
         """Characters of content: the columns' widths and two spaces between them."""
-        widths = list(self._widths().values())
+        widths = [max(map(len, cells)) for _, cells, _ in self._columns()]
         return sum(widths) + 2 * (len(widths) - 1)
 
     def __repr__(self) -> str:
         """The plain text: the caption, broken at spaces within :data:`MAX_WIDTH`
         characters, then the columns aligned two spaces apart, numbers and intervals
         right-aligned, exactly :attr:`width` characters wide."""
-        shown = self.shown()
-        columns = [[str(c), *shown[c]] for c in shown.columns]
-        right = self._right(shown)
-        if not self._plain_index:
-            columns.insert(0, [str(shown.index.name or ""), *shown.index])
-            right.insert(0, False)
-        widths = [max(map(len, col)) for col in columns]
+        columns = [(cells, max(map(len, cells)), r) for _, cells, r in self._columns()]
         lines = [
-            "  ".join(
-                (col[i].rjust(w) if r else col[i].ljust(w))
-                for col, w, r in zip(columns, widths, right, strict=True)
-            ).rstrip()
-            for i in range(len(columns[0]))
+            "  ".join((c[i].rjust(w) if r else c[i].ljust(w)) for c, w, r in columns).rstrip()
+            for i in range(len(columns[0][0]))
         ]
         return "\n".join([*wrapped(self.caption), *lines] if self.caption else lines)
 
@@ -148,16 +139,14 @@ class Table:
         text, wrapped within that many characters (the plain text cuts it instead).
         The element ids derive from the caption and columns, so the HTML is the same on
         every run."""
-        shown, full = self.shown(), self.frame
-        right = self._right(shown)
+        full, columns = self.frame, self._columns()
+        headers = [html.escape(cells[0]) for _, cells, _ in columns]
+        right = [r for _, _, r in columns]
         rows = [[html.escape(_text(v)) for v in row] for row in full.itertuples(index=False)]
-        headers = [html.escape(str(c)) for c in shown.columns]
-        caps = [self.shorten.get(str(c)) for c in shown.columns]
+        caps = [self.shorten.get(str(c)) for c in full.columns]
         if not self._plain_index:
             for row, label in zip(rows, full.index, strict=True):
                 row.insert(0, f"<b>{html.escape(_text(label))}</b>")
-            headers.insert(0, html.escape(str(shown.index.name or "")))
-            right.insert(0, False)
             caps.insert(0, self.shorten.get("index"))
         cells = pd.DataFrame(rows, columns=pd.Index(range(len(headers))))
         styles = [

@@ -181,8 +181,7 @@ def markdown(ev: Evaluation) -> str:
             continue
         for t in s.tables:
             lines += [f"### {t.caption[0].upper()}{t.caption[1:]}", ""]
-            if t.note:
-                lines += [t.note, ""]
+            lines += [t.note, ""] if t.note else []
             lines += [markdown_table(t.frame), ""]
         lines += [f"![{f}](figures/{f}.png)" for f in s.figures] + [""]
     if ev.extra.get("lab") is False:

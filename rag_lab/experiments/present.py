@@ -10,8 +10,7 @@ from dataclasses import dataclass
 
 from rag_lab.claims import render
 from rag_lab.evaluation.ledger import Entry
-from rag_lab.evaluation.render import MAX_WIDTH, wrapped
-from rag_lab.evaluation.render import Table as Table  # the notebooks' modules import it here
+from rag_lab.evaluation.render import MAX_WIDTH, Table, wrapped  # noqa: F401 (Table: re-exported)
 from rag_lab.experiments import provenance, timing
 
 
