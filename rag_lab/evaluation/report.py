@@ -68,7 +68,7 @@ class Evaluation:
 
     def headline(self) -> list[tuple[str, pd.DataFrame]]:
         """The tables the terminal prints, in order."""
-        return [(t.title, t.frame) for s in self.sections() for t in s.tables if t.headline]
+        return [(t.caption, t.frame) for s in self.sections() for t in s.tables if t.headline]
 
     def notes(self) -> list[str]:
         """What the terminal should say beside the tables (a part not measured)."""
@@ -180,9 +180,8 @@ def markdown(ev: Evaluation) -> str:
             lines += [f"Not measured: {s.skipped}.", ""]
             continue
         for t in s.tables:
-            lines += [f"### {t.title[0].upper()}{t.title[1:]}", ""]
-            if t.note:
-                lines += [t.note, ""]
+            lines += [f"### {t.caption[0].upper()}{t.caption[1:]}", ""]
+            lines += [t.note, ""] if t.note else []
             lines += [markdown_table(t.frame), ""]
         lines += [f"![{f}](figures/{f}.png)" for f in s.figures] + [""]
     if ev.extra.get("lab") is False:

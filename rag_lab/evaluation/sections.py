@@ -29,6 +29,7 @@ from rag_lab.evaluation.failures import Failures
 from rag_lab.evaluation.ledger import Entry
 from rag_lab.evaluation.power import Power
 from rag_lab.evaluation.refusal import Refusal
+from rag_lab.evaluation.render import Table
 from rag_lab.evaluation.retrieval import Strategies, Systems
 from rag_lab.evaluation.served import Served
 from rag_lab.evaluation.spans import SpanEvaluation
@@ -44,13 +45,9 @@ class GateSkipped:
     heading: str = "Distances and the refusal gate on strategy E (notebook 06)"
 
 
-@dataclass(frozen=True)
-class Table:
-    title: str
-    frame: pd.DataFrame
-    note: str = ""
-    headline: bool = False
-    """Printed on the terminal by ``rag-lab evaluate``."""
+def _table(frame: pd.DataFrame, caption: str, note: str = "", headline: bool = False) -> Table:
+    """A report's table: report.md and the terminal show its whole frame, held to no page."""
+    return Table(frame, caption, note=note, headline=headline, page=False)
 
 
 @dataclass(frozen=True)
@@ -76,13 +73,13 @@ def _(r: Chunking, benchmark: str) -> Section:
         "chunking",
         "Chunking (notebook 02)",
         (
-            Table("chunk sizes", r.sizes.table),
-            Table(
-                "destroyed answers",
+            _table(r.sizes.table, "chunk sizes"),
+            _table(
                 r.destroyed.view(),
+                "destroyed answers",
                 "Needles that lie whole in no chunk: no retriever can find them.",
             ),
-            Table("word-pieces", r.pieces.view()),
+            _table(r.pieces.view(), "word-pieces"),
         ),
         {
             "chunk_sizes": lambda: figures.size_figure(r.sizes),
@@ -111,20 +108,20 @@ def _(r: Strategies, benchmark: str) -> Section:
         "dense by strategy",
         "Dense retrieval over six chunkings (notebook 03)",
         (
-            Table(
-                "dense recall by strategy",
+            _table(
                 r.recall_view(),
+                "dense recall by strategy",
                 "Recall@k with Wilson 95 % intervals per query, and 95 % Wilson intervals over "
                 "questions (clustered_wilson: the questions as the sample); MRR; queries never "
                 "hit.",
                 headline=True,
             ),
-            Table(
-                "paired tests between strategies",
+            _table(
                 r.paired.view(chapter.paired_reference),
+                "paired tests between strategies",
                 _PAIRED_NOTE,
             ),
-            Table("recall by phrasing", r.by_phrasing.view()),
+            _table(r.by_phrasing.view(), "recall by phrasing"),
         ),
         {"dense_recall_by_strategy": lambda: figures.strategies_figure(r.ranks, r.clusters)},
         tuple(
@@ -141,14 +138,14 @@ def _(r: Systems, benchmark: str) -> Section:
         "systems",
         f"Dense, BM25 and hybrid on strategy {r.strategy} (notebook 04)",
         (
-            Table("dense, BM25 and hybrid", r.recall.view(), headline=True),
+            _table(r.recall.view(), "dense, BM25 and hybrid", headline=True),
             *(
-                Table(f"dense and BM25 at R@{k}", r.two_by_two(k), "Rows: dense; columns: BM25.")
+                _table(r.two_by_two(k), f"dense and BM25 at R@{k}", "Rows: dense; columns: BM25.")
                 for k in retrieval_suite.TWO_BY_TWO_KS
             ),
-            Table(
-                "paired tests between systems",
+            _table(
                 r.paired.view(chapter.paired_reference),
+                "paired tests between systems",
                 _PAIRED_NOTE,
             ),
         ),
@@ -168,16 +165,16 @@ def _(r: Refusal, benchmark: str) -> Section:
         "gate",
         f"Distances and the refusal gate on strategy {r.strategy} (notebook 06)",
         (
-            Table(
-                "distances",
+            _table(
                 r.overlap,
+                "distances",
                 "The worst distance of an answerable query to its needle's chunk against the "
                 "best distance of a negative to any chunk: where a cutoff can and cannot "
                 "separate them.",
             ),
-            Table(
-                "gate",
+            _table(
                 r.at_chapter,
+                "gate",
                 f"At most {gate.MAX_KEPT} chunks strictly under the cutoff are kept. Bluffs: "
                 f"negatives answered; refused: answerable queries refused. The "
                 f"{refusal_suite.cheapest_line(c, r.bluff_cost)}, swept from "
@@ -208,9 +205,9 @@ def _(r: Calibration, benchmark: str) -> Section:
         "twins",
         f"A cutoff calibrated on unanswerable twins, strategy {r.strategy} (notebook 06)",
         (
-            Table(
-                "twin-calibrated cutoff",
+            _table(
                 twins_suite.held_out_view(r),
+                "twin-calibrated cutoff",
                 twins_suite.NOTE.format(target=r.target, seed=r.seed, level=r.level)
                 + f" {r.line()}: "
                 + (", ".join(r.held_out.refused) or "none")
@@ -234,15 +231,15 @@ def _(r: SpanEvaluation, benchmark: str) -> Section:
         "spans",
         "Dense retrieval over six chunkings, excerpts by offsets (notebook 10)",
         (
-            Table("destroyed answers", r.destroyed),
-            Table("dense recall by strategy", r.recall_view(), headline=True),
-            Table(
-                "paired tests between strategies",
+            _table(r.destroyed, "destroyed answers"),
+            _table(r.recall_view(), "dense recall by strategy", headline=True),
+            _table(
                 r.strategies.paired.view(chapter.paired_reference),
+                "paired tests between strategies",
             ),
-            Table("Chroma's span metrics", spans.span_view(r.scores)),
-            Table(f"dense, BM25 and hybrid on {r.best}", r.systems.recall.view(), headline=True),
-            Table("paired tests between systems", r.systems.paired.view(chapter.paired_reference)),
+            _table(spans.span_view(r.scores), "Chroma's span metrics"),
+            _table(r.systems.recall.view(), f"dense, BM25 and hybrid on {r.best}", headline=True),
+            _table(r.systems.paired.view(chapter.paired_reference), "paired tests between systems"),
         ),
         {
             "dense_recall_by_strategy": lambda: recall_curves.recall_curve_figure(
@@ -277,7 +274,7 @@ def _(r: Deployment, benchmark: str) -> Section:
     return Section(
         "deployment",
         f"The deployed configuration: dense on {r.strategy}, the gate at {r.cutoff:.3f}",
-        (Table("deployed configuration", frame, note),),
+        (_table(frame, "deployed configuration", note),),
     )
 
 
@@ -301,7 +298,7 @@ def _(r: Served, benchmark: str) -> Section:
     return Section(
         "served",
         f"The index as built, asked: {r.engine}, {r.search}",
-        (Table("the index, asked", frame, note, headline=True),),
+        (_table(frame, "the index, asked", note, headline=True),),
     )
 
 
@@ -321,8 +318,8 @@ def _(r: Failures, benchmark: str) -> Section:
         "failures",
         f"What failed, and what it got instead: {r.retriever} on strategy {r.strategy}",
         (
-            Table("found within k", r.found_view(), found, headline=True),
-            Table(f"not found within {r.k}, or refused", r.view(), failed, headline=True),
+            _table(r.found_view(), "found within k", found, headline=True),
+            _table(r.view(), f"not found within {r.k}, or refused", failed, headline=True),
         ),
     )
 
@@ -347,5 +344,5 @@ def _(r: Power, benchmark: str) -> Section:
     return Section(
         "power",
         "How many questions you need",
-        (Table("detectable difference", r.view(), note, headline=True),),
+        (_table(r.view(), "detectable difference", note, headline=True),),
     )

@@ -63,7 +63,7 @@ def test_spans_get_notebook_10s_tables_and_offsets_decide_what_is_destroyed(repo
     recall = measured.recall_view()
     assert list(recall.index) == list("ABCDEF") and set(recall["n"]) == {3}
     assert recall.loc["C", "no hit"] == 0
-    titles = {t.title for s in ev.sections() for t in s.tables}
+    titles = {t.caption for s in ev.sections() for t in s.tables}
     assert {"Chroma's span metrics", "paired tests between systems"} <= titles
     assert ev.to_json()["kind"] == "spans" and ev.notes() == []
     md = written.markdown.read_text()

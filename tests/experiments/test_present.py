@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from rag_lab.evaluation import render
 from rag_lab.experiments.present import Table
 
 
@@ -17,3 +18,7 @@ def test_numbers_align_right_and_names_that_start_with_digits_do_not():
     assert lines[1].startswith("   0.607  19-generalization > Summary   ")
     assert lines[2].endswith("+11/−1")
     assert Table._right(Table(frame).shown()) == [True, False, True]
+
+
+def test_present_table_is_the_package_one_table():
+    assert Table is render.Table
