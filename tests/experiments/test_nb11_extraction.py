@@ -612,7 +612,7 @@ def _findings(layouts, holm: float = 0.0) -> pd.DataFrame:
     ).set_index(["layout", "reader"])
 
 
-def _results(needles_in_tables=0, run=True) -> nb.Results:
+def _results(needles_in_tables=0, run=True) -> nb.run.Results:
     """The records the notebook's claims and tables are made from, by hand."""
     layouts = ("one-column", "two-column", "two-column-rows", "running-header")
     kept_table = pd.DataFrame(
@@ -652,7 +652,7 @@ def _results(needles_in_tables=0, run=True) -> nb.Results:
         },
         index=pd.Index(["Markdown", lost, same], name="corpus"),
     )
-    return nb.Results(
+    return nb.run.Results(
         survival=kept_table,
         survival_removed=removed,
         tests=_findings(layouts[1:]),
@@ -686,7 +686,7 @@ def test_the_loss_table_pairs_each_corpus_with_the_clean_one_by_question():
 
 
 def test_with_no_tesseract_the_scans_claim_is_not_measured():
-    scans = nb.chapter_claims(_results(run=False))[4]
+    scans = nb.run.chapter_claims(_results(run=False))[4]
     assert scans.verdict is Verdict.NOT_MEASURED and scans.here == (
         "0 characters from any of the 2 readers"
     )
@@ -713,7 +713,7 @@ def test_an_interleaving_claim_holds_for_the_readers_that_lose_needles(losing, v
 
 
 def test_the_claims_count_on_the_records():
-    entries = {e.claim: e for e in nb.chapter_claims(_results())}
+    entries = {e.claim: e for e in nb.run.chapter_claims(_results())}
     assert list(entries) == [
         "interleave:two-column",
         "interleave:two-column-rows",
@@ -834,9 +834,9 @@ def test_rows_table_on_the_tables_layout(tmp_path):
         f"3/3 [{wilson(3, 3)[0]:.3f}, 1.000]",
         1,
     ]
-    assert nb.table_of_rows([_doc(1), doc]) == ("t", ("alpha", "1"))
+    assert measures.table_of_rows([_doc(1), doc]) == ("t", ("alpha", "1"))
     with pytest.raises(ValueError, match="no document has a table"):
-        nb.table_of_rows([_doc(1)])
+        measures.table_of_rows([_doc(1)])
 
 
 # --- the tables and figures the notebook shows ------------------------------------------------
@@ -947,14 +947,9 @@ def test_what_rag_lab_index_says_of_a_scan_and_of_a_pdf_with_text(running, tmp_p
     assert said.frame["scans"].tolist() == ["1 of 2", "1 of 2"]
 
 
-def test_picks_and_the_corpora_left_out_as_the_same_text():
-    picks = {"one-column": ("pypdf default", "pdfium default")}
-    results = dataclasses.replace(_results(), picks=picks)
-    (shown,) = views.picks_views(results)
-    assert shown.frame.loc["one-column"].tolist() == ["pypdf default", "pdfium default"]
+def test_the_corpora_left_out_as_the_same_text():
     same = {"two-column-rows · pypdf layout": "two-column · pypdf layout"}
-    _, left_out = views.picks_views(dataclasses.replace(results, same_text=same))
-    assert left_out.frame["the same text as"].to_dict() == same
+    assert views.left_out_view(same).frame["the same text as"].to_dict() == same
 
 
 def test_the_destroyed_table_sets_each_corpus_beside_its_recall():

@@ -8,28 +8,7 @@ extracted text, OCR; ``run``: the whole run in one call (:func:`measure`) and th
 ``views``: the records as tables. The PDFs are made again each run.
 """
 
-from rag_lab.experiments.nb11_extraction import views
-from rag_lab.experiments.nb11_extraction.measures import table_of_rows
-from rag_lab.experiments.nb11_extraction.pdfs import excerpt, extract_cached, ocr_cached
-from rag_lab.experiments.nb11_extraction.run import (
-    HEADLINE,
-    Results,
-    chapter_claims,
-    measure,
-    tesseract,
-    versions,
-)
+from rag_lab.experiments.nb11_extraction import measures, pdfs, run, views
+from rag_lab.experiments.nb11_extraction.pdfs import extract_cached, ocr_cached
 
-__all__ = [
-    "HEADLINE",
-    "Results",
-    "chapter_claims",
-    "excerpt",
-    "extract_cached",
-    "measure",
-    "ocr_cached",
-    "table_of_rows",
-    "tesseract",
-    "versions",
-    "views",
-]
+__all__ = ["extract_cached", "measures", "ocr_cached", "pdfs", "run", "views"]

@@ -107,12 +107,13 @@ def survival_table(
 def best_and_worst(table: pd.DataFrame) -> dict[str, tuple[str, str]]:
     """Per layout, the reader keeping the most needles and the one keeping the fewest;
     ties are broken by 8-word runs kept, then by the order of :data:`READERS`."""
-    key = table.assign(pos=[READERS.index(r) for r in table["reader"]])
+    out = {}
     columns = ["needles kept", "8-word runs kept", "pos"]
-    best = key.sort_values(columns, ascending=[False, False, True], kind="stable")
-    worst = key.sort_values(columns, kind="stable")
-    first = [g.groupby("layout", sort=False)["reader"].first() for g in (best, worst)]
-    return {lay: (first[0][lay], first[1][lay]) for lay in dict.fromkeys(table["layout"])}
+    for layout, rows in table.groupby("layout", sort=False):
+        key = rows.assign(pos=[READERS.index(r) for r in rows["reader"]])
+        best = key.sort_values(columns, ascending=[False, False, True])["reader"].iloc[0]
+        out[layout] = (best, key.sort_values(columns)["reader"].iloc[0])
+    return out
 
 
 def rows_table(docs: Sequence[Document], extracted: Extracted) -> pd.DataFrame:

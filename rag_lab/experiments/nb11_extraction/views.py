@@ -148,15 +148,10 @@ def waste_views(results: Results) -> tuple[Table, Table]:
     )
 
 
-def picks_views(results: Results) -> tuple[Table, ...]:
-    """The readers retrieval is measured on; then the corpora left out as the same text."""
-    picks = pd.DataFrame(results.picks, index=["most needles", "fewest"]).T.rename_axis("layout")
-    caption = "The readers retrieval is measured on (ties: 8-word runs, then reader order)"
-    tables = [Table(picks, caption=caption)]
-    if results.same_text:
-        same = pd.Series(results.same_text, name="the same text as").rename_axis("left out")
-        tables.append(Table(same.to_frame(), caption="Corpora left out, so none is tested twice"))
-    return tuple(tables)
+def left_out_view(same_text: Mapping[str, str]) -> Table:
+    """The corpora not measured as the same text as an earlier one."""
+    same = pd.Series(same_text, name="the same text as", dtype=object).rename_axis("left out")
+    return Table(same.to_frame(), caption="Corpora left out, so none is tested twice")
 
 
 def destroyed_view(destroyed: pd.DataFrame, systems: Mapping[str, Ranks]) -> Table:
