@@ -612,7 +612,7 @@ def _findings(layouts, holm: float = 0.0) -> pd.DataFrame:
     ).set_index(["layout", "reader"])
 
 
-def _results(needles_in_tables=0, run=True) -> nb.Results:
+def _results(needles_in_tables=0, run=True) -> nb.run.Results:
     """The records the notebook's claims and tables are made from, by hand."""
     layouts = ("one-column", "two-column", "two-column-rows", "running-header")
     kept_table = pd.DataFrame(
@@ -652,7 +652,7 @@ def _results(needles_in_tables=0, run=True) -> nb.Results:
         },
         index=pd.Index(["Markdown", lost, same], name="corpus"),
     )
-    return nb.Results(
+    return nb.run.Results(
         survival=kept_table,
         survival_removed=removed,
         tests=_findings(layouts[1:]),
@@ -663,7 +663,7 @@ def _results(needles_in_tables=0, run=True) -> nb.Results:
         systems=systems,
         loss=loss_table(systems, queries),
         queries=queries,
-        text_layer=pd.DataFrame({"characters": [0, 0]}),
+        text_layer=pd.Series([0, 0], name="characters"),
         run=read,
         thresholds=measures.ocr_threshold_table(read) if run else None,
     )
@@ -686,7 +686,7 @@ def test_the_loss_table_pairs_each_corpus_with_the_clean_one_by_question():
 
 
 def test_with_no_tesseract_the_scans_claim_is_not_measured():
-    scans = nb.chapter_claims(_results(run=False))[4]
+    scans = nb.run.chapter_claims(_results(run=False))[4]
     assert scans.verdict is Verdict.NOT_MEASURED and scans.here == (
         "0 characters from any of the 2 readers"
     )
@@ -713,7 +713,7 @@ def test_an_interleaving_claim_holds_for_the_readers_that_lose_needles(losing, v
 
 
 def test_the_claims_count_on_the_records():
-    entries = {e.claim: e for e in nb.chapter_claims(_results())}
+    entries = {e.claim: e for e in nb.run.chapter_claims(_results())}
     assert list(entries) == [
         "interleave:two-column",
         "interleave:two-column-rows",
@@ -834,9 +834,9 @@ def test_rows_table_on_the_tables_layout(tmp_path):
         f"3/3 [{wilson(3, 3)[0]:.3f}, 1.000]",
         1,
     ]
-    assert nb.table_of_rows([_doc(1), doc]) == ("t", ("alpha", "1"))
+    assert measures.table_of_rows([_doc(1), doc]) == ("t", ("alpha", "1"))
     with pytest.raises(ValueError, match="no document has a table"):
-        nb.table_of_rows([_doc(1)])
+        measures.table_of_rows([_doc(1)])
 
 
 # --- the tables and figures the notebook shows ------------------------------------------------
@@ -895,11 +895,8 @@ def test_waste_views_put_counts_beside_their_shares():
     assert removal.frame.loc[pdfs.APP_READER].tolist() == ["32/32", "32/32", "0 of 0", "–", "–"]
 
 
-def test_mitigation_tables_set_each_mitigation_against_its_own_corpus():
-    results = _results()
+def test_the_mitigation_view_sets_each_mitigation_against_its_own_corpus():
     survival = _survival_with_runs()
-    removed = survival.copy()
-    removed.loc[removed["layout"] == "running-header", "needles kept"] = N
     rh, rows = "running-header · pypdf default", "two-column-rows"
     hit, miss = [1] * 16, [None] * 16
     systems = {
@@ -909,21 +906,12 @@ def test_mitigation_tables_set_each_mitigation_against_its_own_corpus():
         f"{rows} · pdfminer default": hit,
         f"{rows} · pdfium default": miss,
     }
-    results = dataclasses.replace(
-        results, survival=survival, survival_removed=removed, systems=systems
-    )
-    kept_, retrieval = views.mitigation_tables(results)
-    shown = kept_.frame
-    assert shown.loc["remove running lines", "without it"] == rh
-    assert shown.loc["remove running lines", "needles kept"] == "3/4 → 4/4"
-    assert shown.loc["layout analysis", "with it"] == "pdfminer default"
-    assert shown.loc["layout analysis", "needles kept"] == "0/4 → 4/4"
-    assert shown.loc["OCR (Tesseract)", "needles kept"] == "0/5 → 3/5"
+    results = dataclasses.replace(_results(), survival=survival, systems=systems)
     record = mitigations(results)
-    assert record.loc["remove running lines", ["R@4 without", "R@4 with"]].tolist() == [0.5, 1.0]
-    test = record.loc["remove running lines", "R@4 test"]
+    assert record.loc[("remove running lines", 4), ["without", "with"]].tolist() == [0.5, 1.0]
+    test = record.loc[("remove running lines", 4), "test"]
     assert (test.wins, test.losses) == (8, 0) and test.p == pytest.approx(2 / 2**8)
-    r = retrieval.frame
+    r = views.mitigation_view(results).frame
     # Without removal every course query misses and every ticket query hits: each of the 8
     # questions does better with it, a sign test of 2 / 2^8.
     assert r.loc["remove running lines", "R@4"] == "0.500 → 1.000"
@@ -931,7 +919,7 @@ def test_mitigation_tables_set_each_mitigation_against_its_own_corpus():
     assert r.loc["layout analysis", "R@20"] == "0.000 → 1.000"
     assert r.loc["OCR (Tesseract)"].tolist() == ["–", "not measured"] * 2
     no_ocr = dataclasses.replace(results, run=None, thresholds=None)
-    assert list(views.mitigation_tables(no_ocr)[0].frame.index) == [
+    assert list(views.mitigation_view(no_ocr).frame.index) == [
         "remove running lines",
         "layout analysis",
     ]
@@ -955,24 +943,13 @@ def test_what_rag_lab_index_says_of_a_scan_and_of_a_pdf_with_text(running, tmp_p
     assert read == "read (it has text)" and failed.startswith(f"failed: {pdf_document.NO_TEXT}")
     assert refusals["scans"].tolist() == [1, 1]
     assert refusals["of"].tolist() == [2, 2]
-    layer = pd.DataFrame(
-        {"pages": [3], "characters": [0], "documents with a text layer": [0]},
-        index=pd.Index(["pypdf default"], name="reader"),
-    )
-    results = dataclasses.replace(_results(), text_layer=layer, refusals=refusals)
-    shown, said = views.text_layer_views(results)
-    assert shown.frame.loc["pypdf default", "characters"] == 0
+    said = views.refusals_view(refusals)
     assert said.frame["scans"].tolist() == ["1 of 2", "1 of 2"]
 
 
-def test_picks_and_the_corpora_left_out_as_the_same_text():
-    picks = {"one-column": ("pypdf default", "pdfium default")}
-    results = dataclasses.replace(_results(), picks=picks)
-    (shown,) = views.picks_views(results)
-    assert shown.frame.loc["one-column"].tolist() == ["pypdf default", "pdfium default"]
+def test_the_corpora_left_out_as_the_same_text():
     same = {"two-column-rows · pypdf layout": "two-column · pypdf layout"}
-    _, left_out = views.picks_views(dataclasses.replace(results, same_text=same))
-    assert left_out.frame["the same text as"].to_dict() == same
+    assert views.left_out_view(same).frame["the same text as"].to_dict() == same
 
 
 def test_the_destroyed_table_sets_each_corpus_beside_its_recall():

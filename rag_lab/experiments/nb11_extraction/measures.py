@@ -33,7 +33,6 @@ from rag_lab.experiments.nb11_extraction.pdfs import (
     canonical,
     extracted_docs,
     folded,
-    is_app,
 )
 from rag_lab.metrics import Ranks, relevant_chunks
 from rag_lab.models.minilm import count_word_pieces
@@ -70,9 +69,9 @@ def _runs(text: str) -> set[tuple[str, ...]]:
 
 def runs_kept(placed: Mapping[str, ts.Placement], texts: Mapping[str, str]) -> float:
     """The share of the drawn body's 8-word runs found in the extracted text."""
-    wanted = [_runs(" ".join(p.body)) for p in placed.values()]
-    kept = sum(len(w & _runs(texts.get(d, ""))) for d, w in zip(placed, wanted, strict=True))
-    total = sum(map(len, wanted))
+    wanted = {d: _runs(" ".join(p.body)) for d, p in placed.items()}
+    total = sum(map(len, wanted.values()))
+    kept = sum(len(w & _runs(texts.get(d, ""))) for d, w in wanted.items())
     return kept / total if total else math.nan
 
 
@@ -94,14 +93,13 @@ def survival_table(
     n = sum(map(len, needles.values()))
     rows = []
     for (layout, reader), by_doc in extracted.items():
-        if layouts is not None and layout not in layouts:
-            continue
-        texts = {d.id: d.text for d in extracted_docs(docs, by_doc, remove_running)}
-        kept = kept_vector(needles, texts)
-        spans = [sets[layout].placed[d].needles[x] for d, xs in needles.items() for x in xs]
-        cut = sum(len(p) > 1 for p, k in zip(spans, kept, strict=True) if not k)
-        runs = runs_kept(sets[layout].placed, texts)
-        rows.append([layout, reader, int(kept.sum()), n, cut, runs])
+        if layouts is None or layout in layouts:
+            texts = {d.id: d.text for d in extracted_docs(docs, by_doc, remove_running)}
+            kept = kept_vector(needles, texts)
+            spans = [sets[layout].placed[d].needles[x] for d, xs in needles.items() for x in xs]
+            cut = sum(len(p) > 1 for p, k in zip(spans, kept, strict=True) if not k)
+            runs = runs_kept(sets[layout].placed, texts)
+            rows.append([layout, reader, int(kept.sum()), n, cut, runs])
     columns = ["layout", "reader", "needles kept", "n", "lost, cut by a page break"]
     return pd.DataFrame(rows, columns=[*columns, "8-word runs kept"])
 
@@ -151,9 +149,8 @@ def layout_tests(
     (each needle is one question, so they are independent), Holm over the table."""
 
     def vector(layout: str, reader: str) -> np.ndarray:
-        return kept_vector(
-            needles, {d.id: d.text for d in extracted_docs(docs, extracted[layout, reader])}
-        )
+        texts = {d.id: d.text for d in extracted_docs(docs, extracted[layout, reader])}
+        return kept_vector(needles, texts)
 
     rows = []
     for layout in dict.fromkeys(layout for layout, _ in extracted):
@@ -202,17 +199,17 @@ def waste_row(chunks: Sequence[Chunk], spans: Mapping[str, Sequence[tuple[int, i
                 text = text.replace(c.content[max(s - c.start, 0) : e - c.start], "", 1)
             texts.append(c.text)
             without.append(text)
-    embedded = np.minimum(count_word_pieces([c.text for c in chunks]), _WINDOW).sum()
-    pieces = 0
-    if texts:
-        full = np.minimum(count_word_pieces(texts), _WINDOW)
-        pieces = int((full - np.minimum(count_word_pieces(without), _WINDOW)).sum())
+
+    def embedded(texts: list[str]) -> np.ndarray:
+        return np.minimum(count_word_pieces(texts), _WINDOW) if texts else np.zeros(0, int)
+
+    pieces = int((embedded(texts) - embedded(without)).sum())
     return {
         "chunks": len(chunks),
         "carrying running lines": len(texts),
         "share of chunks": len(texts) / len(chunks),
         "word-pieces wasted": pieces,
-        "share of embedded word-pieces": float(pieces / embedded),
+        "share of embedded word-pieces": float(pieces / embedded([c.text for c in chunks]).sum()),
     }
 
 
@@ -221,11 +218,8 @@ def body_lines_removed(placed: Mapping[str, ts.Placement], by_doc: Mapping[str, 
     wrong = 0
     for doc, p in placed.items():
         _, removed = ex.remove_repeated_lines([canonical([t]) for t in by_doc[doc].pages])
-        by_page: dict[int, list[str]] = {}
-        for number, line in removed:
-            by_page.setdefault(number, []).append(flat(line))
         for number, drawn in enumerate(p.pages, start=1):
-            lines, got = drawn.split("\n"), by_page.get(number, [])
+            lines, got = drawn.split("\n"), [flat(ln) for n, ln in removed if n == number]
             wrong += len(got) - sum(flat(r) in got for r in (lines[0], lines[-1]))
     return wrong
 
@@ -243,7 +237,7 @@ def waste_table(
         corpus = extracted_docs(docs, by_doc)
         spans = {d.id: running_spans(placed[d.id], d.text) for d in corpus}
         left = taken = math.nan
-        if not is_app(by_doc):
+        if not pdfs.is_app(by_doc):
             removed = extracted_docs(docs, by_doc, remove_running=True)
             left = sum(len(running_spans(placed[d.id], d.text)) for d in removed)
             taken = body_lines_removed(placed, by_doc)
@@ -266,18 +260,14 @@ Corpora = dict[str, tuple[list[Document], list[Chunk]]]
 
 
 def corpora(
-    lab: Lab,
-    extracted: Extracted,
-    picks: Mapping[str, tuple[str, str]],
-    extra: Sequence[tuple[str, str, bool]] = (),
+    lab: Lab, extracted: Extracted, wanted: Sequence[tuple[str, str, bool]]
 ) -> tuple[Corpora, dict[str, str]]:
-    """Each layout's best and worst reader, then ``extra`` (layout, reader, lines removed);
-    and those left out as the same text as an earlier one (name → that one)."""
-    wanted = [(layout, r, False) for layout, pair in picks.items() for r in dict.fromkeys(pair)]
+    """The corpora ``wanted`` (layout, reader, lines removed), and those left out as the same
+    text as an earlier one (name → that one)."""
     out: Corpora = {}
     same: dict[str, str] = {}
     seen: dict[tuple[str, ...], str] = {}
-    for layout, reader, remove in [*wanted, *extra]:
+    for layout, reader, remove in dict.fromkeys(wanted):
         docs = extracted_docs(lab.docs, extracted[layout, reader], remove)
         name = f"{layout} · {reader}" + (" · running lines removed" if remove else "")
         key = tuple(d.text for d in docs)
@@ -378,18 +368,16 @@ def ocr_threshold_table(run: OcrRun, thresholds: Sequence[float] = THRESHOLDS) -
     needles kept on pages not flagged and flagged, Fisher's exact p of needles lost."""
     from scipy.stats import fisher_exact
 
+    kept, pages, needles = run.needles["kept"], run.pages["confidence"], run.needles["confidence"]
     rows = []
-    kept = run.needles["kept"]
     for t in thresholds:
-        low = run.needles["confidence"].isna() | (run.needles["confidence"] < t)
+        low = needles.isna() | (needles < t)
         counts = [[int((~kept[w]).sum()), int(kept[w].sum())] for w in (low, ~low)]
         rows.append(
             {
                 "flag pages under": t,
-                "pages flagged": int(
-                    (run.pages["confidence"].isna() | (run.pages["confidence"] < t)).sum()
-                ),
-                "pages": len(run.pages),
+                "pages flagged": int((pages.isna() | (pages < t)).sum()),
+                "pages": len(pages),
                 "kept, not flagged": counts[1][1],
                 "needles, not flagged": sum(counts[1]),
                 "kept, flagged": counts[0][1],
@@ -400,18 +388,13 @@ def ocr_threshold_table(run: OcrRun, thresholds: Sequence[float] = THRESHOLDS) -
     return pd.DataFrame(rows).set_index("flag pages under")
 
 
-def text_layer_table(extracted: Extracted) -> pd.DataFrame:
-    """Per reader: pages, characters other than whitespace, documents with a text layer."""
-    rows = {
-        reader: [
-            sum(len(t.pages) for t in by_doc.values()),
-            sum(len(flat(t.text).replace(" ", "")) for t in by_doc.values()),
-            sum(t.has_text for t in by_doc.values()),
-        ]
-        for (_, reader), by_doc in extracted.items()
+def text_characters(extracted: Extracted) -> pd.Series:
+    """Per reader: characters other than whitespace."""
+    chars = {
+        r: sum(len(flat(t.text).replace(" ", "")) for t in by_doc.values())
+        for (_, r), by_doc in extracted.items()
     }
-    columns = ["pages", "characters", "documents with a text layer"]
-    return pd.DataFrame.from_dict(rows, orient="index", columns=columns).rename_axis("reader")
+    return pd.Series(chars, name="characters")
 
 
 def app_refusals(scanned: Typeset) -> pd.DataFrame:

@@ -52,11 +52,10 @@ class Typeset:
 
 def needles_by_doc(queries: Sequence[Query]) -> dict[str, list[str]]:
     """Each document's distinct needles, in question order."""
-    out: dict[str, list[str]] = {}
+    out: dict[str, dict[str, None]] = {}
     for q in queries:
-        if q.needle not in out.setdefault(q.question.doc, []):
-            out[q.question.doc].append(q.needle)
-    return out
+        out.setdefault(q.question.doc, {})[q.needle] = None
+    return {d: list(ns) for d, ns in out.items()}
 
 
 def typeset_all(
@@ -177,28 +176,21 @@ def extracted_docs(
 ) -> list[Document]:
     """The corpus as a reader extracted it, plain text; with ``remove_running``, the lines
     repeated at the page edges removed first."""
-    remove_running = remove_running and not is_app(by_doc)
     out = []
     for doc in docs:
-        pages = list(by_doc[doc.id].pages)
-        if remove_running:
-            pages = ex.remove_repeated_lines([canonical([p]) for p in pages])[0]
+        pages = [canonical([p]) for p in by_doc[doc.id].pages]
+        if remove_running and not is_app(by_doc):
+            pages = ex.remove_repeated_lines(pages)[0]
         out.append(Document(doc.id, doc.title, canonical(pages), format="plain"))
     return out
 
 
 def excerpt(
-    by_doc: Mapping[str, ex.PdfText],
-    doc: str,
-    lines: int = 6,
-    start: str | None = None,
-    width: int = 100,
+    by_doc: Mapping[str, ex.PdfText], doc: str, lines: int = 6, start: str | None = None
 ) -> str:
     """``lines`` non-blank lines of a document as a reader gave them, from its top or from
-    the first line holding ``start``; each cut to ``width`` characters."""
+    the first line holding ``start``; each cut to 100 characters."""
     text = canonical(by_doc[doc].pages).split("\n")
-    at = 0 if start is None else next((i for i, ln in enumerate(text) if start in ln), None)
-    if at is None:
-        return f"({start!r} is not in the text)"
+    at = 0 if start is None else next(i for i, ln in enumerate(text) if start in ln)
     shown = [ln.rstrip() for ln in text[at:] if ln.strip()][:lines]
-    return "\n".join(ln if len(ln) <= width else ln[: width - 1] + "…" for ln in shown)
+    return "\n".join(ln if len(ln) <= 100 else ln[:99] + "…" for ln in shown)

@@ -1,6 +1,6 @@
-"""The whole run of notebook 11 in one call (:func:`measure`), what each mitigation recovers
-(:func:`mitigations`), and the chapter's five statements about extraction as ledger entries
-(:func:`chapter_claims`), each judged on a count of the run's records."""
+"""The whole run of notebook 11 in one call (:func:`measure`), what each mitigation changes in
+retrieval (:func:`mitigations`), and the chapter's statements about extraction as ledger
+entries (:func:`chapter_claims`), each judged on a count of the run's records."""
 
 from __future__ import annotations
 
@@ -42,7 +42,7 @@ class Results:
     systems: Mapping[str, Ranks]
     loss: pd.DataFrame
     queries: Sequence[Query]
-    text_layer: pd.DataFrame
+    text_layer: pd.Series  # characters per reader of the scans
     refusals: pd.DataFrame | None = None
     run: m.OcrRun | None = None  # None when Tesseract is not installed
     thresholds: pd.DataFrame | None = None
@@ -51,16 +51,6 @@ class Results:
     sets: dict[str, pdfs.Typeset] = field(default_factory=dict)
     extracted: pdfs.Extracted = field(default_factory=dict)
     scanned: pdfs.Typeset | None = None
-
-    @property
-    def n(self) -> int:
-        """Needles (one per question)."""
-        return int(self.survival["n"].iloc[0])
-
-    def kept(self, layout: str, reader: str, removed: bool = False) -> int:
-        """Needles ``reader`` keeps on ``layout`` (with running lines removed: ``removed``)."""
-        table = self.survival_removed if removed else self.survival
-        return int(table.set_index(["layout", "reader"]).loc[(layout, reader), "needles kept"])
 
 
 def tesseract() -> tuple[str | None, str]:
@@ -79,16 +69,17 @@ def versions(ocr: tuple[str | None, str]) -> str:
 
 
 def measure(lab: Lab, folder: str | os.PathLike, ocr: tuple[str | None, str]) -> Results:
-    """Every measure of notebook 11, the PDFs written under ``folder``. Retrieval also runs
-    over both corpora of each mitigation; no OCR when :func:`tesseract` gave no version."""
+    """Every measure of notebook 11, the PDFs written under ``folder``: retrieval over each
+    layout's best and worst reader and both corpora of each mitigation; no OCR when
+    :func:`tesseract` gave no version."""
     docs, needles = lab.docs, pdfs.needles_by_doc(lab.queries)
     sets = pdfs.typeset_all(docs, needles, folder)
     extracted = pdfs.extract_all(sets)
     survival = m.survival_table(docs, sets, extracted, needles)
     picks = m.best_and_worst(survival)
-    extra = [("running-header", picks["running-header"][1], True)]
-    extra.append(("two-column-rows", DRAWING_ORDER, False))
-    measured, same = m.corpora(lab, extracted, picks, extra)
+    wanted = [(layout, r, False) for layout, pair in picks.items() for r in pair]
+    wanted += [("running-header", picks["running-header"][1], True)]
+    measured, same = m.corpora(lab, extracted, [*wanted, ("two-column-rows", DRAWING_ORDER, False)])
     systems = m.retrieval_systems(lab, measured)
     scanned = pdfs.scan_all(sets[pdfs.SCAN_LAYOUT], folder)
     run = m.ocr_run(scanned, needles) if ocr[0] is not None else None
@@ -103,7 +94,7 @@ def measure(lab: Lab, folder: str | os.PathLike, ocr: tuple[str | None, str]) ->
         systems=systems,
         loss=m.loss_table(systems, lab.queries),
         queries=lab.queries,
-        text_layer=m.text_layer_table(
+        text_layer=m.text_characters(
             pdfs.extract_all({scanned.layout: scanned}, pdfs.LIBRARY_READERS)
         ),
         refusals=m.app_refusals(scanned),
@@ -118,43 +109,27 @@ def measure(lab: Lab, folder: str | os.PathLike, ocr: tuple[str | None, str]) ->
 
 
 def mitigations(results: Results) -> pd.DataFrame:
-    """Per mitigation: needles kept without and with it; per k, Recall@k without and with it
-    and the sign test by question (NaN for OCR: only a sample of pages is read)."""
+    """Per mitigation and k: Recall@k without and with it, and the sign test by question of
+    with over without (none for OCR: only a sample of pages is read)."""
     picks = m.best_and_worst(results.survival)
-    rh, two = "running-header", "two-column-rows"
-    worst, best = picks[rh][1], picks[two][0]
-    rows = {
-        "remove running lines": {
-            "without it": f"{rh} · {worst}",
-            "with it": "repeated edge lines removed",
-            "kept without": results.kept(rh, worst),
-            "kept with": results.kept(rh, worst, removed=True),
-        },
-        "layout analysis": {
-            "without it": f"{two} · {DRAWING_ORDER}",
-            "with it": best,
-            "kept without": results.kept(two, DRAWING_ORDER),
-            "kept with": results.kept(two, best),
-        },
+    rh, rows = f"running-header · {picks['running-header'][1]}", "two-column-rows"
+    rows = f"{rows} · {picks[rows][0]}"
+    pairs = {
+        "remove running lines": (rh, f"{rh} · running lines removed"),
+        "layout analysis": (f"two-column-rows · {DRAWING_ORDER}", rows),
     }
-    applied = [f"{rh} · {worst} · running lines removed", f"{two} · {best}"]
     ids = [q.question.id for q in results.queries]
-    for row, corpus in zip(rows.values(), applied, strict=True):
-        row["n"] = results.n
+    rows = []
+    for mitigation, (without, with_it) in pairs.items():
         for k in m.KS:
-            b, a = (hits_at(results.systems[c], k) for c in (row["without it"], corpus))
-            row[f"R@{k} without"], row[f"R@{k} with"] = float(b.mean()), float(a.mean())
-            row[f"R@{k} test"] = cluster_paired(a, b, ids)
+            b, a = (hits_at(results.systems[c], k) for c in (without, with_it))
+            rows.append(
+                [mitigation, k, float(b.mean()), float(a.mean()), cluster_paired(a, b, ids)]
+            )
     if results.run is not None:
-        kept, chars = results.run.needles["kept"], results.text_layer["characters"].max()
-        rows["OCR (Tesseract)"] = {
-            "without it": f"scanned {pdfs.SCAN_LAYOUT}, {pdfs.SCAN_DPI} dpi",
-            "with it": "pages holding needles",
-            "kept without": 0 if chars == 0 else None,
-            "kept with": int(kept.sum()),
-            "n": len(kept),
-        }
-    return pd.DataFrame.from_dict(rows, orient="index").rename_axis("mitigation")
+        rows += [["OCR (Tesseract)", k, None, None, None] for k in m.KS]
+    columns = ["mitigation", "k", "without", "with", "test"]
+    return pd.DataFrame(rows, columns=columns).set_index(["mitigation", "k"])
 
 
 # --- the claims -------------------------------------------------------------------------------
@@ -205,9 +180,8 @@ def _running_headers(results: Results) -> Entry:
 
 
 def _scans(results: Results) -> Entry:
-    run, layer = results.run, results.text_layer
-    chars = int(layer["characters"].max())
-    here = f"{chars} characters from any of the {len(layer)} readers"
+    run, chars = results.run, int(results.text_layer.max())
+    here = f"{chars} characters from any of the {len(results.text_layer)} readers"
     if run is None:
         reason = "Tesseract is not installed here, so OCR could not run"
         return fixed_entry("scans", **_AT, verdict=Verdict.NOT_MEASURED, reason=reason, here=here)
@@ -221,12 +195,12 @@ def _scans(results: Results) -> Entry:
 
 def _symptom(results: Results) -> Entry:
     loss = results.loss
-    worse = loss[[d is Finding.B_BETTER for d in loss["difference"]]]
-    shown = {a for a, d in zip(loss["a"], loss["difference"], strict=True) if d is not Finding.NONE}
+    worse = sorted(set(loss["a"][loss["difference"] == Finding.B_BETTER]))
+    shown = set(loss["a"][loss["difference"] != Finding.NONE])
     corpora = loss["a"].nunique()
     here = (
-        f"{worse['a'].nunique()} of {corpora} extracted corpora worse than the clean Markdown "
-        f"at some k (by question, Holm): {', '.join(sorted(set(worse['a']))) or 'none'}; "
+        f"{len(worse)} of {corpora} extracted corpora worse than the clean Markdown "
+        f"at some k (by question, Holm): {', '.join(worse) or 'none'}; "
         f"{corpora - len(shown)} with no difference shown at any k"
     )
-    return count_entry("symptom", **_AT, holds=not worse.empty, here=here)
+    return count_entry("symptom", **_AT, holds=bool(worse), here=here)

@@ -12,7 +12,7 @@ from rag_lab.claims.render import METHODS
 from rag_lab.evaluation.ledger import PAIRED_METHOD
 from rag_lab.evaluation.paired import Finding
 from rag_lab.experiments.nb11_extraction.measures import BASE, CLEAN, KS, OcrRun
-from rag_lab.experiments.nb11_extraction.pdfs import SCAN_LAYOUT, Typeset
+from rag_lab.experiments.nb11_extraction.pdfs import Typeset
 from rag_lab.experiments.nb11_extraction.run import Results, mitigations
 from rag_lab.experiments.present import Table
 from rag_lab.metrics import Ranks, recall_at
@@ -20,7 +20,7 @@ from rag_lab.sources.pdf.document import OCR_MIN_CONFIDENCE
 from rag_lab.stats import wilson
 from rag_lab.text import flat
 
-_MINUS = "\N{MINUS SIGN}"
+_SIGNED = "+{}/\N{MINUS SIGN}{}"
 
 
 def _cells(fmt: str, *columns) -> list[str]:
@@ -66,15 +66,11 @@ def kept_views(survival: pd.DataFrame) -> tuple[Table, Table]:
         frame = survival.pivot(index="reader", columns="layout", values=column)
         return frame.loc[readers, layouts].map(fmt).rename_axis(columns=None)
 
+    needles = "Needles found verbatim (whitespace normalised), by reader and layout"
+    runs = "Share of the drawn text's runs of 8 consecutive words found in the text"
     return (
-        Table(
-            grid("needles kept", lambda k: f"{int(k)}/{n}"),
-            caption="Needles found verbatim (whitespace normalised), by reader and layout",
-        ),
-        Table(
-            grid("8-word runs kept", "{:.3f}".format),
-            caption="Share of the drawn text's runs of 8 consecutive words found in the text",
-        ),
+        Table(grid("needles kept", lambda k: f"{int(k)}/{n}"), caption=needles),
+        Table(grid("8-word runs kept", "{:.3f}".format), caption=runs),
     )
 
 
@@ -84,7 +80,7 @@ def losses_view(tests: pd.DataFrame) -> Table:
     frame = pd.DataFrame(
         {
             "reader": differ["reader"],
-            "needles +/−": _cells("+{}/" + _MINUS + "{}", differ["wins"], differ["losses"]),
+            "needles +/−": _cells(_SIGNED, differ["wins"], differ["losses"]),
             "p": _cells("{:#.2g}", differ["p"]),
             "p Holm": _cells("{:#.2g}", differ["p Holm"]),
             "finding": differ["finding"],
@@ -116,19 +112,24 @@ def waste_views(results: Results) -> tuple[Table, Table]:
         t[t["layout"] == "running-header"].set_index("reader").loc[w.index]
         for t in (results.survival, results.survival_removed)
     )
-    share = "{:.0f} of {:.0f} ({:.1%})", w["carrying running lines"], w["chunks"]
     cost = {
         "running lines in the text": w["running lines in the text"].astype(int),
-        "chunks carrying one": _cells(*share, w["share of chunks"]),
+        "chunks carrying one": _cells(
+            "{:.0f} of {:.0f} ({:.1%})",
+            w["carrying running lines"],
+            w["chunks"],
+            w["share of chunks"],
+        ),
         "word-pieces they take": _cells(
             "{:.0f} ({:.2%})", w["word-pieces wasted"], w["share of embedded word-pieces"]
         ),
     }
-    lost = rh["n"] - rh["needles kept"]
     removal = {
         "needles before": _cells("{}/{}", rh["needles kept"], rh["n"]),
         "after": _cells("{}/{}", after["needles kept"], after["n"]),
-        "lost at a break": _cells("{} of {}", rh["lost, cut by a page break"], lost),
+        "lost at a break": _cells(
+            "{} of {}", rh["lost, cut by a page break"], rh["n"] - rh["needles kept"]
+        ),
         "lines left": _cells("{:.0f}", w["left after removal"]),
         "body lines taken": _cells("{:.0f}", w["body lines removed"]),
     }
@@ -147,15 +148,10 @@ def waste_views(results: Results) -> tuple[Table, Table]:
     )
 
 
-def picks_views(results: Results) -> tuple[Table, ...]:
-    """The readers retrieval is measured on; then the corpora left out as the same text."""
-    picks = pd.DataFrame(results.picks, index=["most needles", "fewest"]).T.rename_axis("layout")
-    caption = "The readers retrieval is measured on (ties: 8-word runs, then reader order)"
-    tables = [Table(picks, caption=caption)]
-    if results.same_text:
-        same = pd.Series(results.same_text, name="the same text as").rename_axis("left out")
-        tables.append(Table(same.to_frame(), caption="Corpora left out, so none is tested twice"))
-    return tuple(tables)
+def left_out_view(same_text: Mapping[str, str]) -> Table:
+    """The corpora not measured as the same text as an earlier one."""
+    same = pd.Series(same_text, name="the same text as", dtype=object).rename_axis("left out")
+    return Table(same.to_frame(), caption="Corpora left out, so none is tested twice")
 
 
 def destroyed_view(destroyed: pd.DataFrame, systems: Mapping[str, Ranks]) -> Table:
@@ -178,7 +174,7 @@ def loss_views(loss: pd.DataFrame) -> tuple[Table, ...]:
                 f"R@{k}: a − b": _cells(
                     "{:+.3f} [{:+.3f}, {:+.3f}]", at["a − b"], at["lo"], at["hi"]
                 ),
-                "questions": _cells("+{}/" + _MINUS + "{}", at["q wins"], at["q losses"]),
+                "questions": _cells(_SIGNED, at["q wins"], at["q losses"]),
                 "p Holm": _cells("{:#.2g}", at["p Holm"]),
                 "finding": [words.get(d, "–") for d in at["difference"]],
             },
@@ -194,19 +190,12 @@ def loss_views(loss: pd.DataFrame) -> tuple[Table, ...]:
     return tuple(tables)
 
 
-def text_layer_views(results: Results) -> tuple[Table, Table]:
-    """What each reader gets from the scans, then what ``rag-lab index`` says of them."""
-    r = results.refusals
-    return (
-        Table(
-            results.text_layer,
-            caption=f"What each reader gets from the scanned {SCAN_LAYOUT} PDFs: pages, "
-            "characters other than whitespace, documents with a text layer",
-        ),
-        Table(
-            pd.DataFrame({"scans": _cells("{} of {}", r["scans"], r["of"])}, index=r.index),
-            caption="What rag-lab index (without --ocr) says of each scan",
-        ),
+def refusals_view(refusals: pd.DataFrame) -> Table:
+    """What ``rag-lab index`` (without ``--ocr``) says of the scans."""
+    scans = _cells("{} of {}", refusals["scans"], refusals["of"])
+    return Table(
+        pd.DataFrame({"scans": scans}, index=refusals.index),
+        caption="What rag-lab index (without --ocr) says of each scan",
     )
 
 
@@ -267,27 +256,18 @@ def misses_text(run: OcrRun, width: int = 88) -> str:
     return "\n".join(shown)
 
 
-def mitigation_tables(results: Results) -> tuple[Table, Table]:
-    """:func:`~.run.mitigations`: the needles each recovers; then retrieval without → with."""
-    t = mitigations(results)
-    kept = [
-        f"{'?' if pd.isna(w) else int(w)}/{n} → {int(k)}/{n}"
-        for w, k, n in zip(t["kept without"], t["kept with"], t["n"], strict=True)
-    ]
-    retrieval = {}
+def mitigation_view(results: Results) -> Table:
+    """:func:`~.run.mitigations`: retrieval without → with each mitigation."""
+    t, columns = mitigations(results), {}
     for k in KS:
-        retrieval[f"R@{k}"] = _cells("{:.3f} → {:.3f}", t[f"R@{k} without"], t[f"R@{k} with"])
-        tests = t[f"R@{k} test"]
-        retrieval[f"R@{k} by question"] = ["not measured" if pd.isna(x) else str(x) for x in tests]
-    return (
-        Table(
-            t[["without it", "with it"]].assign(**{"needles kept": kept}),
-            caption="Each mitigation, measured without it and with it: needles found verbatim",
-        ),
-        Table(
-            pd.DataFrame(retrieval, index=t.index),
-            caption="Dense retrieval (strategy E) without → with it; by question: wins/losses of "
-            "with over without, exact sign test, each p unadjusted (OCR's is not measured: only "
-            "a sample of pages is read)",
-        ),
+        at = t.xs(k, level="k")
+        columns[f"R@{k}"] = _cells("{:.3f} → {:.3f}", at["without"], at["with"])
+        columns[f"R@{k} by question"] = [
+            "not measured" if pd.isna(x) else str(x) for x in at["test"]
+        ]
+    return Table(
+        pd.DataFrame(columns, index=at.index),
+        caption="Dense retrieval (strategy E) without → with it; by question: wins/losses of "
+        "with over without, exact sign test, each p unadjusted (OCR's is not measured: only "
+        "a sample of pages is read)",
     )
