@@ -38,7 +38,6 @@ class QuoteAudit:
 def quote_audit(
     queries: Sequence[Query], retriever: Retriever, cutoff: float, texts: Mapping[str, str]
 ) -> QuoteAudit:
-    """Run every query through :func:`rag_lab.pipeline.answer` and check each quote."""
     results = [answer(q.text, retriever, cutoff) for q in queries]
     cited = [c for r in results if isinstance(r, Answer) for c in r.citations]
     bad = [c for c in cited if not citations.quote_matches(c, texts[c.document_id])]
@@ -98,8 +97,7 @@ def prompt_view(prompt: str) -> Verbatim:
 
 
 def prompt_size(prompt: str, generator_tokens: int, word_pieces: int) -> Table:
-    """The prompt's size in the units that matter, the chapter's count beside them; the
-    longest line is why the page wraps it, the generator's tokens what its window counts."""
+    """The prompt's size in the units that matter, the chapter's token count beside ours."""
     lines = prompt.split("\n")
     tokens = "generator tokens (Qwen2.5 + chat template)"
     here = {
@@ -129,7 +127,6 @@ def sources_table(result: Answer | Refusal, query: Query) -> Table:
 
 
 def audit_table(audit: QuoteAudit) -> Table:
-    """:class:`QuoteAudit` as counts."""
     rows = {
         "queries": audit.queries,
         "answered (a source within the cutoff)": audit.answered,

@@ -15,7 +15,7 @@ import pandas as pd
 from rag_lab.app import index, ingest
 from rag_lab.app.index import STRATEGY, IndexStatus, StaleIndexError
 from rag_lab.app.ingest import IngestReport
-from rag_lab.app.store import DocumentRecord, Status, Store
+from rag_lab.app.store import Status, Store
 from rag_lab.chunking import chunk_document
 from rag_lab.claims.verdicts import Verdict
 from rag_lab.documents import Document
@@ -48,7 +48,6 @@ class Hygiene:
     """Every step of :func:`run`, as it stood when the step was done."""
 
     first: IngestReport
-    records: list[DocumentRecord]
     counts_agree: bool  # the recorded chunk counts equal a fresh chunking
     first_status: IndexStatus
     first_search: Searched
@@ -83,8 +82,8 @@ def run(
     upgraded_pipeline: str,
     edited_document: str,
 ) -> Hygiene:
-    """In a temporary folder: index ``docs`` and :data:`BAD_FILES` and query; upgrade while
-    ``edited_document`` changes and query with both pipelines; rebuild, query; fix, retry."""
+    """In a temporary folder: index ``docs`` and :data:`BAD_FILES`, query; upgrade while
+    ``edited_document`` changes, query with both pipelines; rebuild, query; fix, retry."""
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp).resolve() / "docs"
         folder.mkdir()
@@ -104,11 +103,10 @@ def run(
 
         try:
             first = indexing()
-            records = store.documents()
             by_id = {d.id: d for d in docs}
             agree = all(
                 r.chunk_count == len(chunk_document(by_id[r.id], STRATEGY))
-                for r in records
+                for r in store.documents()
                 if r.id in by_id
             )
             first_status = index.status(store, index.current_stamp(encoder.fingerprint))
@@ -130,7 +128,6 @@ def run(
             store.close()
     return Hygiene(
         first,
-        records,
         agree,
         first_status,
         first_search,
@@ -145,28 +142,6 @@ def run(
 
 
 # --- tables -----------------------------------------------------------------------------------
-
-
-def records_table(h: Hygiene) -> Table:
-    """The first run's records by status: chunks recorded, and do they equal a fresh chunking."""
-    rows = {}
-    for status in (Status.INDEXED, Status.FAILED):
-        counts = [r.chunk_count for r in h.records if r.status is status]
-        known = [n for n in counts if n is not None]
-        rows[status.value] = {
-            "documents": len(counts),
-            "chunks recorded": sum(known) if known else "–",
-            "per document": f"{min(known)}–{max(known)}" if known else "–",
-            "fresh chunking": ("equal" if h.counts_agree else "differs") if known else "–",
-        }
-    frame = pd.DataFrame.from_dict(rows, orient="index").rename_axis("status")
-    caption = "The index after the first run; chunks as the indexer recorded them"
-    return Table(frame, caption=caption)
-
-
-def failures_table(report: IngestReport) -> Table:
-    frame = pd.Series(report.failed, name="reason").rename_axis("failed document").to_frame()
-    return Table(frame, caption="Failed, each with its reason; the other documents are indexed")
 
 
 def runs_table(reports: Mapping[str, IngestReport]) -> Table:
@@ -364,15 +339,3 @@ def bluffs_table(m: Migration) -> Table:
         "counts of queries"
     )
     return Table(frame.rename_axis("at the cutoff"), caption=caption)
-
-
-def stamp_check_table(check: StampCheck, stale: frozenset[str]) -> Table:
-    """The documents of :func:`stamped_index`: stale by status, named by the refusal, old."""
-    rows = {
-        "in the index": check.documents,
-        "stale by the index's status": len(check.stale),
-        "named stale by the refusal": len(check.refused),
-        "embedded by the older pipeline": len(stale),
-    }
-    frame = pd.Series(rows, name="documents").rename_axis("").to_frame()
-    return Table(frame, caption="The stamped copy, searched with the current pipeline")

@@ -216,16 +216,8 @@ def identifier_probe(generate: Callable[[str], str]) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["paper", "answer", "identifier", "plausible", "correct"])
 
 
-def probe_tables(probe: pd.DataFrame) -> tuple[Table, Table]:
-    """The probe counted, then its answers one per paper."""
-    found = probe.identifier[probe.identifier != ""]
-    counts = {
-        "papers asked for": len(probe),
-        "answers with a well-formed identifier": len(found),
-        "distinct identifiers among them": found.nunique(),
-        "plausible by arXiv's numbering": probe.plausible.sum(),
-        "the paper's own identifier": probe.correct.sum(),
-    }
+def probe_table(probe: pd.DataFrame) -> Table:
+    """The probe's answers, one per paper; the findings count them."""
     yes = {True: "yes", False: "no"}
     answers = pd.DataFrame(
         {
@@ -236,10 +228,8 @@ def probe_tables(probe: pd.DataFrame) -> tuple[Table, Table]:
             "the paper's": probe.correct.map(yes),
         }
     )
-    counted = pd.DataFrame.from_dict(counts, orient="index", columns=["count"]).rename_axis("")
     cap = f"{len(probe)} papers asked for, no sources given; identifier: the first well-formed one"
-    wrap = {"paper asked for": 30, "answer": 30}
-    return Table(counted, "The identifier probe, counted"), Table(answers, cap, wrap)
+    return Table(answers, cap, {"paper asked for": 30, "answer": 30})
 
 
 def run_table(outcomes: pd.DataFrame, elapsed: float) -> Table:

@@ -1,15 +1,8 @@
-"""The executed notebooks as a reader sees them: rendered to HTML, then checked in a browser.
-
-``python -m rag_lab.experiments.pages`` (``make html``) renders every committed notebook to
-``build/html/NN_name.html`` with nbconvert (the outputs as committed; nothing is run), then,
-when Debian's Chromium is installed, opens each page headless at a laptop's width
-(:data:`WIDTH` px) and measures it in the page itself: every table wider than the text
-column, every text output a reader would scroll sideways, every figure shrunk below
-:data:`MIN_SCALE` of its drawn width (too small to read), and the widest table of each
-notebook. ``--screenshots`` also saves a full-page PNG of each.
-Without Chromium the pages are still rendered, and the check says it did not run.
-
-Exit status: 0 when every page fits, 1 when one does not, 2 when a notebook cannot be read.
+"""``make html``: the committed notebooks rendered to ``build/html/NN_name.html`` (outputs as
+committed, nothing run), then, when Debian's Chromium is installed, each page opened headless
+at a laptop's width and measured in the page itself: tables wider than the text column, text
+outputs a reader would scroll sideways, figures shown below :data:`MIN_SCALE` of their drawn
+width. Exit status: 0 when every page fits, 1 when one does not, 2 when no notebook matches.
 """
 
 from __future__ import annotations
@@ -28,9 +21,7 @@ from pathlib import Path
 from rag_lab import paths
 
 OUT = paths.ROOT / "build" / "html"
-WIDTH = 1366
-"""A laptop's screen, in CSS pixels."""
-HEIGHT = 900
+WIDTH, HEIGHT = 1366, 900  # a laptop's screen, in CSS pixels
 MIN_SCALE = 0.6
 """A figure shown at less than this share of its drawn width has text too small to read."""
 
@@ -78,7 +69,7 @@ window.addEventListener('load', () => {
 
 @dataclass(frozen=True)
 class Measure:
-    """What a page measured: tables too wide for their column, figures too small."""
+    """What a page measured of itself; ``texts`` are the text outputs wider than their area."""
 
     page: str
     tables: list[dict]
@@ -86,8 +77,6 @@ class Measure:
     page_width: int
     height: int
     texts: list[dict]
-    """Text outputs wider than their area: the page wraps their lines, which breaks the
-    columns of any text laid out in them."""
 
     @property
     def wide_tables(self) -> list[dict]:
@@ -95,24 +84,13 @@ class Measure:
 
     @property
     def small_figures(self) -> list[dict]:
-        # Figures are drawn at 150 dpi and shown at half their pixel width on a 1x screen
-        # (the notebook's retina-style embedding): the scale is against that drawn width.
-        return [
-            f for f in self.figures if f["natural"] and f["shown"] < MIN_SCALE * f["natural"] / 2
-        ]
-
-    @property
-    def widest(self) -> dict | None:
-        return max(self.tables, key=lambda t: t["width"], default=None)
+        # Drawn at 150 dpi and shown at half their pixel width on a 1x screen (retina-style).
+        return [f for f in self.figures if f["shown"] < MIN_SCALE * f["natural"] / 2]
 
     @property
     def fits(self) -> bool:
-        return (
-            not self.wide_tables
-            and not self.small_figures
-            and not self.texts
-            and self.page_width <= WIDTH
-        )
+        bad = self.wide_tables or self.small_figures or self.texts
+        return not bad and self.page_width <= WIDTH
 
 
 def render(notebooks: Sequence[Path], out: Path = OUT) -> list[Path]:
@@ -121,17 +99,14 @@ def render(notebooks: Sequence[Path], out: Path = OUT) -> list[Path]:
     from nbconvert import HTMLExporter
 
     out.mkdir(parents=True, exist_ok=True)
-    exporter = HTMLExporter(template_name="lab")
-    pages = []
+    exporter, pages = HTMLExporter(template_name="lab"), []
     for path in notebooks:
         try:
             notebook = nbformat.read(path, as_version=4)
         except (OSError, ValueError) as exc:
             raise SystemExit(f"{path}: cannot be read as a notebook: {exc}") from exc
-        body, _ = exporter.from_notebook_node(notebook)
-        page = out / f"{path.stem}.html"
-        page.write_text(body, encoding="utf-8")
-        pages.append(page)
+        pages.append(out / f"{path.stem}.html")
+        pages[-1].write_text(exporter.from_notebook_node(notebook)[0], encoding="utf-8")
     return pages
 
 
@@ -145,20 +120,13 @@ def measure(page: Path, browser: str, screenshot: Path | None = None) -> Measure
     with tempfile.TemporaryDirectory() as tmp:
         probe = Path(tmp) / page.name
         probe.write_text(
-            page.read_text(encoding="utf-8").replace("</body>", _MEASURE + "</body>"),
-            encoding="utf-8",
+            page.read_text(encoding="utf-8").replace("</body>", _MEASURE + "</body>"), "utf-8"
         )
-        common = [
-            browser,
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--hide-scrollbars",
-            f"--user-data-dir={tmp}/profile",
-            "--virtual-time-budget=15000",
-        ]
+        run = [browser, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars"]
+        run += [f"--user-data-dir={tmp}/profile", "--virtual-time-budget=15000"]
+        size = f"--window-size={WIDTH},{HEIGHT}"
         dom = subprocess.run(
-            [*common, f"--window-size={WIDTH},{HEIGHT}", "--dump-dom", probe.as_uri()],
+            [*run, size, "--dump-dom", probe.as_uri()],
             capture_output=True,
             text=True,
             timeout=180,
@@ -169,47 +137,35 @@ def measure(page: Path, browser: str, screenshot: Path | None = None) -> Measure
             raise RuntimeError(
                 f"{page.name}: Chromium measured nothing: {dom.stderr.strip()[-300:]}"
             )
-        raw = dom.stdout.split(marker, 1)[1].split("</pre>", 1)[0]
-        found = json.loads(html.unescape(raw))
+        found = json.loads(html.unescape(dom.stdout.split(marker, 1)[1].split("</pre>", 1)[0]))
         if screenshot is not None:  # the whole page: a window as tall as the page
-            tall = min(found["height"], 60000)
-            subprocess.run(
-                [
-                    *common,
-                    f"--window-size={WIDTH},{tall}",
-                    f"--screenshot={screenshot}",
-                    page.as_uri(),
-                ],
-                capture_output=True,
-                timeout=300,
-                check=False,
-            )
+            size = f"--window-size={WIDTH},{min(found['height'], 60000)}"
+            shot = [*run, size, f"--screenshot={screenshot}", page.as_uri()]
+            subprocess.run(shot, capture_output=True, timeout=300, check=False)
     return Measure(
         page.stem, found["tables"], found["figures"], found["page"], found["height"], found["texts"]
     )
 
 
 def report(m: Measure) -> str:
-    widest = m.widest
-    widest_text = (
-        f"widest table {widest['width']} px of {widest['room']} ({widest['cols']} columns)"
-        if widest
+    top = max(m.tables, key=lambda t: t["width"], default=None)
+    widest = (
+        f"widest table {top['width']} px of {top['room']} ({top['cols']} columns)"
+        if top
         else "no table"
     )
     lines = [
         f"{'ok  ' if m.fits else 'FAIL'} {m.page}: {len(m.tables)} tables, {len(m.figures)} "
-        f"figures; {widest_text}; page {m.page_width} px"
+        f"figures; {widest}; page {m.page_width} px"
     ]
-    lines += [
-        f"     table {t['i']} is {t['width']} px in {t['room']} px: {t['head']!r}"
-        for t in m.wide_tables
-    ]
+    for kind, wide in (("table", m.wide_tables), ("text", m.texts)):
+        lines += [
+            f"     {kind} {t['i']} is {t['width']} px in {t['room']} px: {t['head']!r}"
+            for t in wide
+        ]
     lines += [
         f"     figure {f['i']} shown {f['shown']} px of {f['natural'] // 2} drawn"
         for f in m.small_figures
-    ]
-    lines += [
-        f"     text {t['i']} is {t['width']} px in {t['room']} px: {t['head']!r}" for t in m.texts
     ]
     return "\n".join(lines)
 
@@ -227,18 +183,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     pages = render(picked, args.output)
     print(f"{len(pages)} pages in {args.output}")
-    browser = chromium()
-    if browser is None:
-        print(
-            "No Chromium: the pages were not checked at laptop width. Install it with "
-            "apt-get install chromium, then run make html again."
-        )
+    if (browser := chromium()) is None:
+        print("No Chromium: the pages were not checked. Install it (apt-get install chromium).")
         return 0
     print(f"checked in headless {Path(browser).name} at {WIDTH} px:")
     failed = 0
     for page in pages:
-        shot = page.with_suffix(".png") if args.screenshots else None
-        m = measure(page, browser, shot)
+        m = measure(page, browser, page.with_suffix(".png") if args.screenshots else None)
         failed += not m.fits
         print(report(m))
     return 1 if failed else 0

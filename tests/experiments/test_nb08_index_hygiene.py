@@ -61,9 +61,6 @@ def test_the_tables_lay_out_the_records(hygiene):
     runs = nb08.runs_table({"first": hygiene.first, "upgrade": hygiene.upgrade}).frame
     assert runs.loc["first"].tolist() == [2, 0, 2, 0, 0]
     assert runs.loc["upgrade"].tolist() == [1, 0, 2, 1, 0]
-    records = nb08.records_table(hygiene).frame
-    assert records.loc["indexed"].tolist() == [2, 2, "1–1", "equal"]
-    assert records.loc["failed"].tolist() == [2, "–", "–", "–"]
     status, stamps = nb08.status_tables(hygiene.upgrade_status)
     assert status.frame["documents"].tolist() == [1, 2, 1]
     assert status.frame.loc["stale", "which"] == "01-tensors.md"
@@ -147,14 +144,6 @@ def test_the_distances_table_gives_each_distribution_in_numbers():
     assert current["within the cutoff"] == 16
     assert frame.loc["negatives, whole index"].tolist() == [3, 0.9, 1]
     assert table.width <= 100
-
-
-def test_the_stamp_check_table_counts_the_documents():
-    check = stamp_check()
-    frame = nb08.stamp_check_table(check, frozenset({"old"})).frame
-    assert frame["documents"].tolist() == [2, 1, 1, 1]
-    went_ahead = nb08.stamp_check_table(stamp_check(refused=frozenset()), frozenset({"old"}))
-    assert went_ahead.frame["documents"].tolist() == [2, 1, 0, 1]
 
 
 def test_the_migration_claims_are_judged_on_the_record():

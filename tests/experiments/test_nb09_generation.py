@@ -90,15 +90,13 @@ def probe_answers():
     return nb09.identifier_probe(reply)
 
 
-def test_the_probe_tables_say_what_each_identifier_is():
-    counts, table = nb09.probe_tables(probe_answers())
+def test_the_probe_table_says_what_each_identifier_is():
+    table = nb09.probe_table(probe_answers())
     frame = table.frame.iloc[[0, 5, 7]]  # SimCSE, MoCo, E5
     assert frame["identifier"].tolist() == ["2104.08821", "–", "1909.1234"]
     assert frame["plausible"].tolist() == ["yes", "no", "no"]
     assert frame["the paper's"].tolist() == ["yes", "no", "no"]
     assert table.width <= 100 and (table.frame["identifier"] == "–").sum() == 6
-    assert counts.frame["count"].tolist() == [8, 2, 2, 1, 1]  # asked, well-formed, distinct,
-    # plausible, right
 
 
 def test_the_run_table_counts_the_cache_and_the_budget(outcomes):
@@ -123,7 +121,7 @@ def test_the_calls_table_counts_the_generators_record(outcomes):
 
 def test_the_claims_are_judged_on_the_outcomes(outcomes):
     part = {e.claim: e for e in nb09.entries(outcomes, probe_answers())}
-    assert list(part)[: len(nb09.HEADLINE)] == list(nb09.HEADLINE)
+    assert set(nb09.HEADLINE) <= set(part)
     assert part["no-call-on-refusal"].verdict is Verdict.BY_CONSTRUCTION
     assert part["no-call-on-refusal"].here == "0 calls for 2 refusals"
     cites = part["cites-by-number"]
@@ -137,9 +135,11 @@ def test_the_claims_are_judged_on_the_outcomes(outcomes):
     # (2 of 8 well-formed, one right) the claims are not testable as stated
     assert part["ids-well-formed"].verdict is Verdict.NOT_TESTABLE
     assert part["ids-wrong"].verdict is Verdict.NOT_TESTABLE
-    assert part["ids-wrong"].here == "1 of 8 right (2104.08821)"
     assert part["ids-well-formed"].here.startswith("2 of 8")
     assert part["ids-wrong"].here == "1 of 8 right (2104.08821)"
+    unused, answered = part["needle-in-prompt-unused"], part["threshold-over-instruction"]
+    assert unused.here == "2 of 5 not cited" and unused.verdict is Verdict.REPRODUCES
+    assert answered.here == "2 of 2 answered" and answered.verdict is Verdict.REPRODUCES
     assert part["ids-real"].here == "1 of 8 plausible by arXiv's numbering"
 
 
