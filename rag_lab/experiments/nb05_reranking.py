@@ -75,8 +75,7 @@ def cross_encoder_latency(
 def late_interaction_latency(
     li: LateInteraction, queries: Sequence[Query], candidates: Sequence[Sequence[str]]
 ) -> Latency:
-    """Per query: its token vectors through the model (cache bypassed), then MaxSim against
-    the candidates' token matrices, read beforehand as an index would hold them."""
+    """Per query: its token vectors (cache bypassed), MaxSim against pre-read candidates."""
     docs = [li.tokens(texts) for texts in candidates]
 
     def run(i: int) -> list[float]:
@@ -118,8 +117,7 @@ def paired_table_of(ranks: Mapping[str, Ranks], queries: Sequence[Query]) -> Tab
 
 
 def movement_table(systems: Mapping[str, Ranks], n: int = TOP_N) -> Table:
-    """Per second stage, the queries whose first hit moved up, down or not. A first hit below
-    rank ``n`` (or none) in the hybrid is out of reach: reranking the top ``n`` keeps it."""
+    """Per second stage, the queries whose first hit moved up, down, not, or was beyond ``n``."""
     before = pd.Series(systems[HYBRID], dtype=float)
     reach = before <= n
     rows = {}
@@ -138,8 +136,7 @@ def movement_table(systems: Mapping[str, Ranks], n: int = TOP_N) -> Table:
 
 
 def cost_view(latencies: Sequence[Latency]) -> Table:
-    """What each stage costs per query, its name cut to fit (room for six-digit ms: a live LLM
-    call on a busy machine); says so when the cross-encoder timed is the stand-in."""
+    """What each stage costs per query; says so when the cross-encoder timed is the stand-in."""
     standin = any(STANDIN_LABEL in lat.stage for lat in latencies)
     note = (
         "the cross-encoder timed is rag_lab's stand-in: its cost is the architecture's, its "
@@ -169,8 +166,7 @@ def availability(reranker: Reranker | None) -> str:
 
 
 def joint_view(j: joint.Joint) -> Table:
-    """The LLM reranker on its sample beside the hybrid, and the chapter's first stage and
-    cross-encoder on its own queries."""
+    """The LLM reranker on its sample beside the hybrid, and the chapter's own rows."""
     frame = joint.table(j)
     first = pd.DataFrame(
         {
