@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import textwrap
 import time
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -21,8 +21,8 @@ from rag_lab.evaluation.ledger import (
     paired_entries,
 )
 from rag_lab.evaluation.paired import paired_table
-from rag_lab.evaluation.recall import recall_table
 from rag_lab.evaluation.runs import Rankings
+from rag_lab.experiments import probes
 from rag_lab.experiments.nb04_bm25_and_hybrid import costs
 from rag_lab.experiments.present import Table
 from rag_lab.experiments.timing import Latency, time_per_call
@@ -94,15 +94,9 @@ def llm_latency(scorer, query: Query, passages: Sequence[str]) -> Latency:
     return Latency(f"{LLM_STAGE} × {len(passages)}", np.array([ms]))
 
 
-def quality_table(ranks: Mapping[str, Ranks], clusters: Sequence[Hashable]) -> Table:
+def quality_table(ranks: Mapping[str, Ranks], queries: Sequence[Query]) -> Table:
     """R@1, R@4 with their interval by question, and MRR, one row per system."""
-    view = recall_table(ranks, ks=(1, 4), clusters=clusters).view(intervals="by question")
-    return Table(
-        view.drop(columns="n").rename(columns={"no hit": "queries missed"}).rename_axis("system"),
-        caption=f"Recall@k over {int(view['n'].iloc[0])} queries, 95 % interval with the "
-        f"{len(set(clusters))} questions as the sample; queries missed: no chunk in the ranking "
-        "holds the needle",
-    )
+    return probes.recall_view(ranks, queries, (1, 4), "system", "over {} queries")
 
 
 def paired_table_of(ranks: Mapping[str, Ranks], queries: Sequence[Query]) -> Table:

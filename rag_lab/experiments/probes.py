@@ -154,16 +154,20 @@ def entries(ranks: Mapping[str, Ranks], queries: Sequence[Query]) -> list[Entry]
     return paired_entries("04", "d2l probes", IDENTIFIER_CLAIMS, ranks, clusters)
 
 
-def recall_view(ranks: Mapping[str, Ranks], queries: Sequence[Query]) -> Table:
-    """Recall@k on the probe queries at :data:`KS`, each with its interval by question."""
+def recall_view(
+    ranks: Mapping[str, Ranks],
+    queries: Sequence[Query],
+    ks: Sequence[int] = KS,
+    axis: str = "retriever",
+    of: str = "on {} identifier queries",
+) -> Table:
+    """Recall@k with its interval by question; ``of`` names the ``n`` queries in the caption."""
     clusters = [q.question.id for q in queries]
-    view = recall_table(ranks, ks=KS, clusters=clusters).view(intervals="by question")
+    view = recall_table(ranks, ks=ks, clusters=clusters).view(intervals="by question")
     n, questions = int(view["n"].iloc[0]), len(set(clusters))
     return Table(
-        view.drop(columns="n")
-        .rename(columns={"no hit": "queries missed"})
-        .rename_axis("retriever"),
-        caption=f"Recall@k on {n} identifier queries, 95 % interval with the {questions} "
+        view.drop(columns="n").rename(columns={"no hit": "queries missed"}).rename_axis(axis),
+        caption=f"Recall@k {of.format(n)}, 95 % interval with the {questions} "
         "questions as the sample; queries missed: no chunk in the ranking holds the needle",
     )
 
