@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import textwrap
 import time
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -21,8 +21,8 @@ from rag_lab.evaluation.ledger import (
     paired_entries,
 )
 from rag_lab.evaluation.paired import paired_table
-from rag_lab.evaluation.recall import recall_table
 from rag_lab.evaluation.runs import Rankings
+from rag_lab.experiments import probes
 from rag_lab.experiments.nb04_bm25_and_hybrid import costs
 from rag_lab.experiments.present import Table
 from rag_lab.experiments.timing import Latency, time_per_call
@@ -75,8 +75,7 @@ def cross_encoder_latency(
 def late_interaction_latency(
     li: LateInteraction, queries: Sequence[Query], candidates: Sequence[Sequence[str]]
 ) -> Latency:
-    """Per query: its token vectors through the model (cache bypassed), then MaxSim against
-    the candidates' token matrices, read beforehand as an index would hold them."""
+    """Per query: its token vectors (cache bypassed), MaxSim against pre-read candidates."""
     docs = [li.tokens(texts) for texts in candidates]
 
     def run(i: int) -> list[float]:
@@ -95,15 +94,9 @@ def llm_latency(scorer, query: Query, passages: Sequence[str]) -> Latency:
     return Latency(f"{LLM_STAGE} × {len(passages)}", np.array([ms]))
 
 
-def quality_table(ranks: Mapping[str, Ranks], clusters: Sequence[Hashable]) -> Table:
+def quality_table(ranks: Mapping[str, Ranks], queries: Sequence[Query]) -> Table:
     """R@1, R@4 with their interval by question, and MRR, one row per system."""
-    view = recall_table(ranks, ks=(1, 4), clusters=clusters).view(intervals="by question")
-    return Table(
-        view.drop(columns="n").rename(columns={"no hit": "queries missed"}).rename_axis("system"),
-        caption=f"Recall@k over {int(view['n'].iloc[0])} queries, 95 % interval with the "
-        f"{len(set(clusters))} questions as the sample; queries missed: no chunk in the ranking "
-        "holds the needle",
-    )
+    return probes.recall_view(ranks, queries, (1, 4), "system", "over {} queries")
 
 
 def paired_table_of(ranks: Mapping[str, Ranks], queries: Sequence[Query]) -> Table:
@@ -118,8 +111,7 @@ def paired_table_of(ranks: Mapping[str, Ranks], queries: Sequence[Query]) -> Tab
 
 
 def movement_table(systems: Mapping[str, Ranks], n: int = TOP_N) -> Table:
-    """Per second stage, the queries whose first hit moved up, down or not. A first hit below
-    rank ``n`` (or none) in the hybrid is out of reach: reranking the top ``n`` keeps it."""
+    """Per second stage, the queries whose first hit moved up, down, not, or was beyond ``n``."""
     before = pd.Series(systems[HYBRID], dtype=float)
     reach = before <= n
     rows = {}
@@ -138,8 +130,7 @@ def movement_table(systems: Mapping[str, Ranks], n: int = TOP_N) -> Table:
 
 
 def cost_view(latencies: Sequence[Latency]) -> Table:
-    """What each stage costs per query, its name cut to fit (room for six-digit ms: a live LLM
-    call on a busy machine); says so when the cross-encoder timed is the stand-in."""
+    """What each stage costs per query; says so when the cross-encoder timed is the stand-in."""
     standin = any(STANDIN_LABEL in lat.stage for lat in latencies)
     note = (
         "the cross-encoder timed is rag_lab's stand-in: its cost is the architecture's, its "
@@ -169,8 +160,7 @@ def availability(reranker: Reranker | None) -> str:
 
 
 def joint_view(j: joint.Joint) -> Table:
-    """The LLM reranker on its sample beside the hybrid, and the chapter's first stage and
-    cross-encoder on its own queries."""
+    """The LLM reranker on its sample beside the hybrid, and the chapter's own rows."""
     frame = joint.table(j)
     first = pd.DataFrame(
         {

@@ -45,8 +45,7 @@ def identity_all_pairs(vectors: np.ndarray) -> float:
 
 
 def identity_table(vectors: np.ndarray, gap: float) -> Table:
-    """The first two vectors' norms, L2, L2²/2, 1 − cos and their gap, then ``gap``: the
-    largest over all pairs of ``vectors`` (:func:`identity_all_pairs`)."""
+    """The first two vectors' norms, distances and gap, then ``gap`` over all pairs."""
     a, b = np.asarray(vectors[:2], np.float64)
     l2, cos = np.linalg.norm(a - b), a @ b / (np.linalg.norm(a) * np.linalg.norm(b))
     pair = {"‖a‖": np.linalg.norm(a), "‖b‖": np.linalg.norm(b), "L2": l2}
@@ -68,8 +67,7 @@ def identity_table(vectors: np.ndarray, gap: float) -> Table:
 
 
 def length_dependence(raw: np.ndarray, lengths: Sequence[int]) -> Table:
-    """Vectors without the Normalize layer: the spread of their norms, the identity's worst
-    gap, and the rank correlation of a text's length with its vector's norm."""
+    """Unnormalised vectors: norm spread, the identity's worst gap, Spearman(length, norm)."""
     norms = np.linalg.norm(np.asarray(raw, np.float64), axis=1)
     values = {
         "norm min": norms.min(),
@@ -88,8 +86,7 @@ def bluffs_table(
     cutoff: float = chapter.CUTOFF,
     per_query: int = 2,
 ) -> Table:
-    """Every negative the gate lets through at ``cutoff`` (a bluff), nearest first, with its
-    ``per_query`` nearest chunks and what it shares with each (:func:`classify`)."""
+    """Every negative under ``cutoff``, nearest first, with its nearest chunks."""
     nearest = negatives.min(axis=1)
     rows = []
     for qi in np.argsort(nearest, kind="stable")[: int((nearest < cutoff).sum())]:
@@ -146,8 +143,7 @@ def outcomes_view(gated: Refusal) -> Table:
 
 
 def price_table(gated: Refusal, prices: Sequence[float] = PRICES) -> Table:
-    """The cheapest cutoff (:func:`rag_lab.gate.cheapest_cutoff`) at each price of a bluff,
-    the run's own price among them."""
+    """The cheapest cutoff at each price of a bluff, the run's own price among them."""
     rows = {}
     for price in sorted({*prices, gated.bluff_cost}):
         best = gate.cheapest_cutoff(gated.sweep, price)
@@ -176,8 +172,7 @@ def twins_view(c: Calibration) -> Table:
 
 
 def twins_beside_negatives(c: Calibration, gated: Refusal) -> Table:
-    """At the twin-calibrated cutoff and the chapter's: the held-out questions whose twin
-    passes, beside the hand-written negatives that pass (two kinds, never pooled)."""
+    """Twins bluffed beside hand-written negatives bluffed (never pooled), at both cutoffs."""
     rows = {}
     for name, h in (("the twins", c.held_out), ("the chapter", c.chapter)):
         bluffs = int(gated.at(h.cutoff)["bluffs"])
@@ -219,9 +214,7 @@ def entries(
     raw: np.ndarray,
     lengths: Sequence[int],
 ) -> list[Entry]:
-    """The chapter's distance and threshold claims: this notebook's part of the ledger. The
-    literal-match bluff is judged on the probes' trap negatives, built to trigger it
-    (:func:`rag_lab.experiments.probes.trap_table`)."""
+    """This notebook's part of the ledger; the literal-match bluff is judged on the traps."""
     at = {"notebook": "06", "benchmark": "d2l"}
     landed = traps[traps["passes"] & traps["holds rare term"]]
     return [
@@ -246,8 +239,7 @@ def entries(
 
 
 def _length_norm(raw: np.ndarray, lengths: Sequence[int]) -> Entry:
-    """Without the Normalize layer, a vector's norm (and so every distance to it) follows its
-    text's length: Spearman's test of independence, on the vectors before normalisation."""
+    """Spearman's test of independence of text length and unnormalised vector norm."""
     norms = np.linalg.norm(np.asarray(raw, np.float64), axis=1)
     rho, p = sps.spearmanr(lengths, norms)
     return count_entry(

@@ -1,8 +1,5 @@
-"""Notebook 10: the chapter's claims on Chroma's chunking benchmark (:mod:`rag_lab.sources.chroma`).
-
-Its five corpora share one index per strategy, as in Chroma's evaluation. Each question is
-asked once, so the per-query tests are the question-level ones.
-"""
+"""Notebook 10: the chapter's claims on Chroma's chunking benchmark; its five corpora share
+one index per strategy, and each question is asked once (per-query tests are by question)."""
 
 from __future__ import annotations
 
@@ -41,8 +38,7 @@ def setup(path: str | os.PathLike | None = None, encoder: TextEncoder | None = N
 
 
 def corpus_view(bench: Bench) -> Table:
-    """Per corpus: characters, questions, excerpts, excerpts whose text occurs more than once
-    (so only offsets say which occurrence is meant), and chunks of C."""
+    """Per corpus: characters, questions, excerpts, repeated excerpts, and chunks of C."""
     texts = {d.id: d.text for d in bench.docs}
     spans = [s for q in bench.questions for s in q.spans]
     ids = {
@@ -128,8 +124,7 @@ def span_view(theirs: SpanEvaluation) -> Table:
 
 
 def per_corpus_view(table: pd.DataFrame, overall: pd.DataFrame, k: int = SWEEP_K) -> Table:
-    """Per corpus, and over all questions (``overall``): the strategies' range of mean recall
-    and IoU, and the :data:`OVERLAP_PAIRS` where overlap lowers precision (Chroma's finding)."""
+    """Per corpus and overall: the range of mean recall and IoU; where overlap lowers precision."""
     at = table.xs(k, level="k")
     parts = {c: at.loc[c] for c in at.index.unique("corpus")}
     questions = {c: int(part["n"].iloc[0]) for c, part in parts.items()}
@@ -151,8 +146,7 @@ def per_corpus_view(table: pd.DataFrame, overall: pd.DataFrame, k: int = SWEEP_K
 
 
 def sweep_table(bench: Bench, k: int = SWEEP_K, context_tokens=None) -> pd.DataFrame:
-    """Per size, without and with overlap: what k chunks retrieve, and what they cost in a
-    prompt (``context_tokens(texts) -> counts``; None: not counted)."""
+    """Per size, without and with overlap: what k chunks retrieve and cost in a prompt."""
     window = minilm_fingerprint().max_seq_length
     rows = []
     for size, base in itertools.product(SIZES, "CD"):

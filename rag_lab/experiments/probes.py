@@ -48,9 +48,8 @@ _STOP = frozenset(
 
 
 def classify(query: str, content: str, literal_words: int = LITERAL_WORDS) -> tuple[str, str]:
-    """What a query the corpus cannot answer shares with a chunk it lands near: a run of
-    :data:`LITERAL_WORDS` of its words (``literal match``), content words but no such run
-    (``near miss``), or neither (``semantic only``); and the words shared.
+    """``literal match`` (a run of :data:`LITERAL_WORDS` words), ``near miss`` (content
+    words only) or ``semantic only``; and the words shared.
 
     >>> classify("how do i bake bread", "Tensors hold numbers.")
     ('semantic only', '')
@@ -71,9 +70,7 @@ def load(docs: Sequence[Document], path=PROBES) -> QuestionSet:
 
 
 def identifiers(text: str) -> set[str]:
-    """The identifier-like words of a sentence, lower-cased: words of two characters or more
-    (a hyphenated word whole and by its parts) in backticks, holding ``_`` or a digit, with a
-    capital after the first letter, or capitalised inside the sentence.
+    """The identifier-like words of a sentence, lower-cased (hyphenated: whole and parts).
 
     >>> sorted(identifiers("Invoking `backward` in PyTorch on SGD, as Gauss did."))
     ['backward', 'gauss', 'sgd']
@@ -121,8 +118,7 @@ def identifier_comparisons(ranks: Mapping[str, Ranks], queries: Sequence[Query])
 def trap_table(
     lab: Lab, probes: QuestionSet, strategy: str = "E", cutoff: float = chapter.CUTOFF
 ) -> pd.DataFrame:
-    """One row per trap negative: its nearest chunk, whether the gate lets it through, its
-    rare terms and whether that chunk holds one, and what they share (:func:`classify`)."""
+    """Per trap negative: its nearest chunk, whether it passes, its rare terms, what they share."""
     index = lab.index(strategy)
     negs = list(probes.negatives)
     d = dense.cosine_distance_matrix(lab.encoder.encode([n.query for n in negs]), index.vectors)
@@ -158,23 +154,26 @@ def entries(ranks: Mapping[str, Ranks], queries: Sequence[Query]) -> list[Entry]
     return paired_entries("04", "d2l probes", IDENTIFIER_CLAIMS, ranks, clusters)
 
 
-def recall_view(ranks: Mapping[str, Ranks], queries: Sequence[Query]) -> Table:
-    """Recall@k on the probe queries at :data:`KS`, each with its interval by question."""
+def recall_view(
+    ranks: Mapping[str, Ranks],
+    queries: Sequence[Query],
+    ks: Sequence[int] = KS,
+    axis: str = "retriever",
+    of: str = "on {} identifier queries",
+) -> Table:
+    """Recall@k with its interval by question; ``of`` names the ``n`` queries in the caption."""
     clusters = [q.question.id for q in queries]
-    view = recall_table(ranks, ks=KS, clusters=clusters).view(intervals="by question")
+    view = recall_table(ranks, ks=ks, clusters=clusters).view(intervals="by question")
     n, questions = int(view["n"].iloc[0]), len(set(clusters))
     return Table(
-        view.drop(columns="n")
-        .rename(columns={"no hit": "queries missed"})
-        .rename_axis("retriever"),
-        caption=f"Recall@k on {n} identifier queries, 95 % interval with the {questions} "
+        view.drop(columns="n").rename(columns={"no hit": "queries missed"}).rename_axis(axis),
+        caption=f"Recall@k {of.format(n)}, 95 % interval with the {questions} "
         "questions as the sample; queries missed: no chunk in the ranking holds the needle",
     )
 
 
 def identifier_table(paired: PairedTable) -> Table:
-    """:func:`identifier_comparisons` as shown (the chapter's column left out: its results are
-    on its general questions)."""
+    """:func:`identifier_comparisons` as shown, without the chapter's column."""
     return Table(
         paired.view().drop(columns="chapter").rename(columns={"questions": "won/lost"}),
         caption="a − b in Recall@k on the identifier queries; won/lost: the questions a wins "
