@@ -191,9 +191,9 @@ def test_evaluate_runs_every_suite_on_uneven_phrasings_and_two_passages(tmp_path
     from rag_lab.evaluation.runner import evaluate
 
     qset = load_questions(write(tmp_path, SHAPES), DOCS)
-    ev = evaluate(DOCS, qset, HashEncoder(), tokenizer="unicode", progress=False)
+    ev = evaluate(DOCS, qset, HashEncoder(), tokenizer="unicode", progress=False, lab=True)
     deployed = ev.result(Deployment)
     assert deployed.queries == ("q1/1", "q2/course", "q3/1", "q2/ticket", "q3/2", "q3/3")
     assert deployed.clusters == ("q1", "q2", "q3", "q2", "q3", "q3")
     assert (deployed.ranks, deployed.destroyed) == ((2, 2, 1, 1, 1, 2), ())
-    assert len(ev.sections()) == len(ev.results) == 7
+    assert len(ev.sections()) == len(ev.results) == 8  # the failures first, then the lab's seven

@@ -34,7 +34,7 @@ def test_distances_and_overlap():
     q = Question("q1", "d", "n", "c", "t")
     queries = [Query(q, "course"), Query(Question("q2", "d", "m", "c2", "t2"), "course")]
     table = refusal.overlap_table(d, queries, [Negative("n1", "offtopic", "x")])
-    both = table.loc["both"]
+    both = table.iloc[-1]  # every phrasing together ("all": these queries are all "course")
     assert (both["worst in-domain"], both["query"], both["best out-of-domain"]) == (
         0.7,
         "q2/course",
