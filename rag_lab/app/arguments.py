@@ -19,7 +19,7 @@ from typing import NoReturn
 
 from rag_lab import __version__
 from rag_lab.app import index
-from rag_lab.app.values import confidence, count, cutoff, fraction, positive, store_uri
+from rag_lab.app.values import confidence, cost, count, cutoff, fraction, positive, store_uri
 from rag_lab.chunking import STRATEGIES
 from rag_lab.gate import CUTOFF, MAX_KEPT
 from rag_lab.models.encoder import BACKENDS
@@ -373,6 +373,15 @@ def define_evaluate_args(parser: argparse.ArgumentParser) -> None:
         help="with --baseline: pass the gate with up to N lost questions (a question is lost "
         "when a query of it the baseline found within k is not found within k; default 0: "
         "any lost question fails)",
+    )
+    parser.add_argument(
+        "--bluff-cost",
+        type=cost,
+        metavar="X",
+        help="with --baseline: weigh bluffs and refusals at the cutoff as one cost, a bluff "
+        "(an unanswerable question answered) worth X refusals; the cost is then the metric "
+        "the gate tests, so a cutoff change that lowers it passes (bluffs and refusals are "
+        "still shown)",
     )
     parser.add_argument(
         "--allow-missing",

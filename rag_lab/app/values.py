@@ -60,3 +60,12 @@ def count(text: str) -> int:
 def positive(text: str) -> int:
     """A count of at least 1."""
     return int(_within(text, _read(text, int, "a whole number"), 1, math.inf, ": give at least 1"))
+
+
+def cost(text: str) -> float:
+    """What a bluff costs in refusals: a finite number above 0 (at most a million)."""
+    value = _read(text, float, "a number")
+    say = ": give how many refusals one bluff is worth, a number above 0 (at most 1e6)"
+    if value == 0:
+        raise argparse.ArgumentTypeError(f"{text}{say}")
+    return _within(text, value, 0, 1e6, say)

@@ -34,12 +34,18 @@ def rule(c: Comparison) -> str:
     """The gate's rule with this run's allowances, in one sentence."""
     missing = "is allowed (--allow-missing)" if c.allow_missing else "fails it"
     drop = f", or worse by more than --max-drop {c.max_drop:g}" if c.max_drop is not None else ""
+    cost = (
+        f" Bluffs and refusals are weighed as one cost, a bluff worth {c.bluff_cost:g} "
+        "refusals (--bluff-cost): the cost is one of the m metrics, and they are not."
+        if c.bluff_cost is not None
+        else ""
+    )
     return (
         f"The gate fails when more than {_questions(c.allow_lost)} (--allow-lost) have a query "
         "the baseline found within k that the new run does not find within k (at each k "
         f"both reports measure); a question of the baseline the new run did not ask {missing}; "
         "and, beside these, a metric fails it when it regressed: its interval at 1 − 0.05/m "
-        f"over the m metrics lies wholly on the worse side{drop}."
+        f"over the m metrics lies wholly on the worse side{drop}.{cost}"
     )
 
 
@@ -78,6 +84,8 @@ def to_json(c: Comparison) -> dict[str, Any]:
         "questions": {"common": common, "baseline only": old_only, "new only": new_only},
         "same question file": c.same_questions_file,
         "max drop": c.max_drop,
+        "bluff cost": c.bluff_cost,
+        "stamps compared": list(c.stamped),
         "not compared": list(c.not_compared),
         "changes": [{"stamp": s, "baseline": a, "new": b} for s, a, b in c.changes],
         "metrics": [m.to_json() for m in c.metrics],
@@ -140,10 +148,7 @@ def markdown(c: Comparison) -> str:
     if c.changes:
         lines += [f"- {s}: {a} → {b}" for s, a, b in c.changes]
     else:
-        lines += [
-            "Nothing in the stamps: the same corpus, questions, chunker, encoder, "
-            "cutoff and version."
-        ]
+        lines += [f"Nothing in the stamps differs: {', '.join(c.stamped)}."]
     lines += [
         "",
         "## Metrics",
@@ -153,8 +158,9 @@ def markdown(c: Comparison) -> str:
         "same way; questions better, worse and tied are counted beside it; a metric "
         "regressed when that interval lies wholly on the worse side (the ledger's rule)"
         + (f" or worse by more than --max-drop {c.max_drop:g}" if c.max_drop is not None else "")
-        + '. Lower is better for destroyed answers, bluffs and refusals. "detects" is the '
-        "smallest difference that test detects with 80 % power at that level with this "
+        + ". Lower is better for destroyed answers, bluffs, refusals and their cost. "
+        '"detects" is the smallest difference that test detects with 80 % power at that '
+        "level with this "
         "comparison's spread (given where the verdict is inconclusive); report.md's \"how "
         'many questions you need" plans one comparison at 0.05 with the spread between '
         "chunkings, another figure.",

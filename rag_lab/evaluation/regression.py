@@ -26,16 +26,18 @@ whose first hit crossed a k are listed with the chunk each now gets first.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import os
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
+from rag_lab import stats
 from rag_lab.claims import claim
 from rag_lab.claims.judge import PairedRecord, judge
 from rag_lab.claims.verdicts import Verdict
@@ -61,6 +63,8 @@ from rag_lab.stats import (
 )
 
 REGRESSED, IMPROVED, UNCHANGED = "regressed", "improved", "no significant change"
+WEIGHED = "weighed in the cost"
+"""The outcome of bluffs and refusals under ``--bluff-cost``: the cost decides."""
 LOST, MISSING, METRICS = "lost answers", "missing questions", "metrics"
 """The gate's three rules, as :attr:`Comparison.failures` names them."""
 
@@ -224,6 +228,8 @@ class Metric:
     detectable: float | None
     max_drop: float | None = None
     units: str = "questions"
+    gates: bool = True
+    """False: weighed in the cost (``--bluff-cost``), never failing the gate by itself."""
 
     @property
     def worsening(self) -> float:
@@ -237,6 +243,8 @@ class Metric:
 
     @property
     def outcome(self) -> str:
+        if not self.gates:
+            return WEIGHED
         if self.verdict is Verdict.REPRODUCES or self.beyond_max_drop:
             return REGRESSED
         if self.verdict is Verdict.CONTRADICTED:
@@ -310,6 +318,11 @@ class Comparison:
     allow_lost: int = 0
     """How many lost questions pass the gate (``--allow-lost``)."""
     allow_missing: bool = False
+    stamped: tuple[str, ...] = ()
+    """Every stamp compared (either report's), in the order :attr:`changes` lists them."""
+    bluff_cost: float | None = None
+    """Refusals one bluff is worth (``--bluff-cost``): bluffs and refusals are then weighed as
+    one cost, and only the cost can fail the gate."""
 
     @property
     def regressed(self) -> list[Metric]:
@@ -352,10 +365,12 @@ def compare(
     baseline_path: str = "baseline",
     allow_lost: int = 0,
     allow_missing: bool = False,
+    bluff_cost: float | None = None,
 ) -> Comparison:
     """``new`` against ``baseline`` (two report dicts, :func:`read_report`'s checks passed);
     ``allow_lost`` questions may be lost, and with ``allow_missing`` questions may be missing,
-    without failing the gate."""
+    without failing the gate; ``bluff_cost``: how many refusals one bluff is worth, to weigh
+    the two as one cost (only when both runs have negatives)."""
     require_kind(baseline, new.get("kind"), baseline_path)
     old_d, new_d = baseline["deployment"], new["deployment"]
     old_q = {q["id"]: q for q in old_d["queries"]}
@@ -365,7 +380,7 @@ def compare(
         raise BaselineError(baseline_path, "shares no query id with this run: nothing to pair")
     pairs = [(old_q[q["id"]], q) for q in common_q]
     ks = [k for k in new_d["ks"] if k in old_d["ks"]]
-    measured, not_compared = _measure(old_d, new_d, pairs, ks)
+    measured, not_compared = _measure(old_d, new_d, pairs, ks, bluff_cost)
     metrics, flipped = tuple(_judge_all(measured, max_drop)), tuple(flips(pairs, ks))
     changes = tuple(_changes(baseline["stamps"], new["stamps"]))
     old_qs, new_qs = set(old_d["questions"]), set(new_d["questions"])
@@ -384,11 +399,26 @@ def compare(
         missing_questions(old_d, new_d),
         allow_lost,
         allow_missing,
+        tuple(dict.fromkeys(_stamp_keys(baseline["stamps"], new["stamps"]))),
+        bluff_cost,
     )
 
 
-Measured = tuple[str, bool, Sequence[float], Sequence[float], Sequence[Hashable], str]
-"""(metric, higher is better, baseline values, new values, their units' clusters, units)."""
+class Measured(NamedTuple):
+    """One metric's values per unit in both runs, before any test."""
+
+    name: str
+    higher_is_better: bool
+    baseline: Sequence[float]
+    new: Sequence[float]
+    clusters: Sequence[Hashable]
+    units: str
+    gates: bool = True
+    """False: shown, and weighed in the cost instead of failing the gate itself."""
+    scale: float = 1.0
+    """The largest value a unit can take: the test runs on values over it (in [0, 1])."""
+    shown: tuple[float, float] | None = None
+    """Both runs' values as shown, when not the mean over units (a cost, per question)."""
 
 
 def _measure(
@@ -396,19 +426,21 @@ def _measure(
     new_d: Mapping[str, Any],
     pairs: Sequence[tuple[Mapping, Mapping]],
     ks: Sequence[int],
+    bluff_cost: float | None = None,
 ) -> tuple[list[Measured], list[str]]:
-    """Each headline metric's values per unit in both runs, and the metrics not compared."""
+    """Each headline metric's values per unit in both runs, and the metrics not compared;
+    with ``bluff_cost``, bluffs and refusals weighed as one cost (:func:`_cost`)."""
     clusters = [n["question"] for _, n in pairs]
     old_ranks, new_ranks = [o["rank"] for o, _ in pairs], [n["rank"] for _, n in pairs]
     measured: list[Measured] = []
     for k in ks:
         hits = [hit(r, k) for r in old_ranks], [hit(r, k) for r in new_ranks]
-        measured.append((f"R@{k}", True, *hits, clusters, "questions"))
+        measured.append(Measured(f"R@{k}", True, *hits, clusters, "questions"))
     rr = [_rr(r) for r in old_ranks], [_rr(r) for r in new_ranks]
-    measured.append(("MRR", True, *rr, clusters, "questions"))
+    measured.append(Measured("MRR", True, *rr, clusters, "questions"))
     questions = [q for q in new_d["questions"] if q in set(old_d["questions"])]
     lost = [[q in d for q in questions] for d in (set(old_d["destroyed"]), set(new_d["destroyed"]))]
-    measured.append(("destroyed answers", False, *lost, questions, "questions"))
+    measured.append(Measured("destroyed answers", False, *lost, questions, "questions"))
     cut_old, cut_new = float(old_d["cutoff"]), float(new_d["cutoff"])
     at = f"{cut_new:.3f}" if cut_old == cut_new else f"{cut_old:.3f} → {cut_new:.3f}"
     not_compared = [
@@ -422,54 +454,97 @@ def _measure(
     if old_d.get("negatives") and new_d.get("negatives"):
         old_n = {n["id"]: n["nearest"] for n in old_d["negatives"]}
         negs = [n for n in new_d["negatives"] if n["id"] in old_n]
+        gates = bluff_cost is None
+        bluffs = (
+            [old_n[n["id"]] < cut_old for n in negs],
+            [n["nearest"] < cut_new for n in negs],
+        )
         if negs:
-            bluffs = (
-                [old_n[n["id"]] < cut_old for n in negs],
-                [n["nearest"] < cut_new for n in negs],
-            )
-            measured.append(
-                (f"bluffs at {at}", False, *bluffs, [n["id"] for n in negs], "negatives")
-            )
+            ids = [n["id"] for n in negs]
+            measured.append(Measured(f"bluffs at {at}", False, *bluffs, ids, "negatives", gates))
         refused = (
             [o["nearest"] >= cut_old for o, _ in pairs],
             [n["nearest"] >= cut_new for _, n in pairs],
         )
-        measured.append((f"refusals at {at}", False, *refused, clusters, "questions"))
+        name = f"refusals at {at}"
+        measured.append(Measured(name, False, *refused, clusters, "questions", gates))
+        if bluff_cost is not None:
+            negatives = [("negative", n["id"]) for n in negs]
+            measured.append(_cost(bluff_cost, at, bluffs, refused, negatives, clusters))
     return measured, not_compared
+
+
+def _cost(
+    bluff_cost: float,
+    at: str,
+    bluffs: tuple[Sequence[bool], Sequence[bool]],
+    refused: tuple[Sequence[bool], Sequence[bool]],
+    negatives: Sequence[Hashable],
+    clusters: Sequence[Hashable],
+) -> Measured:
+    """Bluffs and refusals as one cost per unit: ``bluff_cost`` for a negative answered, the
+    share of its queries refused for a question; its mean over the negatives and questions
+    is the cost per question asked, which the gate tests as it tests a rate (on the cost
+    over its largest value, so that it lies in [0, 1])."""
+    per_unit = [
+        [bluff_cost * b for b in bluffed] + [float(r) for r in refusals]
+        for bluffed, refusals in zip(bluffs, refused, strict=True)
+    ]
+    units = [*negatives, *clusters]
+    shown = tuple(float(stats.per_question(np.array(v), units).mean()) for v in per_unit)
+    name = f"cost at {at} (a bluff = {bluff_cost:g} refusals)"
+    scale = max(bluff_cost, 1.0)
+    return Measured(name, False, *per_unit, units, "questions and negatives", True, scale, shown)
 
 
 def _judge_all(measured: Sequence[Measured], max_drop: float | None) -> list[Metric]:
     """Each metric's difference and test, the metrics one family, the ledger's rule."""
-    tested = []
-    for name, higher, old_values, new_values, clusters, units in measured:
-        old, new = np.array(old_values, dtype=float), np.array(new_values, dtype=float)
+    family = sum(m.gates for m in measured)  # what is only weighed in a cost is not tested
+    out = []
+    for m in measured:
+        old = np.array(m.baseline, dtype=float) / m.scale
+        new = np.array(m.new, dtype=float) / m.scale
         if np.isin(old, (0.0, 1.0)).all() and np.isin(new, (0.0, 1.0)).all():
             new_b, old_b = new.astype(bool), old.astype(bool)
-            d, t = paired_difference(new_b, old_b, clusters), cluster_paired(new_b, old_b, clusters)
+            d = paired_difference(new_b, old_b, m.clusters)
+            t = cluster_paired(new_b, old_b, m.clusters)
         else:
-            d = paired_mean_difference(new, old, clusters)
-            t = cluster_paired_values(new, old, clusters)
-        tested.append((name, higher, float(old.mean()), float(new.mean()), d, t, units))
-    out = []
-    for name, higher, old, new, d, t, units in tested:
-        j = judge(NEW_RUN_WORSE[higher], PairedRecord(d, t, len(tested)))
-        judged = d.at(j.level)  # the interval the verdict was read from
+            d = paired_mean_difference(new, old, m.clusters)
+            t = cluster_paired_values(new, old, m.clusters)
+        j = judge(NEW_RUN_WORSE[m.higher_is_better], PairedRecord(d, t, family))
+        judged = _scaled(d.at(j.level), m.scale)  # the interval the verdict was read from
+        shown = m.shown or (float(old.mean()) * m.scale, float(new.mean()) * m.scale)
+        detectable = None if j.detectable is None else j.detectable * m.scale
         out.append(
-            Metric(name, higher, old, new, judged, t, j.p_adjusted, j.verdict, j.detectable,
-                   max_drop, units)
+            Metric(m.name, m.higher_is_better, *shown, judged, t, j.p_adjusted, j.verdict,
+                   detectable, max_drop if m.scale == 1 else None, m.units, m.gates)
         )  # fmt: skip
     return out
+
+
+def _scaled(d: Difference, scale: float) -> Difference:
+    """``d``, tested on values over ``scale``, back on the metric's own scale."""
+    if scale == 1:
+        return d
+    return dataclasses.replace(
+        d, estimate=d.estimate * scale, lo=d.lo * scale, hi=d.hi * scale, se=d.se * scale,
+        centre=d.centre * scale,
+    )  # fmt: skip
 
 
 def _rr(rank: int | None) -> float:
     return 0.0 if rank is None else 1.0 / rank
 
 
+def _stamp_keys(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
+    """Every stamp of either report, :data:`STAMP_FIELDS` first."""
+    return [*STAMP_FIELDS, *(k for k in (*old, *new) if k not in STAMP_FIELDS)]
+
+
 def _changes(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[tuple[str, str, str]]:
-    keys = [*STAMP_FIELDS, *(k for k in (*old, *new) if k not in STAMP_FIELDS)]
     return [
         (k, _stamp_text(old.get(k)), _stamp_text(new.get(k)))
-        for k in dict.fromkeys(keys)
+        for k in dict.fromkeys(_stamp_keys(old, new))
         if old.get(k) != new.get(k)
     ]
 

@@ -130,3 +130,32 @@ def test_what_a_built_index_cannot_be_asked_is_refused(built, run, tmp_path):
     missing = tmp_path / "nothing.sqlite"
     status, _, err = run("evaluate", "--index", missing, "--corpus", docs, "--questions", questions)
     assert status == exits.ERROR and str(missing) in err and not missing.exists()
+
+
+def test_the_stamps_see_what_the_index_holds(built, run, tmp_path):
+    """A document removed from the index changes its content stamps: the gate names them
+    and fails on the answer lost with it, though the corpus and the chunker are the same."""
+    at, docs, questions = built
+    common = ("--corpus", docs, "--questions", questions)
+    first = tmp_path / "first"
+    assert run("evaluate", *at, *common, "--out", first)[0] == exits.OK
+    stamps = _report(first)["stamps"]
+    assert (stamps["index documents"], stamps["index failed"]) == (3, 1)
+    assert stamps["index chunks"] >= 2 and len(stamps["index sha256"]) == 64
+    kept = (docs / "a.md").read_bytes()
+    (docs / "a.md").unlink()  # out of the folder while it is indexed again, back after
+    status, _, err = run("index", docs, *at)
+    assert status in (exits.OK, exits.PARTIAL), err
+    (docs / "a.md").write_bytes(kept)
+    second = tmp_path / "second"
+    baseline = ("--baseline", first / "report.json")
+    status, stdout, err = run("evaluate", *at, *common, "--out", second, *baseline)
+    assert status == exits.REGRESSED, err
+    regression = json.loads((second / "regression.json").read_text(encoding="utf-8"))
+    changed = {c["stamp"] for c in regression["changes"]}
+    assert {"index failed", "index sha256"} <= changed  # a out; bad.md, now readable, in
+    now = _report(second)["stamps"]
+    assert (now["index documents"], now["index failed"]) == (3, 0)
+    assert "corpus sha256" not in changed and "chunker" not in changed
+    assert [q["question"] for q in regression["lost"]] == ["q2"]
+    assert "index sha256" in regression["stamps compared"]

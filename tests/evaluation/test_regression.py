@@ -478,9 +478,10 @@ def test_each_metric_is_judged_by_the_one_rule_over_the_family_of_metrics():
 
     clusters = [f"q{i}" for i in range(8)]
     hit, miss = np.ones(8), np.zeros(8)
-    recall_lost = ("R@5", True, hit, miss, clusters, "questions")  # every question lost
-    destroyed_fell = ("destroyed answers", False, hit, miss, clusters, "questions")  # improved
-    same = ("MRR", True, hit, hit, clusters, "questions")
+    Measured = regression.Measured
+    recall_lost = Measured("R@5", True, hit, miss, clusters, "questions")  # every question lost
+    destroyed_fell = Measured("destroyed answers", False, hit, miss, clusters, "questions")
+    same = Measured("MRR", True, hit, hit, clusters, "questions")
     lost, fell, unchanged = regression._judge_all([recall_lost, destroyed_fell, same], None)
     # 8 of 8 questions one way: the verdict reads the t interval at 1 − 0.05/3 (the three
     # metrics are one family), and the adjusted p is the one that interval inverts
@@ -513,3 +514,65 @@ def test_a_question_asked_anew_under_its_old_id_is_missing_not_paired(runs):
     assert r8["wins"] + r8["losses"] + r8["ties"] == 10  # softmax's other phrasing still pairs
     allowed = ("--baseline", baseline, "--allow-missing")
     assert evaluate(root, docs, other, root / "anew2", *allowed) == exits.OK
+
+
+def _run_at(cutoff, query_nearest, negative_nearest):
+    """A report dict with ``len(query_nearest)`` one-query questions, all found at rank 1,
+    and one negative per ``negative_nearest``, gated at ``cutoff``."""
+    queries = [
+        {"id": f"q{i}/p", "question": f"q{i}", "rank": 1, "nearest": d, "top chunk": f"c{i}"}
+        for i, d in enumerate(query_nearest)
+    ]
+    return {
+        "kind": "needles",
+        "stamps": {"cutoff": cutoff},
+        "deployment": {
+            "queries": queries,
+            "questions": [q["question"] for q in queries],
+            "destroyed": [],
+            "ks": [5],
+            "cutoff": cutoff,
+            "negatives": [{"id": f"n{i}", "nearest": d} for i, d in enumerate(negative_nearest)],
+        },
+    }
+
+
+def test_a_cutoff_that_lowers_the_cost_passes_with_a_bluff_cost():
+    """Cutoff 0.6 → 0.4: 20 bluffs gone, 8 of 20 questions now refused. Alone, refusals
+    regress; with a bluff worth 3 refusals the cost falls from 60 to 8 over 40 units."""
+    old = _run_at(0.6, [0.3] * 12 + [0.45] * 8, [0.5] * 20)
+    new = _run_at(0.4, [0.3] * 12 + [0.45] * 8, [0.5] * 20)
+    plain = regression.compare(old, new)
+    refusals = next(m for m in plain.metrics if m.name.startswith("refusals"))
+    assert refusals.outcome == regression.REGRESSED and plain.failures == [regression.METRICS]
+    weighed = regression.compare(old, new, bluff_cost=3)
+    cost = weighed.metrics[-1]
+    assert cost.name.startswith("cost") and cost.gates
+    assert (cost.baseline, cost.new) == (pytest.approx(60 / 40), pytest.approx(8 / 40))
+    assert cost.difference.estimate == pytest.approx(-52 / 40)
+    assert cost.difference.hi < 0 and cost.outcome == regression.IMPROVED
+    shown = [m for m in weighed.metrics if m.name.startswith(("bluffs", "refusals"))]
+    assert [m.outcome for m in shown] == [regression.WEIGHED] * 2
+    assert not weighed.failed
+    # the weighed metrics leave the family: R@5, MRR, destroyed answers and the cost
+    assert cost.difference.level == pytest.approx(1 - 0.05 / 4)
+    assert gate_report.to_json(weighed)["bluff cost"] == 3
+
+
+def test_a_cutoff_that_raises_the_cost_fails_with_a_bluff_cost():
+    """The other way round (0.4 → 0.6): 20 bluffs at 3 refusals each outweigh 8 refusals."""
+    old = _run_at(0.4, [0.3] * 12 + [0.45] * 8, [0.5] * 20)
+    new = _run_at(0.6, [0.3] * 12 + [0.45] * 8, [0.5] * 20)
+    weighed = regression.compare(old, new, bluff_cost=3)
+    assert weighed.metrics[-1].outcome == regression.REGRESSED
+    assert weighed.failures == [regression.METRICS]
+    assert [m.name for m in weighed.regressed] == [weighed.metrics[-1].name]
+
+
+def test_a_bluff_cost_is_a_positive_number_and_needs_a_baseline(capsys):
+    assert cli.main(["evaluate", "--bluff-cost", "2"]) == exits.ERROR
+    assert "--bluff-cost X needs --baseline FILE" in capsys.readouterr().err
+    for bad in ("0", "-1", "nan", "abc"):
+        with pytest.raises(SystemExit) as refused:
+            cli.main(["evaluate", "--bluff-cost", bad])
+        assert refused.value.code == exits.ERROR

@@ -84,6 +84,7 @@ def run_evaluate(args: argparse.Namespace) -> int:
             baseline_path=str(args.baseline),
             allow_lost=args.allow_lost or 0,
             allow_missing=args.allow_missing,
+            bluff_cost=args.bluff_cost,
         )
     files = gate_report.write(compared, out)
     _print_comparison(compared)
@@ -179,8 +180,30 @@ def _evaluate_index(args: argparse.Namespace, questions: Path) -> Evaluation:
             title=Path(str(args.index)).name or str(args.index),
             cutoff=cutoff.value,
             questions_file=questions,
-            served={"retriever": args.retriever, "cutoff source": cutoff.source},
+            served={
+                "retriever": args.retriever,
+                "cutoff source": cutoff.source,
+                **_contents(store, st),
+            },
         )
+
+
+def _contents(store, st: index.IndexStatus) -> dict[str, object]:
+    """What a built index holds, as stamps: its documents (indexed, failed), its chunks, and
+    a sha256 over every document's id, file digest, status and chunk count, so that two
+    reports are said to have the same stamps only when their indexes hold the same."""
+    import hashlib
+
+    digest = hashlib.sha256()
+    for r in sorted(store.documents(), key=lambda r: r.id):
+        digest.update(json.dumps([r.id, r.sha256, r.status.value, r.chunk_count]).encode())
+        digest.update(b"\n")
+    return {
+        "index documents": st.counts["indexed"],
+        "index failed": st.counts["failed"],
+        "index chunks": st.chunks,
+        "index sha256": digest.hexdigest(),
+    }
 
 
 def _calibrate(args: argparse.Namespace, qset, questions: Path) -> None:
@@ -301,7 +324,7 @@ def _print_comparison(c: Comparison) -> None:
     for stamp, old, new in c.changes:
         print(f"  changed {stamp}: {old} -> {new}")
     if not c.changes:
-        print("  the stamps are the same (corpus, questions, chunker, encoder, cutoff, version)")
+        print(f"  the stamps are the same ({', '.join(c.stamped)})")
     print(f"\n{gate_report.metrics_frame(c).to_string()}")
     lost = sum(bool(f.lost) for f in c.flips)
     listed = "; regression.md lists them" if c.flips else ""
@@ -323,6 +346,8 @@ def _evaluation_paths(args: argparse.Namespace) -> tuple[Path, Path]:
         raise UsageError("--max-drop X needs --baseline FILE, the run it drops from")
     if args.allow_lost is not None and args.baseline is None:
         raise UsageError("--allow-lost N needs --baseline FILE, the run answers are lost from")
+    if args.bluff_cost is not None and args.baseline is None:
+        raise UsageError("--bluff-cost X needs --baseline FILE, the run whose cost it weighs")
     if args.allow_missing and args.baseline is None:
         raise UsageError("--allow-missing needs --baseline FILE, the run questions go missing from")
     questions = args.questions or lab_questions()
