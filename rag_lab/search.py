@@ -31,6 +31,9 @@ if TYPE_CHECKING:  # types only: the core never imports the models
 
 RRF_K = 60
 """Reciprocal rank fusion's damping constant (the paper's and the chapter's)."""
+SERVED_TOKENIZER = "unicode"
+"""BM25's tokenizer on a user's documents, in ``ask`` and in ``evaluate`` alike (words of any
+script); the chapter's ``"ascii"`` is kept for the lab's corpus, which it reproduces."""
 
 
 class TextEncoder(Protocol):

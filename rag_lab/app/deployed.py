@@ -9,7 +9,8 @@ index asked with another strategy than it holds is stale.
 
 Retrievers: ``dense`` is :func:`rag_lab.app.index.retriever`; ``bm25`` and ``hybrid`` rank
 every indexed chunk exactly as the lab does (:func:`rag_lab.search.rank_one`, which the lab's
-``rank_all`` calls: the chapter's BM25 tokenizer over each chunk's embedded text, RRF with the
+``rank_all`` calls: BM25 with the tokenizer ``evaluate`` uses on a user's corpus
+(:data:`rag_lab.search.SERVED_TOKENIZER`) over each chunk's embedded text, RRF with the
 lab's k over dense's full ranking and the chunks BM25 retrieved). Their refusal is the gate's
 question-level rule: a question is refused when its dense nearest distance is not strictly
 under the cutoff (what ``evaluate`` measures as each query's ``nearest``); an answered one gets
@@ -31,7 +32,7 @@ from rag_lab.app.store import Status, Store
 from rag_lab.chunking import OVERLAP, STRATEGIES, TARGET
 from rag_lab.citations import Hit
 from rag_lab.gate import CUTOFF
-from rag_lab.search import RRF_K, ChunkIndex, TextEncoder, rank_one
+from rag_lab.search import RRF_K, SERVED_TOKENIZER, ChunkIndex, TextEncoder, rank_one
 
 STRATEGY_KEY = "strategy"
 """The ``meta`` key that records the chunking strategy of the index's chunks."""
@@ -40,8 +41,8 @@ CUTOFF_KEY = "cutoff"
 RETRIEVERS = ("dense", "bm25", "hybrid")
 SYSTEMS = {"bm25": "BM25", "hybrid": "hybrid"}
 """A ranked retriever's name among :func:`rag_lab.search.rank_one`'s rankings."""
-TOKENIZER = "ascii"
-"""BM25's tokenizer: the chapter's, as the lab's hybrid uses it."""
+TOKENIZER = SERVED_TOKENIZER
+"""BM25's tokenizer: the one ``evaluate --corpus`` measures a user's corpus with."""
 
 
 def pipeline_version(strategy: str) -> str:

@@ -38,7 +38,7 @@ from rag_lab.evaluation.runs import Rankings, rank_all
 from rag_lab.evaluation.sections import GateSkipped
 from rag_lab.progress import bar
 from rag_lab.questions import QuestionSet
-from rag_lab.search import TextEncoder, rank_one
+from rag_lab.search import SERVED_TOKENIZER, TextEncoder, rank_one
 from rag_lab.spans import SpanQuestion
 
 GATE_STRATEGY = "E"
@@ -364,8 +364,9 @@ def run(
         return evaluation, write(evaluation, out)
     qset = load_questions(questions, docs, expected=None)
     name = Path(corpus).resolve().name if corpus is not None else "the lab's corpus"
-    # The chapter's ASCII tokenizer reproduces the chapter; any other corpus gets Unicode words.
-    tokenizer = "ascii" if corpus is None else "unicode"
+    # The chapter's ASCII tokenizer reproduces the chapter; any other corpus is measured with
+    # the tokenizer `ask` serves it with.
+    tokenizer = "ascii" if corpus is None else SERVED_TOKENIZER
     evaluation = evaluate(
         docs,
         qset,

@@ -44,6 +44,15 @@ questions:
     course: "How often do I rotate the API key?"
     ticket: "api key rotate"
 """
+# Words the chapter's ASCII tokenizer drops: BM25 ranks them only as Unicode words.
+CYRILLIC = "# Ключи\n\nМеняйте ключ доступа каждый месяц.\n"
+CYRILLIC_QUESTION = """\
+  - id: q4
+    doc: ru
+    needle: "Меняйте ключ доступа каждый месяц."
+    course: "Как часто менять ключ доступа?"
+    ticket: "ключ месяц"
+"""
 
 
 @pytest.fixture
@@ -126,6 +135,8 @@ def test_ask_uses_the_stored_cutoff_unless_given(corpus, run):
 @pytest.mark.parametrize("kind", ["bm25", "hybrid"])
 def test_ask_serves_the_ranking_the_lab_and_evaluate_score(corpus, run, tmp_path, kind):
     docs, questions = corpus
+    (docs / "ru.md").write_text(CYRILLIC, encoding="utf-8")
+    questions.write_text(QUESTIONS + CYRILLIC_QUESTION, encoding="utf-8")
     assert run("index", docs)[0] == exits.OK
     out = tmp_path / "report"
     common = ("--corpus", docs, "--questions", questions, "--out", out)
@@ -139,7 +150,7 @@ def test_ask_serves_the_ranking_the_lab_and_evaluate_score(corpus, run, tmp_path
     # The lab's own ranking of the same corpus (chunks in the same order: by document id).
     doc_list = load_folder(docs)
     qset = load_questions(questions, doc_list, expected=None)
-    lab = Lab.of(doc_list, qset, HashEncoder())
+    lab = Lab.of(doc_list, qset, HashEncoder(), tokenizer=deployed.TOKENIZER)
     chunks = lab.index("E").chunks
     lab_ranks = rank_all(lab.index("E"), lab.queries, lab.encoder).by_system[deployed.SYSTEMS[kind]]
     with lifecycle.reading(index.default_path()) as store:
@@ -154,6 +165,15 @@ def test_ask_serves_the_ranking_the_lab_and_evaluate_score(corpus, run, tmp_path
         assert got["chunks"][0] == scored[q.id]["top chunk"]
         held = containing([stored[c] for c in got["chunks"]], q.needle, q.fold)
         assert scored[q.id]["rank"] == (held[0] + 1 if held else None)
+    # evaluate on the corpus (nothing built) scores the same ranks: the same BM25 words
+    memory = tmp_path / "memory"
+    on_corpus = (*common[:4], "--out", memory, "--retriever", kind)
+    assert run("evaluate", *on_corpus)[0] == exits.OK
+    report = json.loads((memory / "report.json").read_text(encoding="utf-8"))
+    assert report["stamps"]["bm25 tokenizer"] == deployed.TOKENIZER
+    assert {q["id"]: q["rank"] for q in report["deployment"]["queries"]} == {
+        i: q["rank"] for i, q in scored.items()
+    }
 
 
 def test_calibrate_stores_the_twin_cutoff_that_ask_then_uses(corpus, run, tmp_path):
