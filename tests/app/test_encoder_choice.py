@@ -238,3 +238,6 @@ def test_evaluate_stamps_the_encoder_and_the_gate_lists_its_change(tmp_path, cap
         ["lost answers"],
         ["t1"],
     )
+    code, lab = evaluate(tmp_path / "l3-lab", "--encoder", L3, "--lab")
+    assert code == exits.OK and lab["lab"] is True and lab["claims"] != []
+    assert lab["stamps"]["encoder"] == new["stamps"]["encoder"]
