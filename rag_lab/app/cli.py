@@ -29,7 +29,7 @@ from rag_lab.app.commands.indexing import run_index, run_retry
 from rag_lab.app.commands.questions import run_questions
 from rag_lab.app.commands.status import run_status
 from rag_lab.app.exits import CLOSED, TERMINATED, exit_status, nearest
-from rag_lab.app.index import BackendMismatch, DamagedMeta, UnknownBackend
+from rag_lab.app.index import BackendMismatch, DamagedMeta, OnnxOnly, UnknownBackend
 from rag_lab.app.store import (
     IndexBusy,
     IndexDamaged,
@@ -134,6 +134,7 @@ _ADVICE: dict[type[RagLabError], str] = {
     IndexReadOnly: "; make it writable, or choose another file with --index PATH",
     IndexInaccessible: "; check the disk and its permissions",
     UnknownBackend: "; rebuild it: rag-lab index {folder} --rebuild",
+    OnnxOnly: "; leave out --backend (it is then onnx), or choose another --encoder",
     lifecycle.IndexNameTooLong: "; choose a shorter name: --index PATH",
     DamagedMeta: (
         ". Index the folder with the PDF options you want (--pdf-extractor, "
@@ -178,16 +179,18 @@ def _advice(err: RagLabError) -> str:
 
 
 def _mismatch(err: BackendMismatch, args: argparse.Namespace) -> str:
-    """A ``--backend`` the index was not built with: what ``ask`` or ``index`` can do."""
-    rebuild = f"rag-lab index {err.folder or 'DIR'} --rebuild --backend {err.requested}"
-    if args.command == "ask":
+    """A ``--backend`` or ``--encoder`` (``err.option``) the index was not built with: what
+    ``ask``, ``evaluate --index`` or ``index`` can do."""
+    option = f"--{err.option}"
+    rebuild = f"rag-lab index {err.folder or 'DIR'} --rebuild {option} {err.requested}"
+    if args.command in ("ask", "evaluate"):
         return (
-            f"the index {args.index} was built with the {err.held} encoder backend; a question "
+            f"the index {args.index} was built with the {err.held} {err.what}; a question "
             f"embedded by {err.requested} is not comparable with its vectors. Leave out "
-            f"--backend (ask uses the index's), or rebuild the index with it: {rebuild}"
+            f"{option} ({args.command} uses the index's), or rebuild the index with it: {rebuild}"
         )
     return (
-        f"this index was built with the {err.held} encoder backend, and vectors of "
+        f"this index was built with the {err.held} {err.what}, and vectors of "
         f"{err.requested} are not comparable with them; re-embed every document with: {rebuild}"
     )
 

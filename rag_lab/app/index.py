@@ -5,9 +5,10 @@ them is a number with no meaning, and a half-migrated index returns confident no
 So every document records the :class:`~rag_lab.app.store.Stamp` of its vectors, and
 :func:`retriever` refuses to search when any document's stamp differs from the stamp
 the query would be embedded with: it names the stale documents and says how to rebuild.
-The encoder backend (torch, ONNX fp32 or int8: different fingerprints, so different stamps)
-is recorded in the index's ``meta``, so that a query is embedded by the encoder that built
-the index; one rule chooses it for every command (:func:`resolve_backend`).
+The encoder (all-MiniLM-L6-v2 or paraphrase-MiniLM-L3-v2) and its backend (torch, ONNX fp32
+or int8: different fingerprints, so different stamps) are recorded in the index's ``meta``,
+so that a query is embedded by the encoder that built the index; one rule chooses them for
+every command (:func:`resolve_encoder`, :func:`resolve_backend`).
 
 Failed documents hold no vectors and never block a search; :func:`status` lists them with
 their reasons. Storage is behind :class:`~rag_lab.app.store.Store`.
@@ -44,7 +45,7 @@ from rag_lab.chunking import OVERLAP, TARGET
 from rag_lab.citations import Hit, Paged
 from rag_lab.environ import lock_seconds
 from rag_lab.errors import BadInput, UnusableIndex
-from rag_lab.models.encoder import BACKENDS
+from rag_lab.models.encoder import BACKENDS, DEFAULT_ENCODER, ENCODERS
 from rag_lab.models.encoder import DEFAULT_BACKEND as ENCODER_DEFAULT
 from rag_lab.models.minilm import Fingerprint
 from rag_lab.search import TextEncoder
@@ -67,6 +68,10 @@ LEGACY_BACKEND = "torch"
 """The backend of an index that records none and whose stamps match no backend here."""
 BACKEND_KEY = "backend"
 """The ``meta`` key that records the backend the index's vectors were embedded with."""
+ENCODER_KEY = "encoder"
+"""The ``meta`` key that records the encoder (one of :data:`ENCODERS`) of the index's vectors."""
+ONNX_ONLY = tuple(e for e in ENCODERS if e != DEFAULT_ENCODER)
+"""Encoders that ship as one ONNX graph: their one backend is ``onnx``."""
 PDF_OPTIONS_KEY = "pdf_options"
 """The ``meta`` key holding the :class:`~rag_lab.sources.folder.PdfOptions` of the last
 ``index`` run, as JSON, so that ``retry`` reads the failed PDFs as that run did."""
@@ -99,23 +104,48 @@ class StaleIndexError(UnusableIndex, RuntimeError):
 class UnknownBackend(UnusableIndex, RuntimeError):
     """The index records an encoder backend this version does not know."""
 
+    what, known = "encoder backend", BACKENDS
+
     def __init__(self, backend: str, folder: str | None) -> None:
         super().__init__(
-            f"the index records the encoder backend {backend!r}, which this rag_lab does not "
-            f"know (it knows {', '.join(BACKENDS)})"
+            f"the index records the {self.what} {backend!r}, which this rag_lab does not "
+            f"know (it knows {', '.join(self.known)})"
         )
         self.backend, self.folder = backend, folder
+
+
+class UnknownEncoder(UnknownBackend):
+    """The index records an encoder this version does not know (``backend`` holds it)."""
+
+    what, known = "encoder", ENCODERS
 
 
 class BackendMismatch(BadInput, ValueError):
     """A backend was asked for that differs from the one the index's vectors were made by."""
 
+    option, what, kinds = "backend", "encoder backend", "backends"
+    """What differs: its ``meta`` key (and option), its words, and their plural."""
+
     def __init__(self, held: str, requested: str, folder: str | None) -> None:
         super().__init__(
-            f"the index was built with the {held} encoder backend, not {requested}: vectors "
-            "of two backends are not comparable"
+            f"the index was built with the {held} {self.what}, not {requested}: vectors "
+            f"of two {self.kinds} are not comparable"
         )
         self.held, self.requested, self.folder = held, requested, folder
+
+
+class EncoderMismatch(BackendMismatch):
+    """An encoder was asked for that differs from the one the index's vectors were made by."""
+
+    option, what, kinds = "encoder", "encoder", "encoders"
+
+
+class OnnxOnly(BadInput, ValueError):
+    """A backend other than ``onnx`` for an encoder of :data:`ONNX_ONLY`."""
+
+    def __init__(self, encoder: str, backend: str) -> None:
+        super().__init__(f"{encoder} ships as one ONNX graph: its backend is onnx, not {backend}")
+        self.encoder, self.backend = encoder, backend
 
 
 class DamagedMeta(UnusableIndex, ValueError):
@@ -325,6 +355,54 @@ def resolve_backend(requested: str | None, store: Store | None, *, rebuild: bool
     return requested or held or DEFAULT_BACKEND
 
 
+def recorded_encoder(store: Store) -> str | None:
+    """The encoder the index was built with; None for an index with no vectors yet.
+
+    An index written before encoders were recorded holds all-MiniLM-L6-v2's vectors (the
+    only encoder then), if it holds any. Raises :class:`UnknownEncoder` for one this
+    version does not know.
+    """
+    held = store.meta(ENCODER_KEY)
+    if held is None:
+        stamped = any(r.stamp is not None for r in store.documents())
+        return DEFAULT_ENCODER if stamped else None
+    if held not in ENCODERS:
+        raise UnknownEncoder(held, store.meta("folder"))
+    return held
+
+
+def resolve_encoder(
+    requested: str | None,
+    backend: str | None,
+    store: Store | None,
+    *,
+    rebuild: bool = False,
+) -> tuple[str, str]:
+    """The encoder and its backend of a run on ``store``: one rule for every command.
+
+    The encoder is ``requested`` (``--encoder``) when given, else the one the index was built
+    with (:func:`recorded_encoder`), else :data:`DEFAULT_ENCODER`; one that differs from the
+    index's raises :class:`EncoderMismatch`, unless ``rebuild`` (which re-embeds every
+    document, and replaces an encoder this version does not know, else
+    :class:`UnknownEncoder`). Its backend is ``onnx`` for an encoder of :data:`ONNX_ONLY`
+    (another ``backend`` raises :class:`OnnxOnly`), else :func:`resolve_backend`'s.
+    """
+    try:
+        held = recorded_encoder(store) if store is not None else None
+    except UnknownEncoder:
+        if not rebuild:
+            raise
+        held = None
+    if requested is not None and held is not None and requested != held and not rebuild:
+        raise EncoderMismatch(held, requested, store.meta("folder"))
+    encoder = requested or held or DEFAULT_ENCODER
+    if encoder in ONNX_ONLY:
+        if backend not in (None, "onnx"):
+            raise OnnxOnly(encoder, backend)
+        return encoder, "onnx"
+    return encoder, resolve_backend(backend, store, rebuild=rebuild)
+
+
 def stamped_backend(keys: set[str]) -> str:
     """The backend whose fingerprint key is among ``keys`` (torch first, then exported graphs);
     :data:`LEGACY_BACKEND` when none is: the index is then stale, and the stale check says so."""
@@ -461,7 +539,11 @@ def check(store: Store) -> list[str]:
     problems = [f"{store.engine} integrity check: {line}" for line in store.integrity()]
     if problems:
         return problems
-    for key, read in ((BACKEND_KEY, recorded_backend), (PDF_OPTIONS_KEY, recorded_pdf_options)):
+    for key, read in (
+        (BACKEND_KEY, recorded_backend),
+        (ENCODER_KEY, recorded_encoder),
+        (PDF_OPTIONS_KEY, recorded_pdf_options),
+    ):
         try:
             read(store)
         except UnknownBackend as err:

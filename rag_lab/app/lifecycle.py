@@ -11,7 +11,7 @@ The policy every caller that reads or changes an index keeps (the ``rag-lab`` co
 - A rebuild (:func:`plan_rebuild`, then :func:`rebuilding`) builds a fresh index beside the
   old one (``<index>.rebuild``) and swaps it in atomically when it is complete: it also
   replaces a damaged index, an interrupted one leaves the old index as it was, and it is
-  how an index changes its encoder backend (:func:`~rag_lab.app.index.resolve_backend`).
+  how an index changes its encoder or its backend (:func:`~rag_lab.app.index.resolve_encoder`).
 - An index given through a symbolic link is its target (:func:`index_file`): SQLite writes
   its journal beside the target, and so do the lock and a rebuild, which replaces the
   target and keeps the link.
@@ -27,7 +27,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from rag_lab.app.index import BACKEND_KEY, Location, open_index, resolve_backend
+from rag_lab.app.index import BACKEND_KEY, ENCODER_KEY, Location, open_index, resolve_encoder
 from rag_lab.app.ingest import check_folder
 from rag_lab.app.store import (
     BUSY_SECONDS,
@@ -44,6 +44,7 @@ from rag_lab.app.store import (
 )
 from rag_lab.environ import lock_seconds
 from rag_lab.errors import BadInput
+from rag_lab.models.encoder import DEFAULT_ENCODER
 
 REBUILD_SUFFIX = ".rebuild"
 """The fresh index of a rebuild is ``<index><suffix>`` until it is swapped in."""
@@ -187,34 +188,40 @@ class RebuildPlan:
     """The encoder backend of the fresh index."""
     damaged: str | None = None
     """Why the old index could not be read, when it could not (it is replaced all the same)."""
+    encoder: str = DEFAULT_ENCODER
+    """The encoder of the fresh index."""
 
 
-def plan_rebuild(path: Location, folder: Path, requested: str | None) -> RebuildPlan:
-    """The folder and backend of a rebuild of the index at ``path`` from ``folder``.
+def plan_rebuild(
+    path: Location, folder: Path, requested: str | None, encoder: str | None = None
+) -> RebuildPlan:
+    """The folder, encoder and backend of a rebuild of the index at ``path`` from ``folder``.
 
-    The backend is :func:`~rag_lab.app.index.resolve_backend`'s with ``rebuild``: the one
-    requested, else the old index's, else the default. An old index of another folder is
-    refused (:class:`~rag_lab.sources.folder.IngestError`); a damaged one is noted. Hold
-    the writer lock (:func:`writer`).
+    They are :func:`~rag_lab.app.index.resolve_encoder`'s with ``rebuild`` (``requested``
+    is the backend asked for, ``encoder`` the encoder): the ones asked for, else the old
+    index's, else the defaults. An old index of another folder is refused
+    (:class:`~rag_lab.sources.folder.IngestError`); a damaged one is noted. Hold the writer
+    lock (:func:`writer`).
     """
     root = folder.resolve()
     held, damaged = None, None
-    backend = resolve_backend(requested, None, rebuild=True)
+    chosen = resolve_encoder(encoder, requested, None, rebuild=True)
     try:
         with reading(path) as old:
             held = old.meta("folder")
-            backend = resolve_backend(requested, old, rebuild=True)
+            chosen = resolve_encoder(encoder, requested, old, rebuild=True)
     except IndexMissing:
         pass
     except IndexDamaged as err:
         damaged = err.what
     check_folder(held, root)
-    return RebuildPlan(root, backend, damaged)
+    return RebuildPlan(root, chosen[1], damaged, chosen[0])
 
 
 @contextmanager
-def rebuilding(path: Location, backend: str) -> Iterator[Store]:
-    """A fresh index beside ``path``, recording ``backend``, swapped in when the block ends.
+def rebuilding(path: Location, backend: str, encoder: str = DEFAULT_ENCODER) -> Iterator[Store]:
+    """A fresh index beside ``path``, recording ``encoder`` and ``backend``, swapped in when
+    the block ends.
 
     Until then the old index is untouched (readers keep reading it); if the block raises
     (or the process dies), the fresh file is removed, or by the next rebuild, and the old
@@ -224,7 +231,7 @@ def rebuilding(path: Location, backend: str) -> Iterator[Store]:
     next writer.
     """
     if isinstance(path, MilvusLocation):
-        with _milvus_rebuilding(path, backend) as store:
+        with _milvus_rebuilding(path, backend, encoder) as store:
             yield store
         return
     fresh = path.with_name(path.name + REBUILD_SUFFIX)
@@ -233,7 +240,7 @@ def rebuilding(path: Location, backend: str) -> Iterator[Store]:
         stale.unlink(missing_ok=True)
     try:
         with open_index(fresh) as store:
-            store.set_meta(BACKEND_KEY, backend)
+            _record_encoder(store, backend, encoder)
             yield store
         # A hot journal of the old file must never be played into the new one.
         journals[1].unlink(missing_ok=True)
@@ -244,10 +251,10 @@ def rebuilding(path: Location, backend: str) -> Iterator[Store]:
 
 
 @contextmanager
-def _milvus_rebuilding(where: MilvusLocation, backend: str) -> Iterator[Store]:
+def _milvus_rebuilding(where: MilvusLocation, backend: str, encoder: str) -> Iterator[Store]:
     store = MilvusStore.fresh_generation(where)
     try:
-        store.set_meta(BACKEND_KEY, backend)
+        _record_encoder(store, backend, encoder)
         yield store
         store.promote()
     except BaseException:
@@ -255,6 +262,11 @@ def _milvus_rebuilding(where: MilvusLocation, backend: str) -> Iterator[Store]:
         raise
     finally:
         store.close()
+
+
+def _record_encoder(store: Store, backend: str, encoder: str) -> None:
+    store.set_meta(BACKEND_KEY, backend)
+    store.set_meta(ENCODER_KEY, encoder)
 
 
 def _name_max(folder: Path) -> int:

@@ -8,7 +8,7 @@ import json
 import sys
 
 from rag_lab.app import deployed, index, lifecycle, output
-from rag_lab.app.commands import UsageError, encoder_for
+from rag_lab.app.commands import UsageError, index_encoder
 from rag_lab.app.exits import OK
 from rag_lab.models.encoder import Encoder
 from rag_lab.pipeline import Refusal, answer
@@ -21,7 +21,7 @@ def run_ask(args: argparse.Namespace) -> int:
     _check_utf8(args.question)
     # The store stays open: the retriever reads the vectors once and the hits' texts last.
     with lifecycle.reading(args.index) as store:
-        encoder = encoder_for(index.resolve_backend(args.backend, store))
+        encoder = index_encoder(store, args.encoder, args.backend)
         strategy = deployed.recorded_strategy(store)
         retriever = deployed.serving(store, encoder, args.retriever, strategy)
         version = deployed.pipeline_version(strategy)

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 from rag_lab import paths, progress
 from rag_lab.app import deployed, index, lifecycle
-from rag_lab.app.commands import UsageError, encoder_for
+from rag_lab.app.commands import UsageError, encoder_for, index_encoder
 from rag_lab.app.exits import OK, REGRESSED
 from rag_lab.questions import QuestionsError
 from rag_lab.sources import folder
@@ -40,6 +40,9 @@ def run_evaluate(args: argparse.Namespace) -> int:
     if args.baseline is not None:
         with _baseline_words(regression.BaselineError):
             baseline = regression.read_report(args.baseline)
+    encoder = None  # a corpus evaluation's: the default unless --encoder (a built index's own)
+    if args.encoder is not None and args.index is None:
+        encoder = encoder_for(*index.resolve_encoder(args.encoder, None, None))
     with _read_once(questions) as readable, _writing_into(out):
         if baseline is not None:  # of the kind this run will be: else pairing fails at the end
             with _baseline_words(regression.BaselineError):
@@ -53,6 +56,7 @@ def run_evaluate(args: argparse.Namespace) -> int:
                     args.corpus,
                     readable,
                     out,
+                    encoder=encoder,
                     strategy=args.strategy,
                     cutoff=args.cutoff,
                     trec=args.trec,
@@ -165,7 +169,7 @@ def _evaluate_index(args: argparse.Namespace, questions: Path) -> Evaluation:
             )
         given = args.cutoff if "cutoff" in args.given else None
         cutoff = deployed.resolve_cutoff(given, store)
-        encoder = encoder_for(index.resolve_backend(None, store))
+        encoder = index_encoder(store, args.encoder)
         retriever = deployed.serving(store, encoder, args.retriever, strategy)
         version = deployed.pipeline_version(strategy)
         st = index.status(store, index.current_stamp(encoder.fingerprint, version))
@@ -220,7 +224,7 @@ def _calibrate(args: argparse.Namespace, qset, questions: Path) -> None:
         )
     with lifecycle.reading(args.index, check=True) as store:
         strategy = deployed.recorded_strategy(store)
-        encoder = encoder_for(index.resolve_backend(None, store))
+        encoder = index_encoder(store, args.encoder)
         retriever = deployed.serving(store, encoder, "dense", strategy)
         got = served.calibration(retriever, qset, strategy)
     if not got.met:  # distance alone cannot tell a near miss from its answer: store nothing

@@ -9,10 +9,11 @@ import sys
 from pathlib import Path
 
 from rag_lab.app import deployed, index, ingest, lifecycle, output
-from rag_lab.app.commands import UsageError, encoder_for
+from rag_lab.app.commands import UsageError, encoder_for, index_encoder
 from rag_lab.app.exits import OK, PARTIAL
 from rag_lab.app.ingest import IngestReport
 from rag_lab.app.store import IndexDamaged, IndexMissing, MilvusLocation, Store
+from rag_lab.models.encoder import DEFAULT_ENCODER
 from rag_lab.search import TextEncoder
 from rag_lab.sources import folder
 from rag_lab.text import printable
@@ -25,10 +26,11 @@ def run_index(args: argparse.Namespace) -> int:
     if args.rebuild:
         with lifecycle.writer(args.index):
             return _rebuild(args)
-    early = None
+    early, chose = None, None
     if not lifecycle.exists(args.index):  # the encoder first: one that fails leaves nothing
         lifecycle.check_writable(args.index)
-        early = encoder_for(index.resolve_backend(args.backend, None))
+        chose = index.resolve_encoder(args.encoder, args.backend, None)
+        early = encoder_for(*chose)
     with lifecycle.writing(args.index) as store:
         held = deployed.held_strategy(store)
         strategy = args.strategy or held or index.STRATEGY
@@ -38,13 +40,14 @@ def run_index(args: argparse.Namespace) -> int:
                 f"vectors of two chunkings are not comparable; re-chunk every document with: "
                 f"rag-lab index {args.folder} --strategy {strategy} --rebuild"
             )
-        backend = index.resolve_backend(args.backend, store)
-        encoder = early if early is not None and early.backend == backend else encoder_for(backend)
+        name, backend = index.resolve_encoder(args.encoder, args.backend, store)
+        encoder = early if chose == (name, backend) else encoder_for(name, backend)
         store.set_meta(index.BACKEND_KEY, backend)
+        store.set_meta(index.ENCODER_KEY, name)
         _store_cutoff(args, store)
         print(
             f"indexing {printable(str(args.folder.resolve()))} into {printable(str(args.index))} "
-            f"(encoder: {backend}) with strategy {strategy}"
+            f"(encoder: {_label(name, backend)}) with strategy {strategy}"
         )
         text, status = _index(args, args.folder, store, encoder, strategy, prune=args.prune)
     print(text)  # after the run: a reader gone (| head) loses words, not work
@@ -53,7 +56,7 @@ def run_index(args: argparse.Namespace) -> int:
 
 def _rebuild(args: argparse.Namespace) -> int:
     """A fresh index beside the old one, swapped in when complete (works on a damaged one)."""
-    plan = lifecycle.plan_rebuild(args.index, args.folder, args.backend)
+    plan = lifecycle.plan_rebuild(args.index, args.folder, args.backend, args.encoder)
     held, record = _held(args.index)
     strategy = args.strategy or held or index.STRATEGY
     if record is not None and held != strategy and args.cutoff is None:
@@ -68,13 +71,14 @@ def _rebuild(args: argparse.Namespace) -> int:
             f"note: {printable(str(args.index))} is damaged; building a fresh index",
             file=sys.stderr,
         )
-    encoder = encoder_for(plan.backend)
+    encoder = encoder_for(plan.encoder, plan.backend)
     fresh = "generation" if isinstance(args.index, MilvusLocation) else "file"
     print(
         f"rebuilding {printable(str(plan.folder))} into {printable(str(args.index))} (encoder: "
-        f"{plan.backend}; a fresh {fresh}, swapped in when complete) with strategy {strategy}"
+        f"{_label(plan.encoder, plan.backend)}; a fresh {fresh}, swapped in when complete) "
+        f"with strategy {strategy}"
     )
-    with lifecycle.rebuilding(args.index, plan.backend) as store:
+    with lifecycle.rebuilding(args.index, plan.backend, plan.encoder) as store:
         if record is not None:  # the cutoff and its evidence still hold: same chunks
             deployed.store_cutoff(store, **record)
         _store_cutoff(args, store)
@@ -85,11 +89,17 @@ def _rebuild(args: argparse.Namespace) -> int:
 
 def run_retry(args: argparse.Namespace) -> int:
     with lifecycle.writing(args.index, create=False) as store:
-        encoder = encoder_for(index.resolve_backend(None, store))
+        encoder = index_encoder(store)
         report = ingest.retry(store, encoder, index=lifecycle.on_disk(args.index))
         text, status = _reported(args, store, report)
     print(text)
     return status
+
+
+def _label(name: str, backend: str) -> str:
+    """The encoder in the run's first line: its backend, and its name when it is not the
+    chapter's (all-MiniLM-L6-v2)."""
+    return backend if name == DEFAULT_ENCODER else f"{name}, {backend}"
 
 
 def _held(where: index.Location) -> tuple[str | None, dict | None]:

@@ -7,7 +7,7 @@ import argparse
 import json
 
 from rag_lab.app import deployed, index, lifecycle, output
-from rag_lab.app.commands import encoder_for
+from rag_lab.app.commands import index_encoder
 from rag_lab.app.exits import ERROR, OK
 from rag_lab.app.store import IndexDamaged
 from rag_lab.chunking import STRATEGIES
@@ -19,7 +19,7 @@ def run_status(args: argparse.Namespace) -> int:
     if args.check:
         return _check(args)
     with lifecycle.reading(args.index, check=True) as store:
-        encoder = encoder_for(index.resolve_backend(None, store))
+        encoder = index_encoder(store)
         strategy = deployed.recorded_strategy(store)
         version = deployed.pipeline_version(strategy)
         st = index.status(store, index.current_stamp(encoder.fingerprint, version))
