@@ -10,6 +10,7 @@ import errno
 import json
 import os
 import stat
+import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -17,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from rag_lab import paths, progress
 from rag_lab.app import deployed, index, lifecycle
-from rag_lab.app.commands import UsageError, encoder_for
+from rag_lab.app.commands import UsageError, encoder_for, index_option
 from rag_lab.app.exits import OK, REGRESSED
 from rag_lab.questions import QuestionsError
 from rag_lab.sources import folder
@@ -40,6 +41,8 @@ def run_evaluate(args: argparse.Namespace) -> int:
     if args.baseline is not None:
         with _baseline_words(regression.BaselineError):
             baseline = regression.read_report(args.baseline)
+    if args.index is not None:  # before the questions are checked against the corpus
+        check_corpus(args)
     with _read_once(questions) as readable, _writing_into(out):
         if baseline is not None:  # of the kind this run will be: else pairing fails at the end
             with _baseline_words(regression.BaselineError):
@@ -181,6 +184,36 @@ def _evaluate_index(args: argparse.Namespace, questions: Path) -> Evaluation:
             questions_file=questions,
             served={"retriever": args.retriever, "cutoff source": cutoff.source},
         )
+
+
+def check_corpus(args: argparse.Namespace) -> None:
+    """``evaluate --index/--store``: the corpus the questions are checked against (``--corpus``,
+    else the lab's) against the index's documents (:func:`~rag_lab.app.deployed.corpus_match`).
+    None of them there with the same bytes: a usage error (the questions would be checked
+    against other documents than the index serves). Some differ: a warning on stderr saying
+    how many (an index behind its folder is measured as it serves)."""
+    corpus = args.corpus or corpus_dir()
+    with lifecycle.reading(args.index) as store:
+        held = store.meta("folder") or "a folder it does not record"
+        match = deployed.corpus_match(store, corpus)
+    where = index_option(args.index)
+    if not match.documents or not match.differ:
+        return
+    if not match.same:
+        lab = "" if args.corpus is not None else " (without --corpus, the lab's corpus)"
+        raise UsageError(
+            f"{where} holds {match.documents} documents of {held}, and none of them is in "
+            f"{corpus}{lab} with the same bytes (sha256): the questions would be checked "
+            "against documents the index does not serve; give --corpus DIR, the folder it was "
+            "built from"
+        )
+    print(
+        f"warning: {where} and {corpus} differ in {match.differ} documents ({match.changed} "
+        f"changed, {match.only_index} only in the index, {match.only_folder} only in the "
+        f"folder; {match.same} the same): the report measures the index as it serves; index "
+        "the folder again to measure it as the folder is",
+        file=sys.stderr,
+    )
 
 
 def _calibrate(args: argparse.Namespace, qset, questions: Path) -> None:
