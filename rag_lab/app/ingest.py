@@ -180,11 +180,15 @@ def folder_root(folder: str | os.PathLike) -> Path:
     return root
 
 
+class OtherFolder(IngestError):
+    """The index holds another folder (the command line names how to give another index)."""
+
+
 def check_folder(held: str | None, root: Path) -> None:
-    """An index holds one folder: raise :class:`IngestError` if it holds ``held``, not ``root``."""
+    """An index holds one folder: raise :class:`OtherFolder` if it holds ``held``, not ``root``."""
     if held is not None and held != str(root):
-        raise IngestError(
-            [f"this index holds {held}, not {root}; index another folder with --index PATH"]
+        raise OtherFolder(
+            [f"this index holds {held}, not {root}; index another folder into another index"]
         )
 
 

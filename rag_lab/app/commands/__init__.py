@@ -11,14 +11,11 @@ or rebuild the index, :mod:`rag_lab.app.index`, :mod:`rag_lab.app.ingest`,
 - :mod:`.evaluate`: ``evaluate``, the one command that hands over to the evaluation library.
 - :mod:`.questions`: ``questions check``, a question file against a corpus, no index.
 
-Here, what they share: :class:`UsageError`, the encoder (:func:`encoder_for`) and the option
-that names an index as the user gave it (:func:`index_option`).
+Here, what they share: :class:`UsageError` and the encoder (:func:`encoder_for`).
 """
 
 from __future__ import annotations
 
-from rag_lab.app.index import Location
-from rag_lab.app.store import MilvusLocation
 from rag_lab.errors import BadInput
 from rag_lab.models.encoder import Encoder
 
@@ -36,15 +33,3 @@ def encoder_for(backend: str) -> Encoder:
             f"the {backend} backend needs {err.name or 'a package'} ({err}); reinstall "
             "rag_lab (pip install rag_lab: it is a base dependency), or choose another --backend"
         ) from None
-
-
-def index_option(index: Location) -> str:
-    """The option that names ``index`` as the user gave it: ``--store URI`` for Milvus (its
-    password hidden), ``--index PATH`` for a SQLite file; what a command to type repeats.
-
-    >>> index_option(MilvusLocation.parse("kb.db#docs")).split("/")[0]
-    '--store '
-    """
-    if isinstance(index, MilvusLocation):
-        return f"--store {index}"
-    return f"--index {index}"

@@ -18,8 +18,9 @@ from typing import TYPE_CHECKING
 
 from rag_lab import paths, progress
 from rag_lab.app import deployed, index, lifecycle
-from rag_lab.app.commands import UsageError, encoder_for, index_option
+from rag_lab.app.commands import UsageError, encoder_for
 from rag_lab.app.exits import OK, REGRESSED
+from rag_lab.app.values import index_in_command, index_option
 from rag_lab.questions import QuestionsError
 from rag_lab.sources import folder
 from rag_lab.sources.d2l import corpus_dir
@@ -236,7 +237,7 @@ def _calibrate(args: argparse.Namespace, qset, questions: Path) -> None:
     if not got.met:  # distance alone cannot tell a near miss from its answer: store nothing
         raise UsageError(
             f"--calibrate stored nothing: {got.line()}; give a cutoff with "
-            "rag-lab index DIR --cutoff X, or drop --calibrate"
+            f"rag-lab index DIR --cutoff X{index_in_command(args.index)}, or drop --calibrate"
         )
     held = got.held_out
     evidence = {
