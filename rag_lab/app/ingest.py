@@ -156,7 +156,7 @@ def index_folder(
     for r in records:
         why = unseen.get(r.id)
         if why is not None:
-            store.fail(r.id, r.path, None, why)
+            _fail(store, r, r.id, r.path, None, why)
             report.failed[r.id] = why
     store.remove(gone)
     return dataclasses.replace(
@@ -268,7 +268,7 @@ def _ingest(
             if not chunks:
                 raise Unreadable("nothing to index: no text outside headings", digest)
         except Unreadable as err:
-            store.fail(source.id, source.path, err.sha256, err.reason)
+            _fail(store, prev, source.id, source.path, err.sha256, err.reason)
             failed[source.id] = err.reason
             continue
         try:  # a document past the store's limits fails alone, left as it was
@@ -281,7 +281,7 @@ def _ingest(
                     source.path, digest, doc.title, current, reading=got.reading, pages=pages
                 )
         except DocumentTooLarge as err:
-            store.fail(source.id, source.path, digest, err.reason)
+            _fail(store, prev, source.id, source.path, digest, err.reason)
             failed[source.id] = err.reason
             continue
         indexed.append(source.id)
@@ -304,6 +304,23 @@ def _ingest(
         warned=warned,
         renamed=renamed,
     )
+
+
+def _fail(
+    store: Store,
+    prev: DocumentRecord | None,
+    doc_id: str,
+    path: str,
+    sha256: str | None,
+    reason: str,
+) -> None:
+    """Record that document ``doc_id`` (at ``path``) failed; one whose record ``prev`` says it
+    failed already, its file, bytes and reason the same, is left as it is: a folder of
+    failed files is not rewritten on every run."""
+    held = prev is not None and prev.status is Status.FAILED
+    if held and (prev.path, prev.sha256, prev.reason) == (path, sha256, reason):
+        return
+    store.fail(doc_id, path, sha256, reason)
 
 
 def _settle(store: Store, prev: DocumentRecord, current: Stamp, rebuild: bool) -> str | None:
