@@ -293,6 +293,26 @@ BEHIND = {**GOOD, "b.md": "# Beta\n\nAn older beta.\n", "e.md": "# Epsilon\n\nGo
 """The row's corpus as it was: ``b.md`` changed since, ``e.md`` removed since."""
 
 
+def a_file_named_kb_db(run, docs, path, tmp_path, monkeypatch):
+    milvus()
+    (tmp_path / "kb.db").write_text("notes\n")
+
+
+def an_empty_folder_kb_db(run, docs, path, tmp_path, monkeypatch):
+    milvus()
+    (tmp_path / "kb.db").mkdir()
+
+
+def beside_kb_db(tmp_path: Path) -> str:
+    """What is left: the names in ``{tmp}`` that begin ``kb.db``, and what the folder
+    ``{tmp}/kb.db`` holds (a lock beside a refused file, or a skeleton written into an
+    empty folder, shows)."""
+    here = sorted(p.name for p in tmp_path.iterdir() if p.name.startswith("kb.db"))
+    folder = tmp_path / "kb.db"
+    inside = sorted(p.name for p in folder.iterdir()) if folder.is_dir() else []
+    return f"{', '.join(here)}; inside: {', '.join(inside) or 'nothing'}"
+
+
 # --- what is left ---------------------------------------------------------------------
 
 
@@ -421,6 +441,13 @@ CASES = [
     ("--index of another folder, --corpus", indexed("d2", OTHER, "d2.sqlite"), ["evaluate", "--index", "{tmp}/d2.sqlite", *EVALUATE[1:]], 2, "--index {tmp}/d2.sqlite holds 2 documents of {tmp}/d2, and none of them is in {docs} with the same bytes", "absent"),
     ("--index of the folder as it was, --corpus", indexed("d2", BEHIND, "d2.sqlite"), ["evaluate", "--index", "{tmp}/d2.sqlite", *EVALUATE[1:]], 0, "warning: --index {tmp}/d2.sqlite and {docs} differ in 2 documents (1 changed, 1 only in the index, 0 only in the folder; 2 the same)", "written, strict JSON"),
     ("--index of the same folder, --corpus: no warning", indexed(), ["evaluate", "--index", "{tmp}/index.sqlite", *EVALUATE[1:]], 0, "wrote {tmp}/r/report.md", "written, strict JSON"),
+    # low: the report written inside the corpus folder
+    ("--out inside the corpus", good_questions, [*EVALUATE[:-1], "{docs}/r"], 2, "--out {docs}/r is inside the corpus {docs}", "absent"),
+    ("--out the corpus itself", good_questions, [*EVALUATE[:-1], "{docs}/sub/.."], 2, "--out {docs}/sub/.. is inside the corpus {docs}", "absent"),
+    # low: a lock written beside a refused file; a reader writing into an empty folder
+    ("index --store a file kb.db", a_file_named_kb_db, ["index", "{docs}", "--store", "{tmp}/kb.db"], 2, "{tmp}/kb.db is a file, not a Milvus Lite folder; refusing to touch it; choose another --store URI#NAME", (beside_kb_db, "kb.db; inside: nothing")),
+    ("status --store an empty folder", an_empty_folder_kb_db, ["status", "--store", "{tmp}/kb.db"], 2, "no index at {tmp}/kb.db: run rag-lab index DIR --store {tmp}/kb.db first", (beside_kb_db, "kb.db; inside: nothing")),
+    ("ask --store an empty folder", an_empty_folder_kb_db, ["ask", "tensors", "--store", "{tmp}/kb.db"], 2, "no index at {tmp}/kb.db", (beside_kb_db, "kb.db; inside: nothing")),
     # strict JSON everywhere the app writes JSON
     ("one chunk, two questions: twin distances infinite", one_chunk_corpus, ["evaluate", "--corpus", "{tmp}/one", "--questions", "{tmp}/q.yaml", "--out", "{tmp}/r"], 0, "wrote {tmp}/r/report.md", "written, strict JSON"),
     ("a sound baseline, compared", baseline(work=True), [*EVALUATE, "--baseline", "{tmp}/base.json"], 0, "in {tmp}/r", "written, strict JSON"),
@@ -446,7 +473,10 @@ def test_each_case(env, tmp_path, monkeypatch, setup, argv, code, fragment, afte
     assert PASSWORD not in out + err
     written = [p for p in (tmp_path / "r").rglob("*") if p.is_file()]
     assert not [p for p in written if PASSWORD.encode() in p.read_bytes()]
-    assert state(argv, path, tmp_path, before) == after
+    if isinstance(after, tuple):  # (what to look at, what it must be)
+        assert after[0](tmp_path) == after[1]
+    else:
+        assert state(argv, path, tmp_path, before) == after
 
 
 @pytest.mark.server

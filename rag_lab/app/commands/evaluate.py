@@ -368,6 +368,11 @@ def _evaluation_paths(args: argparse.Namespace) -> tuple[Path, Path]:
     out = args.out or Path("reports") / name
     if out.exists() and not out.is_dir():
         raise UsageError(f"{out}: an existing file, not a folder; give another --out DIR")
+    if args.corpus is not None and out.resolve().is_relative_to(args.corpus.resolve()):
+        raise UsageError(  # index and evaluate would read report.md as a document next time
+            f"--out {out} is inside the corpus {args.corpus}: its report.md would be read as "
+            "one of the corpus's documents next time; give another --out DIR"
+        )
     if args.baseline is not None and args.baseline.resolve().is_relative_to(out.resolve()):
         raise UsageError(
             f"--out {out} holds the baseline {args.baseline}, which the run would overwrite "
