@@ -22,14 +22,23 @@ import traceback
 from collections.abc import Sequence
 
 from rag_lab import environ
-from rag_lab.app import arguments, lifecycle, terminal
+from rag_lab.app import arguments, lifecycle, terminal, values
 from rag_lab.app.commands.ask import run_ask
 from rag_lab.app.commands.evaluate import run_evaluate
 from rag_lab.app.commands.indexing import run_index, run_retry
 from rag_lab.app.commands.questions import run_questions
 from rag_lab.app.commands.status import run_status
 from rag_lab.app.exits import CLOSED, TERMINATED, exit_status, nearest
-from rag_lab.app.index import BackendMismatch, DamagedMeta, OnnxOnly, UnknownBackend
+from rag_lab.app.index import (
+    BackendMismatch,
+    DamagedMeta,
+    EmptyIndexError,
+    Location,
+    OnnxOnly,
+    StaleIndexError,
+    UnknownBackend,
+)
+from rag_lab.app.ingest import OtherFolder
 from rag_lab.app.store import (
     IndexBusy,
     IndexDamaged,
@@ -116,34 +125,38 @@ def _interrupted(command: str, how: str) -> str:
 
 
 _ADVICE: dict[type[RagLabError], str] = {
-    IndexMissing: ": run rag-lab index DIR first",
-    NotOurFile: "; refusing to touch it; choose another file with --index PATH",
+    IndexMissing: ": run rag-lab index DIR{where} first",
+    EmptyIndexError: ": run rag-lab index DIR{where} first",
+    StaleIndexError: "{where}",  # completes the rebuild command its words end with
+    NotOurFile: "; refusing to touch it; choose {another}",
     NotAFile: "; give a file: --index PATH",
-    OtherSchema: ". Index the folder again into a new file (--index PATH).",
+    OtherSchema: ". Index the folder again into a new {new}.",
     IndexDamaged: (
-        "; see rag-lab status --check --index {path}, and rebuild it with "
-        "rag-lab index DIR --rebuild"
+        "; see rag-lab status --check {named}, and rebuild it with "
+        "rag-lab index DIR --rebuild{where}"
     ),
     IndexLocked: "; run again when it is done",
-    IndexNotIndexed: "; rag-lab index DIR again waits for it (nothing is indexed twice)",
+    IndexNotIndexed: "; rag-lab index DIR{where} again waits for it (nothing is indexed twice)",
     IndexBusy: ". Let it finish, or stop that process, and run again",
     IndexNeedsRecovery: (
-        ". Make the file and its folder writable, then run rag-lab status --index {path}: "
+        ". Make the file and its folder writable, then run rag-lab status {named}: "
         "opening it rolls the journal back"
     ),
-    IndexReadOnly: "; make it writable, or choose another file with --index PATH",
+    IndexReadOnly: "; make it writable, or choose {another}",
     IndexInaccessible: "; check the disk and its permissions",
-    UnknownBackend: "; rebuild it: rag-lab index {folder} --rebuild",
+    UnknownBackend: "; rebuild it: rag-lab index {folder} --rebuild{where}",
     OnnxOnly: "; leave out --backend (it is then onnx), or choose another --encoder",
     lifecycle.IndexNameTooLong: "; choose a shorter name: --index PATH",
     DamagedMeta: (
         ". Index the folder with the PDF options you want (--pdf-extractor, "
-        "--keep-running-lines, --ocr): rag-lab index {folder} records them again, and reads "
-        "the failed documents with them"
+        "--keep-running-lines, --ocr): rag-lab index {folder}{where} records them again, and "
+        "reads the failed documents with them"
     ),
 }
-"""What to do, after a fact's own words: by the nearest class in its MRO; ``{path}`` is the
-index file, ``{folder}`` the folder it holds (``DIR`` when it does not say)."""
+"""What to do, after a fact's own words: by the nearest class in its MRO. ``{folder}`` is the
+folder the index holds (``DIR`` when it does not say); the index is named as it was given
+(:func:`_index_words`): ``{named}`` its option, ``{where}`` what a command adds to act on it,
+``{another}`` and ``{new}`` how to give another."""
 
 
 def _problems(err: BaseException, args: argparse.Namespace) -> list[str]:
@@ -151,12 +164,14 @@ def _problems(err: BaseException, args: argparse.Namespace) -> list[str]:
     and saying what to do."""
     if isinstance(err, QuestionsError):
         return [v.render(err.path) for v in err.violations]
+    if isinstance(err, OtherFolder):
+        return [f"{err.problems[0]}: {_index_words(args.index, None)['option']}"]
     if isinstance(err, folder.IngestError):
         return err.problems
     if isinstance(err, BackendMismatch):
         return [_mismatch(err, args)]
     if isinstance(err, RagLabError):
-        return [_one_line(err) + _advice(err)]
+        return [_one_line(err) + _advice(err, args)]
     if isinstance(err, OSError):
         where = f"{err.filename}: " if err.filename else ""
         return [f"{where}{err.strerror or err}"]
@@ -164,25 +179,38 @@ def _problems(err: BaseException, args: argparse.Namespace) -> list[str]:
     return [f"internal error: {type(err).__name__}: {_one_line(err)} ({how}, and please report it)"]
 
 
-def _advice(err: RagLabError) -> str:
+def _advice(err: RagLabError, args: argparse.Namespace) -> str:
     cls = nearest(err, _ADVICE)
     if cls is None:
         return ""
-    path = getattr(err, "path", None)
-    advice = _ADVICE[cls]
-    if isinstance(path, MilvusLocation):  # the same advice, in --store's words
-        if not path.local and cls is IndexInaccessible:
-            return "; check that the server runs, and its address and port"
-        advice = advice.replace("--index {path}", "--store {path}")
-        advice = advice.replace("another file with --index PATH", "another --store URI#NAME")
-    return advice.format(path=path, folder=getattr(err, "folder", None) or "DIR")
+    given = getattr(args, "index", None)
+    if isinstance(given, MilvusLocation) and not given.local and cls is IndexInaccessible:
+        return "; check that the server runs, and its address and port"
+    folder = getattr(err, "folder", None) or "DIR"
+    return _ADVICE[cls].format(folder=folder, **_index_words(given, getattr(err, "path", None)))
+
+
+def _index_words(given: Location | None, path: object) -> dict[str, str]:
+    """The index in a command's advice as the user gave it (``--index PATH`` or ``--store
+    URI``), so that a command to type acts on it and not on the default SQLite file; a
+    SQLite file named by the fact's own ``path`` (the file it found wrong)."""
+    milvus = isinstance(given, MilvusLocation)
+    named = given if milvus or path is None else path
+    return {
+        "named": values.index_option(named) if named is not None else "--index PATH",
+        "where": values.index_in_command(given),
+        "another": "another --store URI#NAME" if milvus else "another file with --index PATH",
+        "new": "index (--store URI#NAME)" if milvus else "file (--index PATH)",
+        "option": "--store URI#NAME" if milvus else "--index PATH",
+    }
 
 
 def _mismatch(err: BackendMismatch, args: argparse.Namespace) -> str:
     """A ``--backend`` or ``--encoder`` (``err.option``) the index was not built with: what
     ``ask``, ``evaluate --index`` or ``index`` can do."""
     option = f"--{err.option}"
-    rebuild = f"rag-lab index {err.folder or 'DIR'} --rebuild {option} {err.requested}"
+    where = values.index_in_command(getattr(args, "index", None))
+    rebuild = f"rag-lab index {err.folder or 'DIR'} --rebuild {option} {err.requested}{where}"
     if args.command in ("ask", "evaluate"):
         return (
             f"the index {args.index} was built with the {err.held} {err.what}; a question "

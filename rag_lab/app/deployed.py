@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,10 +30,12 @@ import numpy as np
 from rag_lab import dense
 from rag_lab.app.index import STRATEGY, DamagedMeta, StoredRetriever, retriever
 from rag_lab.app.store import Status, Store
+from rag_lab.checksums import sha256_bytes
 from rag_lab.chunking import OVERLAP, STRATEGIES, TARGET
 from rag_lab.citations import Hit
 from rag_lab.gate import CUTOFF
 from rag_lab.search import RRF_K, SERVED_TOKENIZER, ChunkIndex, TextEncoder, rank_one
+from rag_lab.sources.folder import discover
 
 STRATEGY_KEY = "strategy"
 """The ``meta`` key that records the chunking strategy of the index's chunks."""
@@ -206,3 +209,43 @@ def serving(
     chunks, vectors = store.chunks(ids)
     index = ChunkIndex(chunks, np.ascontiguousarray(vectors), tokenizer=TOKENIZER)
     return RankedRetriever(base, SYSTEMS[kind], index, [(c.doc_id, c.index) for c in chunks])
+
+
+# --- the corpus an index is measured against -------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CorpusMatch:
+    """An index's documents against a folder's files, by document id and sha256 of the bytes
+    (as ``index`` would find them in the folder)."""
+
+    documents: int
+    """The index's documents (failed ones included: they record their bytes' sha256)."""
+    same: int
+    """Documents of the index whose file in the folder has the same bytes."""
+    changed: int
+    """In both, with other bytes (or a file that cannot be read now)."""
+    only_index: int
+    only_folder: int
+
+    @property
+    def differ(self) -> int:
+        """Documents in one and not the other with the same bytes."""
+        return self.changed + self.only_index + self.only_folder
+
+
+def corpus_match(store: Store, folder: str | os.PathLike) -> CorpusMatch:
+    """How the documents of ``store`` stand against the files of ``folder``: whether the
+    folder is the one the index was built from, as it was then."""
+    held = {r.id: r.sha256 for r in store.documents()}
+    files: dict[str, str | None] = {}
+    for source in discover(folder):
+        try:
+            files[source.id] = sha256_bytes(source.file.read_bytes())
+        except OSError:  # the evaluation's own read of the corpus says why
+            files[source.id] = None
+    both = held.keys() & files.keys()
+    same = sum(held[i] is not None and held[i] == files[i] for i in both)
+    return CorpusMatch(
+        len(held), same, len(both) - same, len(held.keys() - both), len(files.keys() - both)
+    )

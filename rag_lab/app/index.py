@@ -78,7 +78,7 @@ PDF_OPTIONS_KEY = "pdf_options"
 
 
 class EmptyIndexError(UnusableIndex, RuntimeError):
-    """No document is indexed; the message says what to run."""
+    """No document is indexed (the command line says what to run)."""
 
 
 class StaleIndexError(UnusableIndex, RuntimeError):
@@ -214,7 +214,7 @@ def retriever(
         raise StaleIndexError(stale, current, len(records), store.meta("folder"))
     ids = [r.id for r in records if r.status is Status.INDEXED]
     if not ids:
-        raise EmptyIndexError("nothing is indexed yet: run rag-lab index DIR first")
+        raise EmptyIndexError("nothing is indexed yet")
     search = store.engine_search(ids)
     if search is None:  # the store has no vector search of its own: scan every vector
         search = ExactScan(*store.vectors(ids))
@@ -470,9 +470,10 @@ WIDTH = 100
 """The width :func:`describe` keeps to: a terminal's, and a notebook's page."""
 
 
-def describe(st: IndexStatus) -> str:
+def describe(st: IndexStatus, where: str = "") -> str:
     """:func:`status` as lines of text: counts, each failure with its reason, the stamps;
-    each line fits :data:`WIDTH` characters for the usual names (a stamp takes two)."""
+    each line fits :data:`WIDTH` characters for the usual names (a stamp takes two).
+    ``where``: what the rebuild command adds to act on this index (`` --store URI``)."""
     total = sum(st.counts.values())
     lines = [
         f"{total} documents: "
@@ -487,7 +488,7 @@ def describe(st: IndexStatus) -> str:
             f"stale: {len(st.stale)} documents embedded with another stamp; queries are refused "
             "until they are rebuilt:"
         )
-        lines.append(f"  rag-lab index {st.folder or 'DIR'} --rebuild")
+        lines.append(f"  rag-lab index {st.folder or 'DIR'} --rebuild{where}")
         lines += [f"  {r.path}" for r in st.stale]
     if st.pdfs:
         lines.append(

@@ -156,7 +156,7 @@ def index_folder(
     for r in records:
         why = unseen.get(r.id)
         if why is not None:
-            store.fail(r.id, r.path, None, why)
+            _fail(store, r, r.id, r.path, None, why)
             report.failed[r.id] = why
     store.remove(gone)
     return dataclasses.replace(
@@ -180,11 +180,15 @@ def folder_root(folder: str | os.PathLike) -> Path:
     return root
 
 
+class OtherFolder(IngestError):
+    """The index holds another folder (the command line names how to give another index)."""
+
+
 def check_folder(held: str | None, root: Path) -> None:
-    """An index holds one folder: raise :class:`IngestError` if it holds ``held``, not ``root``."""
+    """An index holds one folder: raise :class:`OtherFolder` if it holds ``held``, not ``root``."""
     if held is not None and held != str(root):
-        raise IngestError(
-            [f"this index holds {held}, not {root}; index another folder with --index PATH"]
+        raise OtherFolder(
+            [f"this index holds {held}, not {root}; index another folder into another index"]
         )
 
 
@@ -264,7 +268,7 @@ def _ingest(
             if not chunks:
                 raise Unreadable("nothing to index: no text outside headings", digest)
         except Unreadable as err:
-            store.fail(source.id, source.path, err.sha256, err.reason)
+            _fail(store, prev, source.id, source.path, err.sha256, err.reason)
             failed[source.id] = err.reason
             continue
         try:  # a document past the store's limits fails alone, left as it was
@@ -277,7 +281,7 @@ def _ingest(
                     source.path, digest, doc.title, current, reading=got.reading, pages=pages
                 )
         except DocumentTooLarge as err:
-            store.fail(source.id, source.path, digest, err.reason)
+            _fail(store, prev, source.id, source.path, digest, err.reason)
             failed[source.id] = err.reason
             continue
         indexed.append(source.id)
@@ -300,6 +304,23 @@ def _ingest(
         warned=warned,
         renamed=renamed,
     )
+
+
+def _fail(
+    store: Store,
+    prev: DocumentRecord | None,
+    doc_id: str,
+    path: str,
+    sha256: str | None,
+    reason: str,
+) -> None:
+    """Record that document ``doc_id`` (at ``path``) failed; one whose record ``prev`` says it
+    failed already, its file, bytes and reason the same, is left as it is: a folder of
+    failed files is not rewritten on every run."""
+    held = prev is not None and prev.status is Status.FAILED
+    if held and (prev.path, prev.sha256, prev.reason) == (path, sha256, reason):
+        return
+    store.fail(doc_id, path, sha256, reason)
 
 
 def _settle(store: Store, prev: DocumentRecord, current: Stamp, rebuild: bool) -> str | None:

@@ -42,6 +42,7 @@ from rag_lab.app.store import (
     inspect_file,
     writer_lock,
 )
+from rag_lab.app.store.milvus.connection import check_lite_folder
 from rag_lab.environ import lock_seconds
 from rag_lab.errors import BadInput
 from rag_lab.models.encoder import DEFAULT_ENCODER
@@ -160,6 +161,7 @@ def writer(path: Location, *, create: bool = True) -> Iterator[None]:
         if not path.local:  # a server: rag-lab does not lock across machines
             yield
             return
+        check_lite_folder(path, create=True)  # a file there gets no lock beside it
         with writer_lock(Path(path.uri), lock_seconds(BUSY_SECONDS)):
             yield
         return

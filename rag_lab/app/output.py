@@ -15,8 +15,9 @@ from rag_lab.sources import folder
 from rag_lab.text import printable, shorten
 
 
-def report_lines(report: ingest.IngestReport, store: Store) -> list[str]:
-    """What a run of ``index`` or ``retry`` did, one line each (read from the open index)."""
+def report_lines(report: ingest.IngestReport, store: Store, where: str = "") -> list[str]:
+    """What a run of ``index`` or ``retry`` did, one line each (read from the open index);
+    ``where``: what its rebuild command adds to act on this index (`` --store URI``)."""
     lines = [report.summary()]
     for doc_id, reason in report.failed.items():
         record = store.document(doc_id)
@@ -60,7 +61,7 @@ def report_lines(report: ingest.IngestReport, store: Store) -> list[str]:
         lines.append(
             f"{len(report.stale)} documents were embedded with another stamp and are stale; "
             "queries are refused until you run: "
-            f"rag-lab index {printable(store.meta('folder') or 'DIR')} --rebuild"
+            f"rag-lab index {printable(store.meta('folder') or 'DIR')} --rebuild{where}"
         )
     return lines
 

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import argparse
 import math
+from pathlib import Path
 
+from rag_lab.app.index import Location, default_path
 from rag_lab.app.store import MilvusLocation
 
 MAX_CUTOFF = 2.0
@@ -18,6 +20,24 @@ def store_uri(text: str) -> MilvusLocation:
         return MilvusLocation.parse(text)
     except ValueError as err:
         raise argparse.ArgumentTypeError(str(err)) from None
+
+
+def index_option(where: Location) -> str:
+    """The option that names the index ``where`` as it is given: ``--store URI`` for Milvus
+    (its password hidden), ``--index PATH`` for a SQLite file."""
+    return f"--store {where}" if isinstance(where, MilvusLocation) else f"--index {where}"
+
+
+def index_in_command(where: Location | None) -> str:
+    """What a command to type adds so that it acts on ``where``: `` --store URI`` or
+    `` --index PATH``; nothing for the default index file (or no index).
+
+    >>> index_in_command(MilvusLocation.parse("http://db:19530#docs"))
+    ' --store http://db:19530#docs'
+    """
+    if where is None or (isinstance(where, Path) and where == default_path()):
+        return ""
+    return f" {index_option(where)}"
 
 
 def _read(text: str, kind: type, noun: str):

@@ -235,3 +235,26 @@ def test_retry_chunks_by_the_index_strategy(corpus, run):
         late = store.document("late")
     assert late.chunk_count == 1  # A's one blind chunk, not E's three
     assert late.stamp.pipeline_version == "chunk=A/512/64;embed=minilm;v1"
+
+
+def test_corpus_match_counts_each_document_by_its_bytes(run, tmp_path):
+    """An index of the folder as it was, against the folder now: ``b.md`` changed, ``e.md``
+    gone, ``f.md`` new; an empty ``z.md`` failed in both (its sha256 the same)."""
+    docs = write(tmp_path / "docs", {**GOOD, "e.md": "# Epsilon\n\nGone.\n", "z.md": ""})
+    assert run("index", docs)[0] == exits.PARTIAL  # z.md is empty
+    with lifecycle.reading(tmp_path / "index.sqlite") as store:
+        assert deployed.corpus_match(store, docs) == deployed.CorpusMatch(5, 5, 0, 0, 0)
+        (docs / "b.md").write_text("# Beta\n\nChanged.\n")
+        (docs / "e.md").unlink()
+        (docs / "f.md").write_text("# Phi\n\nNew.\n")
+        got = deployed.corpus_match(store, docs)
+    assert got == deployed.CorpusMatch(5, 3, 1, 1, 1) and got.differ == 3
+
+
+def test_an_index_of_the_labs_corpus_matches_it(run, tmp_path):
+    from rag_lab.sources.d2l import corpus_dir
+
+    assert run("index", corpus_dir())[0] == exits.OK
+    with lifecycle.reading(tmp_path / "index.sqlite") as store:
+        got = deployed.corpus_match(store, corpus_dir())
+    assert got.documents > 0 and got.same == got.documents and got.differ == 0

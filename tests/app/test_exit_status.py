@@ -12,6 +12,7 @@ import pytest
 
 from rag_lab import paths
 from rag_lab.app import cli, commands, exits, index
+from rag_lab.app.ingest import OtherFolder
 from rag_lab.app.store import (
     IndexBusy,
     IndexDamaged,
@@ -77,6 +78,40 @@ def test_each_fact_is_worded_with_what_to_do(run, monkeypatch, err, line):
 
     monkeypatch.setitem(cli._RUN, "status", fails)
     assert run("status") == (exits.ERROR, "", f"rag-lab status: {line}\n")
+
+
+KB = "/srv/kb.db"
+OTHER = "/srv/other.sqlite"
+"""Nothing is opened: the fact is raised by the command, these paths need not exist."""
+AS_GIVEN = [
+    # (the index as given, the fact raised, the end of its line): a command to type acts on the
+    # index given, and names the option it was given with; the default file needs neither
+    (["--store", KB], IndexMissing(KB), f"no index at {KB}: run rag-lab index DIR --store {KB} first"),
+    (["--store", KB], index.EmptyIndexError("nothing is indexed yet"), f"nothing is indexed yet: run rag-lab index DIR --store {KB} first"),
+    (["--store", KB], IndexDamaged(KB, "x"), f"see rag-lab status --check --store {KB}, and rebuild it with rag-lab index DIR --rebuild --store {KB}"),
+    (["--store", KB], IndexReadOnly(KB, "cannot write the index: /x is read-only"), "/x is read-only; make it writable, or choose another --store URI#NAME"),
+    (["--store", KB], NotOurFile(KB, "is not an index"), "refusing to touch it; choose another --store URI#NAME"),
+    (["--store", KB], OtherSchema(KB, 1), "Index the folder again into a new index (--store URI#NAME)."),
+    (["--store", KB], index.UnknownBackend("tpu", "/docs"), f"rebuild it: rag-lab index /docs --rebuild --store {KB}"),
+    (["--store", KB], index.DamagedMeta("pdf_options", "x", "/docs"), f"rag-lab index /docs --store {KB} records them again, and reads the failed documents with them"),
+    (["--store", KB], OtherFolder(["this index holds /a, not /b; index another folder into another index"]), "index another folder into another index: --store URI#NAME"),
+    (["--store", KB + "#docs"], IndexMissing(KB), f"run rag-lab index DIR --store {KB}#docs first"),
+    (["--index", OTHER], IndexMissing(OTHER), f"no index at {OTHER}: run rag-lab index DIR --index {OTHER} first"),
+    (["--index", OTHER], index.UnknownBackend("tpu", "/docs"), f"rebuild it: rag-lab index /docs --rebuild --index {OTHER}"),
+    (["--index", OTHER], OtherFolder(["this index holds /a, not /b; index another folder into another index"]), "index another folder into another index: --index PATH"),
+    ([], IndexMissing("i.sqlite"), "no index at i.sqlite: run rag-lab index DIR first"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("given", "err", "end"), AS_GIVEN, ids=lambda v: type(v).__name__)
+def test_a_command_in_the_advice_names_the_index_as_given(run, monkeypatch, given, err, end):
+    def fails(args):
+        raise err
+
+    monkeypatch.setitem(cli._RUN, "status", fails)
+    status, out, said = run("status", *given)
+    assert (status, out) == (exits.ERROR, "")
+    assert said.endswith(end + "\n"), said
 
 
 def test_lab_questions_are_a_checkout_convenience(run, monkeypatch, tmp_path):

@@ -257,6 +257,62 @@ def a_sparse_question_file_of_65_mib(run, docs, path, tmp_path, monkeypatch):
         f.truncate(65 * 2**20)
 
 
+def indexed(folder: str | None = None, files: dict | None = None, at: str = "index.sqlite"):
+    """The question file, and ``{tmp}/<folder>`` (``files``; the row's corpus when None)
+    indexed into ``{tmp}/<at>`` (a SQLite file, or Milvus Lite when it ends ``.db``)."""
+
+    def setup(run, docs, path, tmp_path, monkeypatch):
+        good_questions(run, docs, path, tmp_path, monkeypatch)
+        if at.endswith(".db"):
+            milvus()
+        source = docs if folder is None else write(tmp_path / folder, files)
+        option = "--store" if at.endswith(".db") else "--index"
+        assert run("index", source, option, tmp_path / at)[0] == exits.OK
+
+    return setup
+
+
+def the_labs_corpus_indexed(run, docs, path, tmp_path, monkeypatch):
+    """The lab's corpus indexed into ``{tmp}/index.sqlite``, and a question on it."""
+    from rag_lab.sources.d2l import corpus_dir
+
+    stand_in_for_evaluate(run, docs, path, tmp_path, monkeypatch)
+    question_file(
+        "questions:\n  - id: q1\n    doc: 01-ndarray\n"
+        '    needle: "The tensor `x` contains 12 elements."\n'
+        '    course: "How many elements does x hold?"\n'
+        '    ticket: "x numel"\n'
+        f"negatives:\n{NEGATIVE}"
+    )(run, docs, path, tmp_path, monkeypatch)
+    assert run("index", corpus_dir(), "--index", path)[0] == exits.OK
+
+
+OTHER = {"x.md": "# Xi\n\nXis are letters.\n", "y.md": "# Ypsilon\n\nYpsilons too.\n"}
+"""A folder of other documents than the row's corpus."""
+BEHIND = {**GOOD, "b.md": "# Beta\n\nAn older beta.\n", "e.md": "# Epsilon\n\nGone since.\n"}
+"""The row's corpus as it was: ``b.md`` changed since, ``e.md`` removed since."""
+
+
+def a_file_named_kb_db(run, docs, path, tmp_path, monkeypatch):
+    milvus()
+    (tmp_path / "kb.db").write_text("notes\n")
+
+
+def an_empty_folder_kb_db(run, docs, path, tmp_path, monkeypatch):
+    milvus()
+    (tmp_path / "kb.db").mkdir()
+
+
+def beside_kb_db(tmp_path: Path) -> str:
+    """What is left: the names in ``{tmp}`` that begin ``kb.db``, and what the folder
+    ``{tmp}/kb.db`` holds (a lock beside a refused file, or a skeleton written into an
+    empty folder, shows)."""
+    here = sorted(p.name for p in tmp_path.iterdir() if p.name.startswith("kb.db"))
+    folder = tmp_path / "kb.db"
+    inside = sorted(p.name for p in folder.iterdir()) if folder.is_dir() else []
+    return f"{', '.join(here)}; inside: {', '.join(inside) or 'nothing'}"
+
+
 # --- what is left ---------------------------------------------------------------------
 
 
@@ -378,6 +434,20 @@ CASES = [
     # medium: a question file without end, refused before it fills the memory
     ("--questions /dev/zero", nothing, [*EVALUATE[:4], "/dev/zero", *EVALUATE[5:]], 2, "/dev/zero: more than 64 MiB, not a question file (--questions FILE)", "absent"),
     ("--questions a file of 65 MiB", a_sparse_question_file_of_65_mib, [*EVALUATE[:4], "{tmp}/big.yaml", *EVALUATE[5:]], 2, "big.yaml: more than 64 MiB, not a question file", "absent"),
+    # medium: evaluate --index/--store, the questions checked against the corpus the index holds
+    ("--index, no --corpus, not the lab's", indexed(), ["evaluate", "--index", "{tmp}/index.sqlite", *EVALUATE[3:]], 2, "--index {tmp}/index.sqlite holds 3 documents of {docs}, and none of them is in", "absent"),
+    ("--index, no --corpus, the lab's", the_labs_corpus_indexed, ["evaluate", "--index", "{tmp}/index.sqlite", *EVALUATE[3:]], 0, "wrote {tmp}/r/report.md", "written, strict JSON"),
+    ("--store, no --corpus, not the lab's", indexed(at="kb.db"), ["evaluate", "--store", "{tmp}/kb.db", *EVALUATE[3:]], 2, "--store {tmp}/kb.db holds 3 documents of {docs}, and none of them is in", "absent"),
+    ("--index of another folder, --corpus", indexed("d2", OTHER, "d2.sqlite"), ["evaluate", "--index", "{tmp}/d2.sqlite", *EVALUATE[1:]], 2, "--index {tmp}/d2.sqlite holds 2 documents of {tmp}/d2, and none of them is in {docs} with the same bytes", "absent"),
+    ("--index of the folder as it was, --corpus", indexed("d2", BEHIND, "d2.sqlite"), ["evaluate", "--index", "{tmp}/d2.sqlite", *EVALUATE[1:]], 0, "warning: --index {tmp}/d2.sqlite and {docs} differ in 2 documents (1 changed, 1 only in the index, 0 only in the folder; 2 the same)", "written, strict JSON"),
+    ("--index of the same folder, --corpus: no warning", indexed(), ["evaluate", "--index", "{tmp}/index.sqlite", *EVALUATE[1:]], 0, "wrote {tmp}/r/report.md", "written, strict JSON"),
+    # low: the report written inside the corpus folder
+    ("--out inside the corpus", good_questions, [*EVALUATE[:-1], "{docs}/r"], 2, "--out {docs}/r is inside the corpus {docs}", "absent"),
+    ("--out the corpus itself", good_questions, [*EVALUATE[:-1], "{docs}/sub/.."], 2, "--out {docs}/sub/.. is inside the corpus {docs}", "absent"),
+    # low: a lock written beside a refused file; a reader writing into an empty folder
+    ("index --store a file kb.db", a_file_named_kb_db, ["index", "{docs}", "--store", "{tmp}/kb.db"], 2, "{tmp}/kb.db is a file, not a Milvus Lite folder; refusing to touch it; choose another --store URI#NAME", (beside_kb_db, "kb.db; inside: nothing")),
+    ("status --store an empty folder", an_empty_folder_kb_db, ["status", "--store", "{tmp}/kb.db"], 2, "no index at {tmp}/kb.db: run rag-lab index DIR --store {tmp}/kb.db first", (beside_kb_db, "kb.db; inside: nothing")),
+    ("ask --store an empty folder", an_empty_folder_kb_db, ["ask", "tensors", "--store", "{tmp}/kb.db"], 2, "no index at {tmp}/kb.db", (beside_kb_db, "kb.db; inside: nothing")),
     # strict JSON everywhere the app writes JSON
     ("one chunk, two questions: twin distances infinite", one_chunk_corpus, ["evaluate", "--corpus", "{tmp}/one", "--questions", "{tmp}/q.yaml", "--out", "{tmp}/r"], 0, "wrote {tmp}/r/report.md", "written, strict JSON"),
     ("a sound baseline, compared", baseline(work=True), [*EVALUATE, "--baseline", "{tmp}/base.json"], 0, "in {tmp}/r", "written, strict JSON"),
@@ -403,7 +473,10 @@ def test_each_case(env, tmp_path, monkeypatch, setup, argv, code, fragment, afte
     assert PASSWORD not in out + err
     written = [p for p in (tmp_path / "r").rglob("*") if p.is_file()]
     assert not [p for p in written if PASSWORD.encode() in p.read_bytes()]
-    assert state(argv, path, tmp_path, before) == after
+    if isinstance(after, tuple):  # (what to look at, what it must be)
+        assert after[0](tmp_path) == after[1]
+    else:
+        assert state(argv, path, tmp_path, before) == after
 
 
 @pytest.mark.server

@@ -209,7 +209,7 @@ def test_a_long_stale_list_is_cut(store, monkeypatch):
 
 def test_an_empty_index_is_refused(store):
     store.fail("bad", "bad.md", None, "empty file")
-    with pytest.raises(index.EmptyIndexError, match="run rag-lab index DIR first"):
+    with pytest.raises(index.EmptyIndexError, match="nothing is indexed yet"):
         index.retriever(store, FixedEncoder({}), "p1")
 
 

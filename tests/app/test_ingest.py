@@ -316,3 +316,21 @@ def test_a_crash_mid_document_leaves_the_previous_state(docs, store, monkeypatch
     # Running again resumes: the change is picked up whole.
     report = ingest.index_folder(docs, store, HashEncoder(), progress=False)
     assert (report.indexed, store.document("a").chunk_count) == (["a"], 3)
+
+
+def test_an_unchanged_failed_file_is_not_written_again(docs, store, monkeypatch):
+    """50 empty files and one of invalid UTF-8: each run reports the 51 failed, and a run
+    with nothing changed writes none of their records; a failed file that changes (its
+    bytes, or its reason) is written again."""
+    write(docs, {f"empty{i:02}.md": "" for i in range(50)} | {"bad.md": b"\xff\xfe\x00x"})
+    first = ingest.index_folder(docs, store, HashEncoder(), progress=False)
+    assert len(first.failed) == 51
+    written = []
+    fail = store.fail
+    monkeypatch.setattr(store, "fail", lambda *a: written.append(a[0]) or fail(*a))
+    again = ingest.index_folder(docs, store, HashEncoder(), progress=False)
+    assert (len(again.failed), again.skipped, written) == (51, ["a", "b", "sub/c"], [])
+    write(docs, {"empty07.md": "# Seven\n"})  # failed still (no text), for another reason
+    third = ingest.index_folder(docs, store, HashEncoder(), progress=False)
+    assert (len(third.failed), written) == (51, ["empty07"])
+    assert store.document("empty07").sha256 == sha256(b"# Seven\n")

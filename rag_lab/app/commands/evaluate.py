@@ -10,6 +10,7 @@ import errno
 import json
 import os
 import stat
+import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,6 +20,7 @@ from rag_lab import paths, progress
 from rag_lab.app import deployed, index, lifecycle
 from rag_lab.app.commands import UsageError, encoder_for, index_encoder
 from rag_lab.app.exits import OK, REGRESSED
+from rag_lab.app.values import index_in_command, index_option
 from rag_lab.questions import QuestionsError
 from rag_lab.sources import folder
 from rag_lab.sources.d2l import corpus_dir
@@ -43,6 +45,8 @@ def run_evaluate(args: argparse.Namespace) -> int:
     encoder = None  # a corpus evaluation's: the default unless --encoder (a built index's own)
     if args.encoder is not None and args.index is None:
         encoder = encoder_for(*index.resolve_encoder(args.encoder, None, None))
+    if args.index is not None:  # before the questions are checked against the corpus
+        check_corpus(args)
     with _read_once(questions) as readable, _writing_into(out):
         if baseline is not None:  # of the kind this run will be: else pairing fails at the end
             with _baseline_words(regression.BaselineError):
@@ -210,6 +214,36 @@ def _contents(store, st: index.IndexStatus) -> dict[str, object]:
     }
 
 
+def check_corpus(args: argparse.Namespace) -> None:
+    """``evaluate --index/--store``: the corpus the questions are checked against (``--corpus``,
+    else the lab's) against the index's documents (:func:`~rag_lab.app.deployed.corpus_match`).
+    None of them there with the same bytes: a usage error (the questions would be checked
+    against other documents than the index serves). Some differ: a warning on stderr saying
+    how many (an index behind its folder is measured as it serves)."""
+    corpus = args.corpus or corpus_dir()
+    with lifecycle.reading(args.index) as store:
+        held = store.meta("folder") or "a folder it does not record"
+        match = deployed.corpus_match(store, corpus)
+    where = index_option(args.index)
+    if not match.documents or not match.differ:
+        return
+    if not match.same:
+        lab = "" if args.corpus is not None else " (without --corpus, the lab's corpus)"
+        raise UsageError(
+            f"{where} holds {match.documents} documents of {held}, and none of them is in "
+            f"{corpus}{lab} with the same bytes (sha256): the questions would be checked "
+            "against documents the index does not serve; give --corpus DIR, the folder it was "
+            "built from"
+        )
+    print(
+        f"warning: {where} and {corpus} differ in {match.differ} documents ({match.changed} "
+        f"changed, {match.only_index} only in the index, {match.only_folder} only in the "
+        f"folder; {match.same} the same): the report measures the index as it serves; index "
+        "the folder again to measure it as the folder is",
+        file=sys.stderr,
+    )
+
+
 def _calibrate(args: argparse.Namespace, qset, questions: Path) -> None:
     """``--calibrate``: the twin-calibrated cutoff over the index's chunks, written into the
     index with its evidence (through the index's lifecycle, as ``index`` writes it)."""
@@ -230,7 +264,7 @@ def _calibrate(args: argparse.Namespace, qset, questions: Path) -> None:
     if not got.met:  # distance alone cannot tell a near miss from its answer: store nothing
         raise UsageError(
             f"--calibrate stored nothing: {got.line()}; give a cutoff with "
-            "rag-lab index DIR --cutoff X, or drop --calibrate"
+            f"rag-lab index DIR --cutoff X{index_in_command(args.index)}, or drop --calibrate"
         )
     held = got.held_out
     evidence = {
@@ -363,6 +397,11 @@ def _evaluation_paths(args: argparse.Namespace) -> tuple[Path, Path]:
     out = args.out or Path("reports") / name
     if out.exists() and not out.is_dir():
         raise UsageError(f"{out}: an existing file, not a folder; give another --out DIR")
+    if args.corpus is not None and out.resolve().is_relative_to(args.corpus.resolve()):
+        raise UsageError(  # index and evaluate would read report.md as a document next time
+            f"--out {out} is inside the corpus {args.corpus}: its report.md would be read as "
+            "one of the corpus's documents next time; give another --out DIR"
+        )
     if args.baseline is not None and args.baseline.resolve().is_relative_to(out.resolve()):
         raise UsageError(
             f"--out {out} holds the baseline {args.baseline}, which the run would overwrite "

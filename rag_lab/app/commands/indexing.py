@@ -13,6 +13,7 @@ from rag_lab.app.commands import UsageError, encoder_for, index_encoder
 from rag_lab.app.exits import OK, PARTIAL
 from rag_lab.app.ingest import IngestReport
 from rag_lab.app.store import IndexDamaged, IndexMissing, MilvusLocation, Store
+from rag_lab.app.values import index_in_command
 from rag_lab.models.encoder import DEFAULT_ENCODER
 from rag_lab.search import TextEncoder
 from rag_lab.sources import folder
@@ -39,6 +40,7 @@ def run_index(args: argparse.Namespace) -> int:
                 f"--strategy {strategy}: the index holds chunks of strategy {held}, and "
                 f"vectors of two chunkings are not comparable; re-chunk every document with: "
                 f"rag-lab index {args.folder} --strategy {strategy} --rebuild"
+                f"{index_in_command(args.index)}"
             )
         name, backend = index.resolve_encoder(args.encoder, args.backend, store)
         encoder = early if chose == (name, backend) else encoder_for(name, backend)
@@ -150,7 +152,7 @@ def _index(
 
 def _reported(args: argparse.Namespace, store: Store, report: IngestReport) -> tuple[str, int]:
     """The report of a run and its exit status, taken while the writer is open."""
-    lines = output.report_lines(report, store)
+    lines = output.report_lines(report, store, index_in_command(args.index))
     _say_server_indexes(args.index)
     return "\n".join(lines), PARTIAL if report.failed else OK
 

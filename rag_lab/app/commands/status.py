@@ -10,6 +10,7 @@ from rag_lab.app import deployed, index, lifecycle, output
 from rag_lab.app.commands import index_encoder
 from rag_lab.app.exits import ERROR, OK
 from rag_lab.app.store import IndexDamaged
+from rag_lab.app.values import index_in_command
 from rag_lab.chunking import STRATEGIES
 from rag_lab.gate import CUTOFF
 from rag_lab.text import printable
@@ -30,7 +31,7 @@ def run_status(args: argparse.Namespace) -> int:
         return OK
     where = f"index {args.index} of folder {st.folder}" if st.folder else f"index {args.index}"
     print(printable(where))
-    print(printable(index.describe(st), newlines=True))
+    print(printable(index.describe(st, index_in_command(args.index)), newlines=True))
     print(f"strategy {strategy} ({STRATEGIES[strategy].label})")
     if record is None:
         print(f"cutoff: none stored (ask uses {CUTOFF}, the chapter's, unless --cutoff)")
@@ -63,7 +64,7 @@ def _check(args: argparse.Namespace) -> int:
             held, documents, engine = store.meta("folder"), len(store.documents()), store.engine
     except IndexDamaged as err:
         problems, held, documents, engine = [f"it cannot be read: {err.what}"], None, 0, None
-    mend = f"rag-lab index {held or 'DIR'} --rebuild"
+    mend = f"rag-lab index {held or 'DIR'} --rebuild{index_in_command(args.index)}"
     if args.json:
         print(
             json.dumps(

@@ -159,6 +159,22 @@ def _userinfo(uri: str) -> tuple[str, str, str | None, str]:
     return f"{scheme}://", user, password if colon else None, host + path
 
 
+def check_lite_folder(where: MilvusLocation, *, create: bool) -> Path:
+    """The folder of a Milvus Lite index, refused before anything is written in it or beside
+    it: a file or a folder Milvus Lite did not write (:class:`~.errors.NotOurFile`); unless
+    ``create``, a missing or empty folder (:class:`~.errors.IndexMissing`: a reader writes
+    no skeleton of an index into it)."""
+    folder = Path(where.uri)
+    if folder.exists() and not folder.is_dir():
+        raise NotOurFile(where, "is a file, not a Milvus Lite folder")
+    filled = folder.is_dir() and any(folder.iterdir())
+    if filled and not (folder / "collections").is_dir():
+        raise NotOurFile(where, "is a folder that Milvus Lite did not write")
+    if not filled and not create:
+        raise IndexMissing(where)
+    return folder
+
+
 def connect(where: MilvusLocation, *, create: bool, wait: float = 0.0) -> Any:
     """A ``pymilvus.MilvusClient`` for ``where``; its faults as the store's facts.
 
@@ -166,8 +182,7 @@ def connect(where: MilvusLocation, *, create: bool, wait: float = 0.0) -> Any:
     seconds, then is refused (:class:`~.errors.IndexLocked`).
 
     A local folder that is not Milvus Lite's is refused before Milvus touches it
-    (:class:`~.errors.NotOurFile`); a missing one is :class:`~.errors.IndexMissing` unless
-    ``create``.
+    (:func:`check_lite_folder`).
     """
     try:
         pymilvus = pymilvus_client_library()
@@ -176,13 +191,7 @@ def connect(where: MilvusLocation, *, create: bool, wait: float = 0.0) -> Any:
             where, f"the Milvus client is not installed ({err.name}): pip install rag-lab[milvus]"
         ) from None
     if where.local:
-        folder = Path(where.uri)
-        if folder.exists() and not folder.is_dir():
-            raise NotOurFile(where, "is a file, not a Milvus Lite folder")
-        if folder.is_dir() and any(folder.iterdir()) and not (folder / "collections").is_dir():
-            raise NotOurFile(where, "is a folder that Milvus Lite did not write")
-        if not folder.exists() and not create:
-            raise IndexMissing(where)
+        folder = check_lite_folder(where, create=create)
         if not folder.exists():
             try:
                 folder.parent.mkdir(parents=True, exist_ok=True)
