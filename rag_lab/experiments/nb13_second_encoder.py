@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import textwrap
 from collections.abc import Mapping, Sequence
 from importlib import metadata
 
@@ -79,7 +80,8 @@ def d2l_entries(lab: Lab, refused: int | None = None) -> tuple[list[Entry], int]
 def _bluffs(gated: refusal.Refusal, cutoff: float) -> Entry:
     """The chapter's bluff rate judged at the encoder's own ``cutoff`` (named in the metric)."""
     bluffs, n = int(gated.at(cutoff)["bluffs"]), gated.negatives
-    at = {"notebook": NOTEBOOK, "benchmark": "d2l", "method": "wilson", "here": f"{bluffs} of {n}"}
+    here = f"{bluffs} of {n} at {cutoff:.3f}"
+    at = {"notebook": NOTEBOOK, "benchmark": "d2l", "method": "wilson", "here": here}
     rate = value_entry("bluffs@0.675", **at, estimate=bluffs / n, interval=wilson(bluffs, n))
     return dataclasses.replace(rate, metric=f"bluff rate at {cutoff:.3f}")
 
@@ -163,7 +165,7 @@ def reading(entries: Sequence[Entry], encoder: str) -> str:
 def tally(entries: Sequence[Entry]) -> pd.DataFrame:
     """Outcomes of the generalisation rule counted per benchmark."""
     outcomes = [
-        (b, generalisation({n: by[n].verdict for n in ENCODERS}).kind.value)
+        (b, generalisation({n: by[n].verdict for n in ENCODERS}).kind.value.replace("_", "-"))
         for (b, _), by in _by_claim(entries).items()
     ]
     return pd.crosstab(
@@ -243,4 +245,4 @@ def provenance(encoders: Mapping[str, Encoder]) -> str:
             f"  {fp.dimensions} dims, {fp.pooling} pooling, normalized={fp.normalized}, window "
             f"{fp.max_seq_length}, backend {enc.backend}, fingerprint {fp.key}",
         ]
-    return "\n".join(out)
+    return "\n".join(textwrap.fill(line, 100, subsequent_indent="  ") for line in out)

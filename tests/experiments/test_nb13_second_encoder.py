@@ -56,7 +56,7 @@ def test_the_generalisation_table_and_tally_read_the_rule():
     assert table["benchmark"].tolist() == ["d2l", "d2l", "chroma"]
     assert table[nb13.short(L3)].tolist() == ["reproduces", "reproduces", "inconclusive"]
     tally = nb13.tally(ENTRIES)
-    assert tally.loc["generalises", "d2l"] == 1 and tally.loc["model_specific", "d2l"] == 1
+    assert tally.loc["generalises", "d2l"] == 1 and tally.loc["model-specific", "d2l"] == 1
     assert tally.loc["neither", "chroma"] == 1
 
 
