@@ -127,6 +127,12 @@ def chapter_questions() -> int:
     return int(doc["chapter_design"]["questions"])
 
 
+def generalisation_plan() -> Mapping[str, Any]:
+    """The claims judged under each encoder (``reference``, ``encoders``, ``claims`` per
+    benchmark, the ``cutoff`` policy), as the file declares them."""
+    return yaml.safe_load(FILE.read_text(encoding="utf-8"))["generalisation"]
+
+
 def deviations() -> list[Mapping[str, Any]]:
     """Changes to the plan made after results were seen (date, claim, reason)."""
     return list(yaml.safe_load(FILE.read_text(encoding="utf-8")).get("deviations") or [])
@@ -207,5 +213,6 @@ __all__ = [
     "claim",
     "claims",
     "deviations",
+    "generalisation_plan",
     "sha256",
 ]

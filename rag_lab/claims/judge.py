@@ -42,6 +42,8 @@ claims (Bonferroni: the interval excludes 0 exactly when the adjusted p is below
 
 from __future__ import annotations
 
+import enum
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from rag_lab.claims import CONFIRMATORY, Claim, Direction, chapter_questions
@@ -274,18 +276,74 @@ def _fixed(r: FixedRecord) -> Judgement:
     return Judgement(r.verdict)
 
 
+# --- one claim under several encoders -------------------------------------------------------
+
+
+class Generality(enum.Enum):
+    """Whether a claim's verdict on one benchmark belongs to the recipe or to one encoder."""
+
+    GENERALISES = "generalises"
+    MODEL_SPECIFIC = "model_specific"
+    NEITHER = "neither"
+
+
+DECIDED = (Verdict.REPRODUCES, Verdict.CONTRADICTED, Verdict.EXCLUDES_CHAPTER_EFFECT)
+"""The verdicts that settle a claim one way or the other: only one of these, shared by every
+encoder, generalises (an *inconclusive* under each says nothing about any of them)."""
+
+
+@dataclass(frozen=True)
+class Generalisation:
+    """The rule's outcome: the verdict every encoder shares (generalises), or the one encoder
+    under which the claim reproduces (model-specific)."""
+
+    kind: Generality
+    verdict: Verdict | None = None
+    encoder: str | None = None
+
+
+def generalisation(verdicts: Mapping[str, Verdict]) -> Generalisation:
+    """One claim on one benchmark, its verdict under each encoder (name -> verdict, two or
+    more), by the same rule under each:
+
+    - **generalises** when every encoder gives the same verdict and it is one of
+      :data:`DECIDED` (reproduces under each, contradicted under each, or excludes the
+      chapter's effect under each);
+    - **model-specific** when it reproduces under exactly one encoder (named) and every
+      other's verdict was reached by a test (:attr:`Verdict.tested`) without reproducing:
+      the claim holds for that model, not for the recipe; the other's verdict says whether
+      it was refuted there or only not shown;
+    - **neither** otherwise: the same undecided verdict under each (inconclusive), different
+      verdicts none of which reproduces alone, or a verdict no test reached (not testable,
+      not measured, no variation, by construction) under some encoder.
+    """
+    if len(verdicts) < 2:
+        raise ValueError(f"a claim needs two encoders or more to generalise, not {len(verdicts)}")
+    shared = set(verdicts.values())
+    if len(shared) == 1 and (verdict := shared.pop()) in DECIDED:
+        return Generalisation(Generality.GENERALISES, verdict=verdict)
+    holds = [name for name, v in verdicts.items() if v.agrees]
+    if len(holds) == 1 and all(v.tested for v in verdicts.values()):
+        return Generalisation(Generality.MODEL_SPECIFIC, encoder=holds[0])
+    return Generalisation(Generality.NEITHER)
+
+
 def _expect(claim: Claim, ok: bool, kind: str) -> None:
     if not ok:
         raise ValueError(f"claim {claim.id!r} ({claim.direction.value}) is not {kind} claim")
 
 
 __all__ = [
+    "DECIDED",
     "CountRecord",
     "FixedRecord",
+    "Generalisation",
+    "Generality",
     "IntervalRecord",
     "Judgement",
     "PairedRecord",
     "Record",
     "ValueRecord",
+    "generalisation",
     "judge",
 ]

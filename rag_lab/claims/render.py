@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 import pandas as pd
 
 from rag_lab.claims import Direction
+from rag_lab.claims.judge import Generalisation, Generality
 from rag_lab.claims.verdicts import Verdict
 
 if TYPE_CHECKING:
@@ -173,6 +174,17 @@ def view(entries: Sequence[Entry]) -> pd.DataFrame:
     )
 
 
+def generalisation_text(g: Generalisation) -> str:
+    """The generalisation rule's outcome (:func:`rag_lab.claims.judge.generalisation`):
+    ``generalises (reproduces under every encoder)``, ``model-specific: reproduces under
+    paraphrase-MiniLM-L3-v2 only``, ``neither``."""
+    if g.kind is Generality.GENERALISES and g.verdict is not None:
+        return f"generalises ({g.verdict.label} under every encoder)"
+    if g.kind is Generality.MODEL_SPECIFIC:
+        return f"model-specific: reproduces under {g.encoder} only"
+    return "neither"
+
+
 def _capital(text: str) -> str:
     return text[:1].upper() + text[1:]
 
@@ -182,6 +194,7 @@ __all__ = [
     "entry_line",
     "evidence",
     "finding_line",
+    "generalisation_text",
     "interval",
     "method",
     "p_text",

@@ -130,8 +130,9 @@ class WordPieces:
         return view
 
 
-def word_pieces(chunks_by: Mapping[str, Sequence[Chunk]]) -> WordPieces:
-    window = minilm_fingerprint().max_seq_length
+def word_pieces(chunks_by: Mapping[str, Sequence[Chunk]], window: int | None = None) -> WordPieces:
+    """Word-pieces per strategy; ``window`` is the encoder's (None: all-MiniLM-L6-v2's)."""
+    window = window or minilm_fingerprint().max_seq_length
     rows = []
     per_chunk = {}
     for name, chunks in chunks_by.items():
@@ -171,6 +172,13 @@ class Chunking:
         }
 
 
-def measure(chunks_by: Mapping[str, Sequence[Chunk]], questions: Sequence[Question]) -> Chunking:
-    """Sizes, destroyed answers and word-pieces of every chunking."""
-    return Chunking(sizes(chunks_by), destroyed(chunks_by, questions), word_pieces(chunks_by))
+def measure(
+    chunks_by: Mapping[str, Sequence[Chunk]],
+    questions: Sequence[Question],
+    window: int | None = None,
+) -> Chunking:
+    """Sizes, destroyed answers and word-pieces of every chunking (chunks past ``window``,
+    the encoder's: None for all-MiniLM-L6-v2's)."""
+    return Chunking(
+        sizes(chunks_by), destroyed(chunks_by, questions), word_pieces(chunks_by, window)
+    )

@@ -41,6 +41,8 @@ from rag_lab.stats import (
     paired_mean_difference,
 )
 
+REFERENCE_ENCODER = "all-MiniLM-L6-v2"
+"""The lab's encoder, the chapter's (:data:`rag_lab.models.encoder.DEFAULT_ENCODER`)."""
 PAIRED_METHOD = "paired_t_pseudo_questions"
 """The interval of a paired difference by question (:func:`rag_lab.stats.paired_difference`):
 Student's t over the questions' differences with two pseudo-questions."""
@@ -96,6 +98,9 @@ class Entry:
     """Our interval as a share of our headroom, when a ceiling moved the comparison there."""
     chapter_share: float | None = None
     """The chapter's effect as a share of its headroom, beside :attr:`share`."""
+    encoder: str = REFERENCE_ENCODER
+    """The sentence encoder the claim was measured with (every entry until notebook 13 used
+    the lab's one)."""
 
     def to_json(self) -> dict[str, Any]:
         out = asdict(self)
@@ -386,6 +391,7 @@ __all__ = [
     "CONFIRMATORY",
     "EXPLORATORY",
     "PAIRED_METHOD",
+    "REFERENCE_ENCODER",
     "Direction",
     "Entry",
     "Ledger",

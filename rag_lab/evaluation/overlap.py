@@ -177,7 +177,9 @@ def pull_table(pulls: Sequence[Pull]) -> pd.DataFrame:
     return pd.DataFrame(rows).set_index("strategy")
 
 
-def pull_entries(pulls: Sequence[Pull], notebook: str = "03") -> list[Entry]:
+def pull_entries(
+    pulls: Sequence[Pull], notebook: str = "03", benchmark: str = "d2l"
+) -> list[Entry]:
     """The chapter's mechanism: the overlap moves a chunk's vector toward its predecessor.
     Reproduces when the interval of the mean increase (by document) lies above zero."""
     out = []
@@ -187,7 +189,7 @@ def pull_entries(pulls: Sequence[Pull], notebook: str = "03") -> list[Entry]:
             count_entry(
                 f"{p.strategy}-overlap-pulls",
                 notebook=notebook,
-                benchmark="d2l",
+                benchmark=benchmark,
                 holds=lo > 0,
                 here=f"{m:+.3f} [{lo:+.3f}, {hi:+.3f}] by document, {len(p.without)} chunks",
                 estimate=m,

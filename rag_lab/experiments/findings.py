@@ -44,11 +44,17 @@ def save_part(notebook: str, entries: Sequence[Entry]) -> None:
     Ledger(list(entries)).write(parts_dir() / f"{notebook}.json")
 
 
+SECOND_ENCODER = "13"
+"""Notebook 13 judges the claims again under a second encoder: the chapter's ledger stays the
+lab's encoder's, so its part is never gathered."""
+
+
 def gather() -> Ledger:
-    """Every notebook's part, in notebook order."""
+    """Every notebook's part but :data:`SECOND_ENCODER`'s, in notebook order."""
     ledger = Ledger()
     for part in sorted(parts_dir().glob("[0-9][0-9].json")):
-        ledger.extend(Ledger.read(part).entries)
+        if part.stem != SECOND_ENCODER:
+            ledger.extend(Ledger.read(part).entries)
     return ledger
 
 
