@@ -87,7 +87,9 @@ lab: setup corpus ## Open JupyterLab on notebooks/, its kernel the project's .ve
 check: setup ## Fast loop (~6 min): no corpus, no weights but each cache's cold path; doctests
 	$(PY) -m pytest tests rag_lab --doctest-modules -m "(not model and not corpus and not slow and not server) or cold" -q
 
-test: setup corpus ## Unit, property and comparison tests, then every notebook under nbval
+test: setup corpus ## ruff, then unit, property and comparison tests, then every notebook under nbval
+	$(PY) -m ruff check --quiet rag_lab tests benchmarks
+	$(PY) -m ruff format --check --quiet rag_lab tests benchmarks
 	@command -v tesseract >/dev/null || echo "warning: no tesseract: notebook 11's OCR outputs will not match under nbval (apt-get install tesseract-ocr)"
 	$(PY) -m pytest tests notebooks --nbval-lax --nbval-current-env --nbval-sanitize-with notebooks/nbval_sanitize.cfg \
 	  --nbval-cell-timeout 1800

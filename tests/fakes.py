@@ -8,6 +8,7 @@ import re
 import signal
 import subprocess
 import sys
+import textwrap
 import threading
 import time
 import zlib
@@ -67,6 +68,11 @@ def write(folder: Path, files: dict[str, str | bytes]) -> Path:
         else:
             path.write_text(content, encoding="utf-8")
     return folder
+
+
+def questions_file(folder: Path, text: str) -> Path:
+    """``text`` (dedented) as ``folder/q.yaml``: a question file for the loader's tests."""
+    return write(folder, {"q.yaml": textwrap.dedent(text)}) / "q.yaml"
 
 
 # A two-chunk document and a retriever that returns its chunks at fixed distances.

@@ -4,9 +4,8 @@ passage is cut)."""
 
 from __future__ import annotations
 
-import textwrap
-
 import pytest
+from fakes import questions_file
 
 from rag_lab.app import exits
 from rag_lab.chunking import Chunk
@@ -52,18 +51,12 @@ negatives:
 """
 
 
-def write(tmp_path, text: str):
-    path = tmp_path / "q.yaml"
-    path.write_text(textwrap.dedent(text), encoding="utf-8")
-    return path
-
-
 def chunk(doc: str, index: int, text: str) -> Chunk:
     return Chunk(doc, index, text, text, "", 0, len(text))
 
 
 def test_questions_of_one_two_and_three_phrasings_and_two_passages_load(tmp_path):
-    qset = load_questions(write(tmp_path, SHAPES), DOCS)
+    qset = load_questions(questions_file(tmp_path, SHAPES), DOCS)
     q2 = qset.questions[1]
     assert [q.phrasings for q in qset.questions] == [("1",), ("course", "ticket"), ("1", "2", "3")]
     assert [len(q.passages) for q in qset.questions] == [1, 2, 1]
@@ -89,7 +82,9 @@ def test_questions_check_accepts_the_new_shapes(run, tmp_path):
     corpus.mkdir()
     for d in DOCS:
         (corpus / f"{d.id}.md").write_text(d.text, encoding="utf-8")
-    status, out, err = run("questions", "check", write(tmp_path, SHAPES), "--corpus", corpus)
+    status, out, err = run(
+        "questions", "check", questions_file(tmp_path, SHAPES), "--corpus", corpus
+    )
     assert (status, err) == (exits.OK, "")
     assert out.rstrip().endswith("3 questions (6 queries), 1 negative")
 
@@ -99,7 +94,7 @@ def test_questions_check_names_the_line_of_a_passage_not_in_the_corpus(run, tmp_
     corpus.mkdir()
     for d in DOCS:
         (corpus / f"{d.id}.md").write_text(d.text, encoding="utf-8")
-    bad = write(tmp_path, SHAPES.replace("in a hidden folder", "in a secret folder"))
+    bad = questions_file(tmp_path, SHAPES.replace("in a hidden folder", "in a secret folder"))
     status, out, err = run("questions", "check", bad, "--corpus", corpus)
     assert (status, out) == (exits.ERROR, "")
     assert err.startswith(f"rag-lab questions: {bad}:12: q2 passages[2].needle: not found")
@@ -108,7 +103,7 @@ def test_questions_check_names_the_line_of_a_passage_not_in_the_corpus(run, tmp_
 def test_a_passage_not_in_the_corpus_is_named_by_its_line(tmp_path):
     bad = SHAPES.replace("The cache lives in a hidden folder", "The cache lives in a secret folder")
     with pytest.raises(QuestionsError) as err:
-        load_questions(write(tmp_path, bad), DOCS)
+        load_questions(questions_file(tmp_path, bad), DOCS)
     ((v,),) = [err.value.violations]
     assert (v.line, v.id, v.field) == (12, "q2", "passages[2].needle")
     assert v.message.startswith("not found verbatim in the corpus")
@@ -138,7 +133,7 @@ def test_a_passage_not_in_the_corpus_is_named_by_its_line(tmp_path):
 def test_a_wrong_shape_is_named_by_its_line_and_field(tmp_path, old, new, where):
     assert old in SHAPES
     with pytest.raises(QuestionsError) as err:
-        load_questions(write(tmp_path, SHAPES.replace(old, new)), DOCS)
+        load_questions(questions_file(tmp_path, SHAPES.replace(old, new)), DOCS)
     assert where in [(v.line, v.id, v.field) for v in err.value.violations]
 
 
@@ -190,7 +185,7 @@ def test_evaluate_runs_every_suite_on_uneven_phrasings_and_two_passages(tmp_path
     from rag_lab.evaluation.deploy import Deployment
     from rag_lab.evaluation.runner import evaluate
 
-    qset = load_questions(write(tmp_path, SHAPES), DOCS)
+    qset = load_questions(questions_file(tmp_path, SHAPES), DOCS)
     ev = evaluate(DOCS, qset, HashEncoder(), tokenizer="unicode", progress=False, lab=True)
     deployed = ev.result(Deployment)
     assert deployed.queries == ("q1/1", "q2/course", "q3/1", "q2/ticket", "q3/2", "q3/3")

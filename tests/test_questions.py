@@ -1,9 +1,9 @@
 from __future__ import annotations
 
 import dataclasses
-import textwrap
 
 import pytest
+from fakes import questions_file
 
 from rag_lab.chunking import chunk_document
 from rag_lab.documents import Document
@@ -43,20 +43,14 @@ negatives:
 """
 
 
-def write(tmp_path, text: str):
-    path = tmp_path / "q.yaml"
-    path.write_text(textwrap.dedent(text))
-    return path
-
-
 def violations(tmp_path, text: str, expected=None) -> list[str]:
     with pytest.raises(QuestionsError) as err:
-        load_questions(write(tmp_path, text), DOCS, expected)
+        load_questions(questions_file(tmp_path, text), DOCS, expected)
     return [v.render("q.yaml") for v in err.value.violations]
 
 
 def test_a_good_file_loads_into_queries(tmp_path):
-    qset = load_questions(write(tmp_path, GOOD), DOCS)
+    qset = load_questions(questions_file(tmp_path, GOOD), DOCS)
     assert [q.id for q in qset.questions] == ["q1", "q2"]
     queries = qset.queries()
     assert [q.id for q in queries] == ["q1/course", "q2/course", "q1/ticket", "q2/ticket"]
@@ -149,7 +143,9 @@ WRAPPED_NEEDLE = "A tensor is an array of numbers, of one type."
 
 def wrapped_file(tmp_path, needle: str = WRAPPED_NEEDLE):
     text = GOOD.replace("01-a", "01-w")
-    return write(tmp_path, text.replace("The quick brown fox jumps over the lazy dog.", needle))
+    return questions_file(
+        tmp_path, text.replace("The quick brown fox jumps over the lazy dog.", needle)
+    )
 
 
 def test_a_hard_wrapped_needle_is_found_with_the_documents_offsets(tmp_path):

@@ -149,7 +149,7 @@ def test_the_stamps_see_what_the_index_holds(built, run, tmp_path):
     (docs / "a.md").write_bytes(kept)
     second = tmp_path / "second"
     baseline = ("--baseline", first / "report.json")
-    status, stdout, err = run("evaluate", *at, *common, "--out", second, *baseline)
+    status, _stdout, err = run("evaluate", *at, *common, "--out", second, *baseline)
     assert status == exits.REGRESSED, err
     regression = json.loads((second / "regression.json").read_text(encoding="utf-8"))
     changed = {c["stamp"] for c in regression["changes"]}
