@@ -60,11 +60,12 @@ def prompt_size(prompt: str, generator_tokens: int, word_pieces: int) -> pd.Seri
     )
 
 
-def server_table(result: Answer, needle: str) -> Table:
-    """The table only the server keeps, one row per ``[n]`` the model may write; ``needle``:
-    whether the source's quote holds the question's needle whole."""
+def server_table(result: Answer, needle: str = "") -> Table:
+    """The table only the server keeps, one row per ``[n]`` the model may write; with a
+    ``needle``, whether each source's quote holds it whole."""
     frame = pd.DataFrame(citations.citation_table(result.citations)).set_index("[n]")
-    frame["needle"] = [needle in c.quote for c in result.citations]
+    if needle:
+        frame["needle"] = [needle in c.quote for c in result.citations]
     return Table(frame.drop(columns="quote"), caption="distance: cosine, to the question")
 
 
