@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 import pandas as pd
 
-from rag_lab.answers import CitedAnswer, declines, map_citations, render
+from rag_lab.answers import declines, map_citations, render
 from rag_lab.claims.judge import FixedRecord
 from rag_lab.claims.verdicts import Verdict
 from rag_lab.evaluation.ledger import Entry, count_entry, entry, fixed_entry
@@ -20,10 +20,9 @@ from rag_lab.questions import Negative, Query
 from rag_lab.stats import clustered_wilson
 from rag_lab.text import longest_common_run, words
 
+HEADLINE = ("no-call-on-refusal", "cites-by-number", "ids-well-formed", "ids-wrong")
 COPY_RUN = 20
 """An answer that repeats this many consecutive words of a source is copying it."""
-
-HEADLINE = ("no-call-on-refusal", "cites-by-number", "ids-well-formed", "ids-wrong")
 
 
 def outcome(result: Answer | Refusal, needle: str | None, generation: Generation | None) -> dict:
@@ -34,8 +33,11 @@ def outcome(result: Answer | Refusal, needle: str | None, generation: Generation
     cited = None if refused else map_citations(result.text or "", sources)
     holding = tuple(c.index for c in sources if needle and needle in c.quote)
     said = cited.cited if cited else ()
-    needle_cited = any(c.index in holding for c in said)
+    hit = any(c.index in holding for c in said)
     declined = cited is not None and declines(cited.text)
+    copied = cited is not None and any(
+        len(longest_common_run(words(cited.text), words(c.quote))) >= COPY_RUN for c in sources
+    )
     return {
         "result": result,
         "cited": cited,
@@ -46,48 +48,19 @@ def outcome(result: Answer | Refusal, needle: str | None, generation: Generation
         "passed": not refused,
         "needle_among": bool(holding),
         "needle_absent": not refused and not holding,
-        "cites_needle": needle_cited,
-        "needle_markers": needle_cited and cited.only_markers,
-        "needle_words": needle_cited and not cited.only_markers,
-        "needle_not_cited": bool(holding) and not needle_cited,
+        "cites_needle": hit,
+        "needle_markers": hit and cited.only_markers,
+        "needle_words": hit and not cited.only_markers,
+        "needle_not_cited": bool(holding) and not hit,
         "nothing": cited is not None and cited.cites_nothing,
         "invalid": cited is not None and cited.has_invalid,
-        "copies": cited is not None and copies(cited),
+        "copies": copied,
         "declines": declined,
         "answers": not declined,
         "answers_citing": not declined and bool(said),
         "called": generation is not None,
         "hit_budget": generation is not None and generation.hit_budget,
     }
-
-
-def copies(cited: CitedAnswer) -> bool:
-    said = words(cited.text)
-    return any(len(longest_common_run(said, words(c.quote))) >= COPY_RUN for c in cited.sources)
-
-
-GATE_ROWS = {
-    "refused": "refused by the gate",
-    "needle_among": "answered, needle among the sources",
-    "needle_absent": "answered, needle not among the sources",
-}
-ANSWER_ROWS = {
-    "cites_needle": "cites a source holding the needle",
-    "needle_markers": "  … with nothing but markers",
-    "needle_words": "  … with words beside the markers",
-    "needle_not_cited": "needle among the sources, not cited",
-    "nothing": "cites nothing",
-    "invalid": "cites an invalid number",
-    "copies": f"copies a source (≥ {COPY_RUN} consecutive words)",
-    "declines": "says the sources do not answer",
-    "hit_budget": "stopped by the token budget",
-}
-NEGATIVE_GATE_ROWS = {"refused": "refused by the gate", "passed": "slipped through the gate"}
-NEGATIVE_ANSWER_ROWS = {
-    "declines": "says the sources do not answer",
-    "answers": "answers anyway",
-    "answers_citing": "answers anyway, citing a source",
-}
 
 
 def run(
@@ -120,53 +93,34 @@ def parts(outcomes: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFr
     return outcomes[~outcomes.negative], negatives, negatives[negatives.passed]
 
 
-def units(outcomes: pd.DataFrame) -> int:
-    return outcomes.unit.nunique()
+def rate_table(outcomes: pd.DataFrame, flags: Sequence[str]) -> Table:
+    """Per flag of :func:`outcome`: the queries flagged, of how many, and the rate with its
+    95 % interval, the questions as the sample (:func:`rag_lab.stats.clustered_wilson`)."""
+    frame = pd.DataFrame(
+        [[outcomes[f].sum(), len(outcomes), outcomes[f].mean()] for f in flags],
+        columns=["queries", "of", "rate"],
+        index=pd.Index(flags, name="outcome"),
+    )
+    frame[["low", "high"]] = [clustered_wilson(outcomes[f], outcomes.unit) for f in flags]
+    return Table(frame)
 
 
-def rate_table(outcomes: pd.DataFrame, rows: Mapping[str, str], caption: str) -> Table:
-    """Per flag in ``rows``: ``k/n`` and the rate with its 95 % interval by question."""
-    n, table = len(outcomes), {}
-    for kind, label in rows.items():
-        k = outcomes[kind].sum()
-        lo, hi = clustered_wilson(outcomes[kind], outcomes.unit)
-        table[label] = (f"{k}/{n}", f"{k / n:.2f} [{lo:.2f}, {hi:.2f}]")
-    frame = pd.DataFrame.from_dict(table, orient="index", columns=["queries", "rate [95 % CI]"])
-    return Table(frame.rename_axis("outcome"), caption=caption)
+def calls_table(outcomes: pd.DataFrame) -> pd.DataFrame:
+    """The generator's calls, counted from its own record, by kind of query and gate."""
+    return outcomes.groupby(["negative", "refused"]).called.agg(queries="size", calls="sum")
 
 
-def calls_table(outcomes: pd.DataFrame) -> Table:
-    """The generator's calls, from its own record, by what the gate did with the query."""
-    groups = {
-        "answerable queries that passed the gate": outcomes.passed & ~outcomes.negative,
-        "negatives that passed the gate": outcomes.passed & outcomes.negative,
-        "refusals (both kinds)": outcomes.refused,
-    }
-    frame = pd.DataFrame.from_dict(
-        {name: (g.sum(), outcomes.called[g].sum()) for name, g in groups.items()},
-        orient="index",
-        columns=["queries", "generator calls"],
-    ).rename_axis("queries that were")
-    return Table(frame, "How often the generator ran, counted by the generator")
-
-
-def examples(outcomes: pd.DataFrame, kind: str, n: int = 3) -> str:
-    """Markdown for the first ``n`` outcomes (question-file order) flagged ``kind``."""
+def examples(outcomes: pd.DataFrame, flag: str, n: int = 3) -> str:
+    """Markdown: the first ``n`` outcomes flagged ``flag``, as a reader sees each answer."""
     blocks = []
-    for o in outcomes[outcomes[kind]].head(n).itertuples():
-        if o.needle_sources:
-            where = "needle in source(s) " + ", ".join(f"[{i}]" for i in o.needle_sources)
-        elif o.negative:
-            where = "a negative: the corpus does not answer it"
-        else:
-            where = "needle not among the sources"
+    for o in outcomes[outcomes[flag]].head(n).itertuples():
         cited = o.cited
         if cited and len(re.findall(r"^\s*```", cited.text, re.MULTILINE)) % 2:
             # cut by the token budget inside a code block, which would swallow the sources
             cited = replace(cited, text=cited.text.rstrip() + "\n```")
         shown = render(cited) if cited else str(o.result)
         quoted = "\n".join(f"> {line}" if line else ">" for line in shown.splitlines())
-        blocks.append(f"**{o.id}** — {o.question} *({where})*\n\n{quoted}")
+        blocks.append(f"**{o.id}** — {o.question}\n\n{quoted}")
     return "\n\n---\n\n".join(blocks) or "*None occurred.*"
 
 
@@ -206,61 +160,35 @@ def plausible_arxiv_id(identifier: str) -> bool:
 
 
 def identifier_probe(generate: Callable[[str], str]) -> pd.DataFrame:
-    """Ask, without sources, for each paper's arXiv identifier: the answer, the first well-formed
-    identifier in it ("" if none), whether it is plausible and whether it is the paper's."""
+    """Ask, without sources, for each paper's arXiv identifier: the answer (its whitespace
+    made single spaces), the first well-formed identifier in it ("" if none), whether it is
+    plausible and whether it is the paper's."""
     rows = []
     for paper, real in ARXIV.items():
-        text = generate(PROBE_PROMPT.format(paper))
+        text = " ".join(generate(PROBE_PROMPT.format(paper)).split())
         found = match.group(0) if (match := ARXIV_ID.search(text)) else ""
         rows.append((paper, text, found, plausible_arxiv_id(found), found.split("v")[0] == real))
     return pd.DataFrame(rows, columns=["paper", "answer", "identifier", "plausible", "correct"])
 
 
-def probe_table(probe: pd.DataFrame) -> Table:
-    """The probe's answers, one per paper; the findings count them."""
-    yes = {True: "yes", False: "no"}
-    answers = pd.DataFrame(
-        {
-            "paper asked for": probe.paper.str.split(",").str[0],
-            "answer": probe.answer.str.split().str.join(" "),
-            "identifier": probe.identifier.replace("", "–"),
-            "plausible": probe.plausible.map(yes),
-            "the paper's": probe.correct.map(yes),
-        }
-    )
-    cap = f"{len(probe)} papers asked for, no sources given; identifier: the first well-formed one"
-    return Table(answers, cap, {"paper asked for": 30, "answer": 30})
-
-
-def run_table(outcomes: pd.DataFrame, elapsed: float) -> Table:
-    """What the run cost: wall time, the generator's calls and the answer cache's share of
-    them, the model's time, the prompts' sizes and the answers cut by the token budget."""
-    calls = outcomes.generation.dropna().tolist()
-    seconds = sum(g.seconds for g in calls)
-    tokens = [g.prompt_tokens for g in calls]
-    rows = {
-        "wall time (s)": f"{elapsed:.0f}",
-        "generator calls": f"{len(calls)}",
-        "served from the answer cache": f"{sum(g.cached for g in calls)}",
-        "model time when generated (s)": f"{seconds:.0f}",
-        "… per answer (s)": f"{seconds / len(calls):.1f}" if calls else "–",
-        "prompt tokens, fewest to most": f"{min(tokens)}–{max(tokens)}" if calls else "–",
-        "answers stopped by the token budget": f"{sum(g.hit_budget for g in calls)}",
-    }
-    frame = pd.DataFrame.from_dict(rows, orient="index", columns=["this run"]).rename_axis("")
-    return Table(frame, caption="What the run cost; the model and machine: Environment")
-
-
 def entries(outcomes: pd.DataFrame, probe: pd.DataFrame) -> list[Entry]:
     """The chapter's generation claims: this notebook's part of the ledger."""
     at = {"notebook": "09", "benchmark": "d2l"}
-    refusals, answerable = outcomes[outcomes.refused], outcomes[~outcomes.negative]
+    answerable, _, slipped = parts(outcomes)
+    refusals = outcomes[outcomes.refused]
     calls = int(refusals.called.sum())
-    hits = answerable.cites_needle.tolist()
+    hits = answerable.cites_needle
     n, found = len(probe), int((probe.identifier != "").sum())
     right = probe.identifier[probe.correct]
-    among, slipped = answerable[answerable.needle_among], parts(outcomes)[2]
+    among = answerable[answerable.needle_among]
     unused, answered = int(among.needle_not_cited.sum()), int(slipped.answers.sum())
+    named = f" ({', '.join(right)})" if len(right) else ""
+    counts = {
+        "needle-in-prompt-unused": (unused > 0, f"{unused} of {len(among)} not cited"),
+        "threshold-over-instruction": (answered > 0, f"{answered} of {len(slipped)} answered"),
+        "ids-well-formed": (found == n, f"{found} of {n}"),
+        "ids-wrong": (right.empty, f"{len(right)} of {n} right{named}"),
+    }
     return [
         fixed_entry(
             "no-call-on-refusal",
@@ -275,30 +203,12 @@ def entries(outcomes: pd.DataFrame, probe: pd.DataFrame) -> list[Entry]:
             "cites-by-number",
             **at,
             record=FixedRecord(Verdict.NOT_TESTABLE, "the chapter gives no rate to compare with"),
-            here=f"{sum(hits)} of {len(hits)}",
-            estimate=sum(hits) / len(hits),
+            here=f"{hits.sum()} of {len(hits)}",
+            estimate=hits.sum() / len(hits),
             ci=clustered_wilson(hits, answerable.unit),
             method="clustered_wilson",
         ),
-        count_entry(
-            "needle-in-prompt-unused",
-            **at,
-            holds=unused > 0,
-            here=f"{unused} of {len(among)} not cited",
-        ),
-        count_entry(
-            "threshold-over-instruction",
-            **at,
-            holds=answered > 0,
-            here=f"{answered} of {len(slipped)} answered",
-        ),
-        count_entry("ids-well-formed", **at, holds=found == n, here=f"{found} of {n}"),
-        count_entry(
-            "ids-wrong",
-            **at,
-            holds=right.empty,
-            here=f"{len(right)} of {n} right" + (f" ({', '.join(right)})" if len(right) else ""),
-        ),
+        *[count_entry(c, **at, holds=ok, here=x) for c, (ok, x) in counts.items()],
         fixed_entry(
             "ids-real",
             **at,
@@ -308,17 +218,3 @@ def entries(outcomes: pd.DataFrame, probe: pd.DataFrame) -> list[Entry]:
             here=f"{probe.plausible.sum()} of {n} plausible by arXiv's numbering",
         ),
     ]
-
-
-def long_view(trials) -> Table:
-    """Answers citing the needle's source, by number of sources and the needle's place."""
-    from rag_lab.evaluation import long_context
-
-    questions = len({t.query.question.id for t in trials})
-    return Table(
-        long_context.table(trials),
-        caption=f"{questions} sampled questions (seed {long_context.SEED}), course phrasing, "
-        "one prompt per cell: answers citing the needle's source / prompts [95 % Wilson "
-        "interval, the questions as the sample]. Distractors: the hybrid's best chunks "
-        "without the needle, in rank order.",
-    )

@@ -395,11 +395,11 @@ def test_run_counts_what_the_answers_cite(monkeypatch):
     assert outcomes.needle_sources[0] == (1,) and outcomes.cites_needle[0]
     assert outcomes.cited[1].invalid == (2,) and not outcomes.cites_needle[1]
     assert outcomes.nothing[3] and not outcomes.declines[3]
-    table = report.rate_table(outcomes[:2], report.ANSWER_ROWS, "caption").frame
-    assert table.loc["cites a source holding the needle", "queries"] == "1/2"
-    assert table.loc["cites an invalid number", "queries"] == "1/2"
+    table = report.rate_table(outcomes[:2], ["cites_needle", "invalid", "nothing"]).frame
+    assert table.loc["cites_needle", "queries"] == 1 and table.loc["invalid", "queries"] == 1
     # both phrasings ask one question: Wilson with one question as the sample, 0 of 1
-    assert table.loc["cites nothing", "rate [95 % CI]"] == "0.00 [0.00, 0.79]"
+    assert table.loc["nothing", ["queries", "of", "low"]].tolist() == [0, 2, 0.0]
+    assert table.loc["nothing", "high"] == pytest.approx(0.7935, abs=1e-4)
 
 
 def _generation(text: str, model: str) -> generate.Generation:
