@@ -48,29 +48,34 @@ def gather() -> Ledger:
     return Ledger([e for p in parts if p.stem != SECOND_ENCODER for e in Ledger.read(p).entries])
 
 
-def _fields(e: Entry) -> dict[str, str]:
-    """What a table shows of an entry: ``claim`` flags a stand-in, ``short`` is the bare verdict."""
-    return {
-        "statement": e.statement,
-        "claim": e.statement + (" (stand-in)" if e.stand_in else ""),
-        "role": e.role,
-        "benchmark": e.benchmark,
-        "chapter": e.chapter,
-        "here": render.evidence(e),
-        "verdict": render.verdict_text(e),
-        "short": e.verdict.short,
+def _view(entries: Sequence[Entry]) -> pd.DataFrame:
+    """The entries as the tables show them, one row each (by claim id): ``claim`` flags a
+    stand-in, ``short`` is the bare verdict; benchmarks ordered as they first appear."""
+    fields = {
+        "statement": [e.statement for e in entries],
+        "claim": [e.statement + (" (stand-in)" if e.stand_in else "") for e in entries],
+        "role": [e.role for e in entries],
+        "benchmark": pd.Categorical([e.benchmark for e in entries], _benchmarks(entries)),
+        "chapter": [e.chapter for e in entries],
+        "here": [render.evidence(e) for e in entries],
+        "verdict": [render.verdict_text(e) for e in entries],
+        "short": [e.verdict.short for e in entries],
     }
+    return pd.DataFrame(fields, pd.Index([e.claim for e in entries], name="id"))
 
 
-def _frame(entries: Sequence[Entry], **columns: str) -> pd.DataFrame:
-    """One row an entry (its claim's id); ``column="field"`` shows that field of :func:`_fields`."""
-    rows = [{c: _fields(e)[f] for c, f in columns.items()} for e in entries]
-    return pd.DataFrame(rows, pd.Index([e.claim for e in entries], name="id"), list(columns))
+def _benchmarks(entries: Sequence[Entry]) -> list[str]:
+    return list(dict.fromkeys(e.benchmark for e in entries))
+
+
+def _per_benchmark(view: pd.DataFrame, caption: str, columns: dict[str, str]) -> list[Table]:
+    """A table per benchmark, ``columns`` of ``view`` renamed; the page's free text
+    (``claim``) cut to what the other columns, themselves capped, leave of it."""
+    groups = view.groupby("benchmark", observed=True)
+    return [_fitted(g[list(columns)].rename(columns=columns), caption.format(b)) for b, g in groups]
 
 
 def _fitted(frame: pd.DataFrame, caption: str) -> Table:
-    """A Table whose ``claim`` (free text) is cut to what the other columns, themselves
-    capped so that one long cell cannot take the page, leave of it."""
     caps = {"here": 20, "index": 18, "chapter": 12, "verdict": 18}
     caps["claim"] = max(20, MAX_WIDTH - Table(frame.drop(columns="claim"), shorten=caps).width - 2)
     return Table(frame, caption=caption, shorten=caps)
@@ -79,37 +84,25 @@ def _fitted(frame: pd.DataFrame, caption: str) -> Table:
 def verdict_tables(ledger: Ledger) -> list[Table]:
     """The claims judged on more than one benchmark, their verdicts side by side; then, per
     benchmark, the claims judged only there with our estimate (or count) and the verdict."""
-    benchmarks = list(dict.fromkeys(e.benchmark for e in ledger.entries))
-    on: dict[str, list[Entry]] = collections.defaultdict(list)
-    for e in ledger.entries:
-        on[e.claim].append(e)
-    shared = {c: es for c, es in on.items() if len(es) > 1}
-    tables = []
-    if shared:
-        rows = [{e.benchmark: e.verdict.short for e in es} for es in shared.values()]
-        frame = pd.DataFrame(rows, pd.Index(list(shared), name="id"))
-        frame = frame.reindex(columns=[b for b in benchmarks if b in frame]).fillna("–")
-        frame.insert(0, "claim", [es[0].statement for es in shared.values()])
-        caption = "Claims judged on several benchmarks, their verdicts (excludes its effect: the "
-        tables.append(_fitted(frame, caption + "interval excludes the chapter's effect)"))
-    for bench in benchmarks:
-        only = [es[0] for es in on.values() if len(es) == 1 and es[0].benchmark == bench]
-        if only:
-            frame = _frame(only, claim="statement", here="here", verdict="short")
-            tables.append(_fitted(frame, f"Claims judged on {bench} only"))
-    return tables
+    view = _view(ledger.entries)
+    many = view.index.duplicated(keep=False)
+    shared = view[many].pivot(columns="benchmark", values="short").rename_axis(columns=None)
+    frame = shared.reindex(view[many].index.unique()).dropna(axis=1, how="all").fillna("–")
+    frame.insert(0, "claim", view[many].groupby(level=0).statement.first())
+    caption = "Claims judged on several benchmarks, their verdicts (excludes its effect: the "
+    tables = (
+        [_fitted(frame, caption + "interval excludes the chapter's effect)")] if many.any() else []
+    )
+    only = {"statement": "claim", "here": "here", "short": "verdict"}
+    return tables + _per_benchmark(view[~many], "Claims judged on {} only", only)
 
 
 def chapter_page(ledger: Ledger) -> list[Table]:
     """The chapter's own claims, one table per benchmark: what each says, the chapter's
     result, ours, the verdict with what qualifies it (:func:`render.verdict_text`)."""
-    tables = []
-    for bench in dict.fromkeys(e.benchmark for e in ledger.entries):
-        mine = [e for e in ledger.entries if e.role == "chapter" and e.benchmark == bench]
-        if mine:
-            frame = _frame(mine, claim="claim", chapter="chapter", here="here", verdict="verdict")
-            tables.append(_fitted(frame, f"The chapter's claims on {bench}"))
-    return tables
+    view = _view(ledger.entries)
+    columns = {c: c for c in ("claim", "chapter", "here", "verdict")}
+    return _per_benchmark(view[view.role == "chapter"], "The chapter's claims on {}", columns)
 
 
 def tally(ledger: Ledger, roles: Sequence[str] = ("chapter",)) -> pd.DataFrame:
@@ -166,8 +159,8 @@ def summary(ledger: Ledger) -> str:
     others = "**Controls, the project's hypotheses and exploratory looks** (never counted above)"
     lines, rest = [], tuple(r for r in ROLES if r != "chapter")
     for title, roles in (("**The chapter's claims**", ("chapter",)), (others, rest)):
-        mine = [e for e in ledger.entries if e.role in roles]
-        claims = _frame(mine, **{c: c for c in "claim role benchmark chapter here verdict".split()})
+        view = _view([e for e in ledger.entries if e.role in roles])
+        claims = view[["claim", "role", "benchmark", "chapter", "here", "verdict"]]
         lines += ["", title, "", *_pipe(tally(ledger, roles).reset_index()), "", *_pipe(claims)]
     return "\n".join(lines[1:])
 

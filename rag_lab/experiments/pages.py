@@ -1,8 +1,7 @@
 """``make html``: the committed notebooks rendered to ``build/html/NN_name.html`` (outputs as
-committed, nothing run), then, when Debian's Chromium is installed, each page opened headless
-at a laptop's width and measured in the page itself: tables wider than the text column, text
-outputs a reader would scroll sideways, figures shown below :data:`MIN_SCALE` of their drawn
-width. Exit status: 0 when every page fits, 1 when one does not, 2 when no notebook matches.
+committed, nothing run), then, when Chromium is installed, each page opened headless at a
+laptop's width and measured in the page itself (:func:`problems`). Exit status 1 when a page
+does not fit or no notebook matches.
 """
 
 from __future__ import annotations
@@ -12,12 +11,12 @@ import html
 import json
 import shutil
 import subprocess
-import sys
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
 from rag_lab import paths
+from rag_lab.experiments.reproduce import notebooks
 
 OUT = paths.ROOT / "build" / "html"
 WIDTH, HEIGHT = 1366, 900  # a laptop's screen, in CSS pixels
@@ -126,16 +125,11 @@ def problems(found: dict) -> list[str]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m rag_lab.experiments.pages")
-    parser.add_argument("notebooks", nargs="*", help="notebook numbers (default: all)")
+    parser.add_argument("notebooks", nargs="*", help="name prefixes, e.g. 03 (default: all)")
     parser.add_argument("--output", type=Path, default=OUT, help="where the pages go")
     parser.add_argument("--screenshots", action="store_true", help="a full-page PNG of each")
     args = parser.parse_args(argv)
-    found = sorted((paths.ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
-    picked = [p for p in found if not args.notebooks or p.name[:2] in args.notebooks]
-    if not picked:
-        print(f"no notebook numbered {' '.join(args.notebooks)}", file=sys.stderr)
-        return 2
-    pages = render(picked, args.output)
+    pages = render(notebooks(args.notebooks), args.output)
     print(f"{len(pages)} pages in {args.output}")
     if (browser := chromium()) is None:
         print("No Chromium: the pages were not checked. Install it (apt-get install chromium).")

@@ -62,15 +62,12 @@ def environment(with_model: bool = True) -> str:
         from rag_lab.models.minilm import minilm_fingerprint
         from rag_lab.models.onnx_minilm import graph_path
 
-        fp = minilm_fingerprint()
+        fp, graph = minilm_fingerprint(), sha256_file(graph_path(DEFAULT_BACKEND))
         lines.append(
-            f"encoder {fp.name}: {fp.dimensions} dims, {fp.pooling} pooling, normalized="
-            f"{fp.normalized}, window {fp.max_seq_length}, weights sha256 "
-            f"{fp.weights_sha256[:12]}…, fingerprint {fp.key}"
+            f"encoder {fp.name}: {fp.dimensions} dims, {fp.pooling} pooling, window "
+            f"{fp.max_seq_length}, weights sha256 {fp.weights_sha256[:12]}…, fingerprint "
+            f"{fp.key}; backend {DEFAULT_BACKEND}, its graph's sha256 {graph[:12]}…"
         )
-        if DEFAULT_BACKEND != "torch":
-            graph = sha256_file(graph_path(DEFAULT_BACKEND))[:12]
-            lines.append(f"backend {DEFAULT_BACKEND}: ONNX graph of those weights, sha256 {graph}…")
     wrapped_lines = [textwrap.fill(line, MAX_WIDTH, subsequent_indent="  ") for line in lines]
     return "\n".join([*wrapped_lines, timing.machine()])
 
@@ -92,17 +89,8 @@ class Verbatim:
 
     def lines(self) -> list[str]:
         """The plain text's lines, each at most :attr:`width` characters."""
-        out = []
-        for line in self.text.split("\n"):
-            head = ""
-            while len(head + line) > self.width:
-                room = self.width - len(head)
-                cut = line.rfind(" ", 1, room + 1)
-                cut = room if cut <= 0 else cut
-                out.append((head + line[:cut]).rstrip())
-                line, head = line[cut:].lstrip(" "), "↪ "
-            out.append(head + line)
-        return out
+        wrap = textwrap.TextWrapper(self.width, subsequent_indent="↪ ", break_on_hyphens=False)
+        return [part for line in self.text.split("\n") for part in wrap.wrap(line) or [""]]
 
     def __repr__(self) -> str:
         return "\n".join([self.caption, *self.lines()] if self.caption else self.lines())

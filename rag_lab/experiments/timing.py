@@ -9,10 +9,11 @@ import os
 import platform
 import re
 import sys
-import time
+import timeit
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -60,15 +61,9 @@ def single_threaded() -> Iterator[None]:
 
 def time_per_call(stage: str, fn: Callable, inputs: Sequence, repeats: int = 3) -> Latency:
     """``fn(x)`` per input, single-threaded, after one warm-up call: the best of ``repeats``."""
-
-    def once(x) -> float:
-        start = time.perf_counter()
-        fn(x)
-        return time.perf_counter() - start
-
     with single_threaded():
         fn(inputs[0])
-        best = [min(once(x) for _ in range(repeats)) for x in inputs]
+        best = [min(timeit.repeat(partial(fn, x), repeat=repeats, number=1)) for x in inputs]
     return Latency(stage, 1000 * np.array(best))
 
 
