@@ -1,10 +1,8 @@
-"""``make reproduce``: every ``notebooks/NN_*.ipynb`` executed in order with papermill, each
-in a fresh kernel (working directory ``notebooks/``), written back with its outputs.
+"""``make reproduce``: every ``notebooks/NN_*.ipynb`` run in order by papermill in one process,
+each in a fresh kernel, written back with its outputs; the first failure stops the run (exit 1).
 
-``python -m rag_lab.experiments.reproduce 03 05`` runs only those; ``--output DIR`` writes the
-notebooks there and their figures to ``DIR/figures``, leaving the checkout as it was. One
-process for all saves papermill's start-up per notebook; the first failure stops the run
-(exit 1). Long work inside a kernel is shown on this terminal (:func:`rag_lab.progress.relayed`).
+``reproduce 03 05`` runs only those; ``--output DIR`` writes the notebooks there and their
+figures to ``DIR/figures``. A kernel's long work shows here (:func:`rag_lab.progress.relayed`).
 """
 
 from __future__ import annotations
@@ -34,6 +32,7 @@ def notebooks(selected: Sequence[str] = ()) -> list[Path]:
 def run(selected: Sequence[str] = (), output: Path | None = None) -> list[tuple[str, float]]:
     """Execute the notebooks (in place, or into ``output``); (name, seconds) for each."""
     import papermill
+    from traitlets.config import Config
 
     times = []
     if output is not None:
@@ -52,7 +51,7 @@ def run(selected: Sequence[str] = (), output: Path | None = None) -> list[tuple[
                     str(nb),
                     str(nb if output is None else output / nb.name),
                     kernel_name="python3",
-                    kernel_manager_class=_kernel_manager(),
+                    config=Config(KernelManager={"transport": "ipc"}),  # local sockets, not TCP
                     cwd="notebooks",
                     execution_timeout=3600,  # per cell: notebook 09's answers take minutes cold
                     progress_bar=False,
@@ -65,19 +64,6 @@ def run(selected: Sequence[str] = (), output: Path | None = None) -> list[tuple[
             times.append((nb.name, time.perf_counter() - start))
             print(f"   {nb.name} in {progress.duration(times[-1][1])}", flush=True)
     return times
-
-
-def _kernel_manager():
-    """nbclient's kernel manager on local IPC sockets, not TCP (nothing to warn about)."""
-    from jupyter_client import AsyncKernelManager
-    from traitlets import default
-
-    class IpcKernelManager(AsyncKernelManager):
-        @default("transport")
-        def _transport_default(self) -> str:
-            return "ipc"
-
-    return IpcKernelManager
 
 
 def main(argv: Sequence[str] | None = None) -> int:
