@@ -1,9 +1,4 @@
-"""One setup call for every notebook: the lab's corpus, its questions, the encoder.
-
->>> lab = setup()                                   # doctest: +SKIP
->>> len(lab.docs), len(lab.queries), sorted(lab.chunks_by)   # doctest: +SKIP
-(20, 64, ['A', 'B', 'C', 'D', 'E', 'F'])
-"""
+"""One setup call for every notebook: the lab's corpus, its questions, the encoder."""
 
 from __future__ import annotations
 
