@@ -88,21 +88,18 @@ def measure(page: Path, browser: str, screenshot: Path | None = None) -> dict:
         probe.write_text(page.read_text("utf-8").replace("</body>", _MEASURE + "</body>"), "utf-8")
         run = [browser, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars"]
         run += [f"--user-data-dir={tmp}/profile", "--virtual-time-budget=15000"]
+        size = f"--window-size={WIDTH},{HEIGHT}"
         dom = subprocess.run(
-            [*run, f"--window-size={WIDTH},{HEIGHT}", "--dump-dom", probe.as_uri()],
-            capture_output=True,
-            text=True,
-            timeout=180,
-            check=False,
+            [*run, size, "--dump-dom", probe.as_uri()], capture_output=True, text=True, timeout=180
         )
-        marker = '<pre id="rag-lab-measure">'
-        if marker not in dom.stdout:
+        _, marker, found = dom.stdout.partition('<pre id="rag-lab-measure">')
+        if not marker:
             raise RuntimeError(f"{page.name}: Chromium measured nothing: {dom.stderr[-300:]}")
-        found = json.loads(html.unescape(dom.stdout.split(marker, 1)[1].split("</pre>", 1)[0]))
+        found = json.loads(html.unescape(found.partition("</pre>")[0]))
         if screenshot is not None:  # the whole page: a window as tall as the page
             size = f"--window-size={WIDTH},{min(found['height'], 60000)}"
             shot = [*run, size, f"--screenshot={screenshot}", page.as_uri()]
-            subprocess.run(shot, capture_output=True, timeout=300, check=False)
+            subprocess.run(shot, capture_output=True, timeout=300)
     return found
 
 
