@@ -51,21 +51,18 @@ def gather() -> Ledger:
 def _view(entries: Sequence[Entry]) -> pd.DataFrame:
     """The entries as the tables show them, one row each (by claim id): ``claim`` flags a
     stand-in, ``short`` is the bare verdict; benchmarks ordered as they first appear."""
+    benchmarks = [e.benchmark for e in entries]
     fields = {
         "statement": [e.statement for e in entries],
         "claim": [e.statement + (" (stand-in)" if e.stand_in else "") for e in entries],
         "role": [e.role for e in entries],
-        "benchmark": pd.Categorical([e.benchmark for e in entries], _benchmarks(entries)),
+        "benchmark": pd.Categorical(benchmarks, list(dict.fromkeys(benchmarks))),
         "chapter": [e.chapter for e in entries],
         "here": [render.evidence(e) for e in entries],
         "verdict": [render.verdict_text(e) for e in entries],
         "short": [e.verdict.short for e in entries],
     }
     return pd.DataFrame(fields, pd.Index([e.claim for e in entries], name="id"))
-
-
-def _benchmarks(entries: Sequence[Entry]) -> list[str]:
-    return list(dict.fromkeys(e.benchmark for e in entries))
 
 
 def _per_benchmark(view: pd.DataFrame, caption: str, columns: dict[str, str]) -> list[Table]:
@@ -90,9 +87,8 @@ def verdict_tables(ledger: Ledger) -> list[Table]:
     frame = shared.reindex(view[many].index.unique()).dropna(axis=1, how="all").fillna("–")
     frame.insert(0, "claim", view[many].groupby(level=0).statement.first())
     caption = "Claims judged on several benchmarks, their verdicts (excludes its effect: the "
-    tables = (
-        [_fitted(frame, caption + "interval excludes the chapter's effect)")] if many.any() else []
-    )
+    caption += "interval excludes the chapter's effect)"
+    tables = [_fitted(frame, caption)] if many.any() else []
     only = {"statement": "claim", "here": "here", "short": "verdict"}
     return tables + _per_benchmark(view[~many], "Claims judged on {} only", only)
 
