@@ -1,9 +1,7 @@
-"""The claims ledger of the whole lab: each notebook's part, the file, the view, the README.
+"""The claims ledger of the whole lab: each notebook's part, the file, its tables, the README.
 
-Each notebook writes its claims (:mod:`rag_lab.evaluation.ledger` entries) to
-``figures/claims/<notebook>.json``; the closing notebook gathers them into
-``figures/claims.json``, shows both benchmarks side by side and draws every paired difference
-with its interval; ``python -m rag_lab.experiments.findings`` (the last step of ``make
+Each notebook writes its entries to ``figures/claims/NN.json``; notebook 12 gathers them into
+``figures/claims.json``; ``python -m rag_lab.experiments.findings`` (the last step of ``make
 reproduce``) writes the README's summary of findings from that file, between its markers.
 """
 
@@ -11,24 +9,24 @@ from __future__ import annotations
 
 import collections
 import re
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 
 import pandas as pd
 
+from rag_lab import claims as declared
 from rag_lab import paths
-from rag_lab.claims import ROLES, claims, render
-from rag_lab.claims.judge import POWER
+from rag_lab.claims import ROLES, render
 from rag_lab.claims.verdicts import Verdict
 from rag_lab.evaluation import figures
 from rag_lab.evaluation.ledger import Entry, Ledger
 from rag_lab.experiments.present import MAX_WIDTH, Table
-from rag_lab.stats import ALPHA
 
 README = paths.ROOT / "README.md"
 START, END = "<!-- findings: start -->", "<!-- findings: end -->"
 """The README's summary lies between these lines, and only there."""
+SECOND_ENCODER = "13"
+"""Notebook 13 judges the claims again under a second encoder: never gathered."""
 
 
 def parts_dir() -> Path:
@@ -44,230 +42,123 @@ def save_part(notebook: str, entries: Sequence[Entry]) -> None:
     Ledger(list(entries)).write(parts_dir() / f"{notebook}.json")
 
 
-SECOND_ENCODER = "13"
-"""Notebook 13 judges the claims again under a second encoder: the chapter's ledger stays the
-lab's encoder's, so its part is never gathered."""
-
-
 def gather() -> Ledger:
     """Every notebook's part but :data:`SECOND_ENCODER`'s, in notebook order."""
-    ledger = Ledger()
-    for part in sorted(parts_dir().glob("[0-9][0-9].json")):
-        if part.stem != SECOND_ENCODER:
-            ledger.extend(Ledger.read(part).entries)
-    return ledger
+    parts = sorted(parts_dir().glob("[0-9][0-9].json"))
+    return Ledger([e for p in parts if p.stem != SECOND_ENCODER for e in Ledger.read(p).entries])
 
 
-def side_by_side(ledger: Ledger) -> pd.DataFrame:
-    """One row a claim, one column pair a benchmark: the estimate with its interval (or the
-    count) and the verdict; benchmarks in the order they first appear."""
-    benchmarks = list(dict.fromkeys(e.benchmark for e in ledger.entries))
-    rows: dict[str, dict[str, str]] = {}
-    for e in ledger.entries:
-        row = rows.setdefault(e.claim, {"claim": e.statement, "chapter": e.chapter})
-        row[f"{e.benchmark}: here"] = render.evidence(e)
-        row[f"{e.benchmark}: verdict"] = e.verdict.label
-    columns = ["claim", "chapter"] + [
-        f"{b}: {part}" for b in benchmarks for part in ("here", "verdict")
-    ]
-    table = pd.DataFrame(list(rows.values()), index=pd.Index(list(rows), name="id"))
-    return table.reindex(columns=columns).fillna("–")
+def _view(entries: Sequence[Entry]) -> pd.DataFrame:
+    """The entries as the tables show them, one row each (by claim id): ``claim`` flags a
+    stand-in, ``short`` is the bare verdict; benchmarks ordered as they first appear."""
+    benchmarks = [e.benchmark for e in entries]
+    fields = {
+        "statement": [e.statement for e in entries],
+        "claim": [e.statement + (" (stand-in)" if e.stand_in else "") for e in entries],
+        "role": [e.role for e in entries],
+        "benchmark": pd.Categorical(benchmarks, list(dict.fromkeys(benchmarks))),
+        "chapter": [e.chapter for e in entries],
+        "here": [render.evidence(e) for e in entries],
+        "verdict": [render.verdict_text(e) for e in entries],
+        "short": [e.verdict.short for e in entries],
+    }
+    return pd.DataFrame(fields, pd.Index([e.claim for e in entries], name="id"))
 
 
-def verdict_tables(ledger: Ledger) -> list[Table]:
-    """:func:`side_by_side` in tables that fit a page: the claims judged on more than one
-    benchmark, their verdicts side by side; then, per benchmark, the claims judged only there,
-    with our estimate (or count) and the verdict. Estimates of the shared claims are in the
-    forest plot."""
-    benchmarks = list(dict.fromkeys(e.benchmark for e in ledger.entries))
-    on: dict[str, list[Entry]] = {}
-    for e in ledger.entries:
-        on.setdefault(e.claim, []).append(e)
-    shared = {c: es for c, es in on.items() if len(es) > 1}
-    tables = []
-    if shared:
-        columns = [
-            b for b in benchmarks if any(e.benchmark == b for es in shared.values() for e in es)
-        ]
-        frame = (
-            pd.DataFrame(
-                [
-                    {"claim": es[0].statement, **{e.benchmark: e.verdict.short for e in es}}
-                    for es in shared.values()
-                ],
-                index=pd.Index(list(shared), name="id"),
-            )
-            .reindex(columns=["claim", *columns])
-            .fillna("–")
-        )
-        caption = (
-            f"Claims judged on {len(columns)} benchmarks, their verdicts (excludes its effect: "
-            "the interval excludes the chapter's effect)"
-        )
-        tables.append(_fitted(frame, "claim", caption))
-    for bench in benchmarks:
-        only = [es[0] for c, es in on.items() if c not in shared and es[0].benchmark == bench]
-        if not only:
-            continue
-        frame = pd.DataFrame(
-            {
-                "claim": [e.statement for e in only],
-                "here": [render.evidence(e) for e in only],
-                "verdict": [e.verdict.short for e in only],
-            },
-            index=pd.Index([e.claim for e in only], name="id"),
-        )
-        tables.append(_fitted(frame, "claim", f"Claims judged on {bench} only"))
-    return tables
+def _per_benchmark(view: pd.DataFrame, caption: str, columns: dict[str, str]) -> list[Table]:
+    """A table per benchmark, ``columns`` of ``view`` renamed; the page's free text
+    (``claim``) cut to what the other columns, themselves capped, leave of it."""
+    groups = view.groupby("benchmark", observed=True)
+    return [_fitted(g[list(columns)].rename(columns=columns), caption.format(b)) for b, g in groups]
 
 
-def chapter_page(ledger: Ledger) -> list[Table]:
-    """The chapter's own claims, one table per benchmark and one row per claim: what it says,
-    the chapter's result, ours, and the verdict with what qualifies it
-    (:func:`rag_lab.claims.render.verdict_text`)."""
-    tables = []
-    for bench in dict.fromkeys(e.benchmark for e in ledger.entries):
-        mine = [e for e in ledger.entries if e.role == "chapter" and e.benchmark == bench]
-        if not mine:
-            continue
-        frame = pd.DataFrame(
-            {
-                "claim": [e.statement + (" (stand-in)" if e.stand_in else "") for e in mine],
-                "chapter": [e.chapter for e in mine],
-                "here": [render.evidence(e) for e in mine],
-                "verdict": [render.verdict_text(e) for e in mine],
-            },
-            index=pd.Index([e.claim for e in mine], name="id"),
-        )
-        tables.append(_fitted(frame, "claim", f"The chapter's claims on {bench}"))
-    return tables
-
-
-def _fitted(frame: pd.DataFrame, column: str, caption: str) -> Table:
-    """A Table whose ``column`` (free text) is shortened to what the other columns leave
-    of the page; ``here``, ``chapter`` and ``verdict`` are capped so one long cell cannot
-    take the page."""
+def _fitted(frame: pd.DataFrame, caption: str) -> Table:
     caps = {"here": 20, "index": 18, "chapter": 12, "verdict": 18}
-    rest = Table(frame.drop(columns=column), shorten=caps).width
-    caps[column] = max(20, MAX_WIDTH - rest - 2)
+    caps["claim"] = max(20, MAX_WIDTH - Table(frame.drop(columns="claim"), shorten=caps).width - 2)
     return Table(frame, caption=caption, shorten=caps)
 
 
-def rule() -> str:
-    """The ledger's rule in words, its constants read from the rule
-    (:mod:`rag_lab.claims.judge`) and the declared margins (:mod:`rag_lab.claims`), so the
-    text cannot drift from the code or the plan."""
-    margins = {c.margin_name: c.margin for c in claims().values() if c.margin_name}
-    m, rate, power, alpha = margins["recall"], margins["rate"], POWER, ALPHA
-    return "\n".join(
-        [
-            "- a paired claim is decided by one interval, the one the entry shows: the t "
-            "interval of the difference by question, at "
-            f"1 − {alpha:g}/m over the notebook's m confirmatory claims on one benchmark "
-            f"(Bonferroni; 1 − {alpha:g} for an exploratory one); a directional claim "
-            "**reproduces** when that interval lies wholly on its side of 0 and is "
-            "**contradicted** when wholly on the other; it **excludes the chapter's effect** "
-            "when the interval holds 0 but not the chapter's effect, and only when that effect "
-            "was within reach (a ceiling never decides); otherwise it is **inconclusive**, "
-            f"with the smallest difference the design detects with {power:.0%} power;",
-            f'- a "no difference" claim reproduces when the whole interval lies within ±{m:.2f} '
-            "(the smallest effect of interest, declared in the claims file from the field, not "
-            "from the chapter's effects), and says so when the difference is also significant; "
-            "it is contradicted when the interval excludes 0 and leaves the margin; a rate the "
-            f"chapter reports reproduces only when our interval lies within ±{rate:.2f} of it; "
-            "a count reproduces when its stated condition holds;",
-            "- **no variation** (every question's difference is 0), **by construction**, **not "
-            "testable here** (including a stand-in that changes the task) and **not measured** "
-            "are verdicts of their own, each with its reason, and never count as agreement.",
-        ]
-    )
+def verdict_tables(ledger: Ledger) -> list[Table]:
+    """The claims judged on more than one benchmark, their verdicts side by side; then, per
+    benchmark, the claims judged only there with our estimate (or count) and the verdict."""
+    view = _view(ledger.entries)
+    many = view.index.duplicated(keep=False)
+    shared = view[many].pivot(columns="benchmark", values="short").rename_axis(columns=None)
+    frame = shared.reindex(view[many].index.unique()).dropna(axis=1, how="all").fillna("–")
+    frame.insert(0, "claim", view[many].groupby(level=0).statement.first())
+    caption = "Claims judged on several benchmarks, their verdicts (excludes its effect: the "
+    caption += "interval excludes the chapter's effect)"
+    tables = [_fitted(frame, caption)] if many.any() else []
+    only = {"statement": "claim", "here": "here", "short": "verdict"}
+    return tables + _per_benchmark(view[~many], "Claims judged on {} only", only)
+
+
+def chapter_page(ledger: Ledger) -> list[Table]:
+    """The chapter's own claims, one table per benchmark: what each says, the chapter's
+    result, ours, the verdict with what qualifies it (:func:`render.verdict_text`)."""
+    view = _view(ledger.entries)
+    columns = {c: c for c in ("claim", "chapter", "here", "verdict")}
+    return _per_benchmark(view[view.role == "chapter"], "The chapter's claims on {}", columns)
 
 
 def tally(ledger: Ledger, roles: Sequence[str] = ("chapter",)) -> pd.DataFrame:
-    """Verdicts counted per benchmark, over the entries of ``roles`` (the chapter's own
-    claims by default: controls, the project's hypotheses and exploratory looks are counted
-    apart, never in the headline)."""
+    """Verdicts counted per benchmark over the entries of ``roles`` (the chapter's own claims
+    by default; controls, hypotheses and exploratory looks are never in the headline)."""
     mine = [e for e in ledger.entries if e.role in roles]
     counts = pd.crosstab(
         pd.Series([e.verdict.label for e in mine], name="verdict"),
         pd.Series([e.benchmark for e in mine], name="benchmark"),
     )
-    order = [v.label for v in Verdict if v.label in counts.index]
-    return counts.reindex(order)
+    return counts.reindex([v.label for v in Verdict if v.label in counts.index])
 
 
 def plan() -> Table:
     """The analysis plan the ledger was judged against: the claims file, its sha256, its
     claims by role and its deviations."""
-    from rag_lab import claims as declared
-
-    by_role = collections.Counter(c.role for c in claims().values())
-    frame = pd.DataFrame(
-        {
-            "value": [
-                declared.FILE.name,
-                declared.sha256()[:16],
-                *(str(by_role.get(r, 0)) for r in declared.ROLES),
-                str(len(declared.deviations())),
-            ]
-        },
-        index=pd.Index(
-            ["file", "sha256 (first 16)", *(f"claims: {r}" for r in declared.ROLES),
-             "deviations"],
-            name="",
-        ),
-    )  # fmt: skip
+    by_role = collections.Counter(c.role for c in declared.claims().values())
+    values = {
+        "file": declared.FILE.name,
+        "sha256 (first 16)": declared.sha256()[:16],
+        **{f"claims: {r}": str(by_role[r]) for r in ROLES},
+        "deviations": str(len(declared.deviations())),
+    }
+    frame = pd.DataFrame({"value": values}).rename_axis("")
     return Table(frame, caption="The claims file: declared before the results it judges")
 
 
 def forest_figure(ledger: Ledger):
-    """Every paired difference of the ledger with its interval
-    (:func:`rag_lab.evaluation.figures.forest_figure`)."""
+    """Every paired difference of the ledger with its interval."""
     return figures.forest_figure(
         ledger.entries, "Every paired claim of the ledger", label_benchmark=True
     )
 
 
-def summary(ledger: Ledger) -> str:
-    """The README's summary of findings, in Markdown: first the chapter's own claims (their
-    verdicts counted per benchmark, then each claim tested on a number with its estimate and
-    verdict), then the controls, the project's hypotheses and exploratory looks, apart."""
-    others = tuple(r for r in ROLES if r != "chapter")
+def not_confirmed(ledger: Ledger) -> str:
+    """The claims this lab's numbers go against (contradicted, or the chapter's effect
+    excluded), one :func:`render.entry_line` bullet each."""
+    against = (Verdict.CONTRADICTED, Verdict.EXCLUDES_CHAPTER_EFFECT)
     return "\n".join(
-        [
-            "**The chapter's claims**",
-            "",
-            *_summary_block(ledger, ("chapter",)),
-            "",
-            "**Controls, the project's hypotheses and exploratory looks** (never counted above)",
-            "",
-            *_summary_block(ledger, others),
-        ]
+        render.entry_line(e, with_benchmark=True) for e in ledger.entries if e.verdict in against
     )
 
 
-def _summary_block(ledger: Ledger, roles: Sequence[str]) -> list[str]:
-    counts = tally(ledger, roles)
-    lines = [
-        "| verdict | " + " | ".join(counts.columns) + " |",
-        "|---" * (len(counts.columns) + 1) + "|",
-        *(
-            f"| {v} | " + " | ".join(str(int(n)) for n in counts.loc[v]) + " |"
-            for v in counts.index
-        ),
-        "",
-        "| claim | role | benchmark | chapter | here | verdict |",
-        "|---|---|---|---|---|---|",
-    ]
-    for e in ledger.entries:
-        if e.role in roles:
-            evidence = render.evidence(e)
-            flag = " (stand-in)" if e.stand_in else ""
-            lines.append(
-                f"| {e.statement}{flag} | {e.role} | {e.benchmark} | {e.chapter} | {evidence} "
-                f"| {render.verdict_text(e)} |"
-            )
-    return lines
+def _pipe(frame: pd.DataFrame) -> list[str]:
+    """``frame`` (its index left out) as a Markdown pipe table, cells as they are."""
+    lines = ["| " + " | ".join(map(str, r)) + " |" for r in [frame.columns, *frame.to_numpy()]]
+    return [lines[0], "|---" * len(frame.columns) + "|", *lines[1:]]
+
+
+def summary(ledger: Ledger) -> str:
+    """The README's summary of findings in Markdown: the chapter's own claims (their verdicts
+    counted per benchmark, then each with its estimate and verdict), then, apart, the
+    controls, the project's hypotheses and exploratory looks."""
+    others = "**Controls, the project's hypotheses and exploratory looks** (never counted above)"
+    lines, rest = [], tuple(r for r in ROLES if r != "chapter")
+    for title, roles in (("**The chapter's claims**", ("chapter",)), (others, rest)):
+        view = _view([e for e in ledger.entries if e.role in roles])
+        claims = view[["claim", "role", "benchmark", "chapter", "here", "verdict"]]
+        lines += ["", title, "", *_pipe(tally(ledger, roles).reset_index()), "", *_pipe(claims)]
+    return "\n".join(lines[1:])
 
 
 def update_readme(ledger: Ledger, readme: Path = README) -> bool:
@@ -276,28 +167,13 @@ def update_readme(ledger: Ledger, readme: Path = README) -> bool:
     pattern = re.compile(re.escape(START) + r".*?" + re.escape(END), re.S)
     if not pattern.search(text):
         raise SystemExit(f"{readme} has no {START} … {END} block to write the findings in")
-    block = f"{START}\n{summary(ledger)}\n{END}"
-    new = pattern.sub(lambda _: block, text)
-    if new != text:
-        readme.write_text(new, encoding="utf-8")
+    new = pattern.sub(lambda _: f"{START}\n{summary(ledger)}\n{END}", text)
+    readme.write_text(new, encoding="utf-8")
     return new != text
-
-
-def not_confirmed(ledger: Ledger) -> str:
-    """The claims this lab's numbers go against (contradicted, or the chapter's effect
-    excluded), one bullet each with their test (:func:`rag_lab.claims.render.entry_line`)."""
-    against = (Verdict.CONTRADICTED, Verdict.EXCLUDES_CHAPTER_EFFECT)
-    picked = [e for e in ledger.entries if e.verdict in against]
-    if not picked:
-        return "No claim is contradicted, and no chapter effect is excluded."
-    return "\n".join(render.entry_line(e, with_benchmark=True) for e in picked)
 
 
 def main() -> int:
     path = ledger_path()
-    if not path.is_file():
-        print(f"no ledger at {path}: run the notebooks first (make reproduce)", file=sys.stderr)
-        return 1
     changed = update_readme(Ledger.read(path))
     print(f"README findings {'rewritten' if changed else 'unchanged'} from {path.name}")
     return 0

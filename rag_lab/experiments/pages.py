@@ -1,8 +1,7 @@
 """``make html``: the committed notebooks rendered to ``build/html/NN_name.html`` (outputs as
-committed, nothing run), then, when Debian's Chromium is installed, each page opened headless
-at a laptop's width and measured in the page itself: tables wider than the text column, text
-outputs a reader would scroll sideways, figures shown below :data:`MIN_SCALE` of their drawn
-width. Exit status: 0 when every page fits, 1 when one does not, 2 when no notebook matches.
+committed, nothing run), then, when Chromium is installed, each page opened headless at a
+laptop's width and measured in the page itself (:func:`problems`). Exit status 1 when a page
+does not fit or no notebook matches.
 """
 
 from __future__ import annotations
@@ -12,13 +11,12 @@ import html
 import json
 import shutil
 import subprocess
-import sys
 import tempfile
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 from rag_lab import paths
+from rag_lab.experiments.reproduce import notebooks
 
 OUT = paths.ROOT / "build" / "html"
 WIDTH, HEIGHT = 1366, 900  # a laptop's screen, in CSS pixels
@@ -28,34 +26,28 @@ MIN_SCALE = 0.6
 _MEASURE = """
 <script>
 window.addEventListener('load', () => {
-  const out = {tables: [], figures: []};
+  const out = {tables: [], texts: [], figures: []};
   document.querySelectorAll('.jp-OutputArea-output table, .jp-RenderedHTMLCommon table')
     .forEach((t, i) => {
       const area = t.closest('.jp-OutputArea-output') || t.parentElement;
-      out.tables.push({i, width: Math.round(t.scrollWidth),
-                       room: Math.round(area.clientWidth),
-                       cols: t.rows.length
-                         ? Math.max(...Array.from(t.rows, r => r.cells.length)) : 0,
+      out.tables.push({i, width: Math.round(t.scrollWidth), room: Math.round(area.clientWidth),
                        head: (t.rows[0] ? t.rows[0].innerText : '').slice(0, 60)});
     });
-  out.texts = [];
+  // A text is measured unwrapped (the page wraps it), in its own font; a present.Verbatim
+  // view (class rag-lab-verbatim) wraps by design and is not measured.
   document.querySelectorAll('.jp-OutputArea-output pre:not(.rag-lab-verbatim)')
     .forEach((pre, i) => {
-    // The page wraps long lines (pre-wrap): measure each text unwrapped, in its own font.
-    // A present.Verbatim view (class rag-lab-verbatim) wraps by design and is not measured.
-    const probe = pre.cloneNode(true);
-    Object.assign(probe.style, {whiteSpace: 'pre', position: 'absolute', visibility: 'hidden',
-                                width: 'auto', left: '0', top: '0'});
-    pre.parentElement.appendChild(probe);
-    const width = probe.scrollWidth;
-    probe.remove();
-    if (width > pre.clientWidth + 1)
-      out.texts.push({i, width, room: pre.clientWidth, head: pre.innerText.slice(0, 60)});
-  });
-  document.querySelectorAll('.jp-OutputArea-output img').forEach((img, i) => {
-    out.figures.push({i, natural: img.naturalWidth,
-                      shown: Math.round(img.getBoundingClientRect().width)});
-  });
+      const probe = pre.cloneNode(true);
+      Object.assign(probe.style, {whiteSpace: 'pre', position: 'absolute', visibility: 'hidden',
+                                  width: 'auto', left: '0', top: '0'});
+      pre.parentElement.appendChild(probe);
+      const width = probe.scrollWidth;
+      probe.remove();
+      if (width > pre.clientWidth + 1)
+        out.texts.push({i, width, room: pre.clientWidth, head: pre.innerText.slice(0, 60)});
+    });
+  document.querySelectorAll('.jp-OutputArea-output img').forEach((img, i) => out.figures.push(
+    {i, natural: img.naturalWidth, shown: Math.round(img.getBoundingClientRect().width)}));
   out.page = document.documentElement.scrollWidth;
   out.height = document.documentElement.scrollHeight;
   const pre = document.createElement('pre');
@@ -65,32 +57,6 @@ window.addEventListener('load', () => {
 });
 </script>
 """
-
-
-@dataclass(frozen=True)
-class Measure:
-    """What a page measured of itself; ``texts`` are the text outputs wider than their area."""
-
-    page: str
-    tables: list[dict]
-    figures: list[dict]
-    page_width: int
-    height: int
-    texts: list[dict]
-
-    @property
-    def wide_tables(self) -> list[dict]:
-        return [t for t in self.tables if t["width"] > t["room"] + 1]
-
-    @property
-    def small_figures(self) -> list[dict]:
-        # Drawn at 150 dpi and shown at half their pixel width on a 1x screen (retina-style).
-        return [f for f in self.figures if f["shown"] < MIN_SCALE * f["natural"] / 2]
-
-    @property
-    def fits(self) -> bool:
-        bad = self.wide_tables or self.small_figures or self.texts
-        return not bad and self.page_width <= WIDTH
 
 
 def render(notebooks: Sequence[Path], out: Path = OUT) -> list[Path]:
@@ -115,73 +81,52 @@ def chromium() -> str | None:
     return shutil.which("chromium") or shutil.which("chromium-browser")
 
 
-def measure(page: Path, browser: str, screenshot: Path | None = None) -> Measure:
-    """Open ``page`` headless at :data:`WIDTH` and read what the page measured of itself."""
+def measure(page: Path, browser: str, screenshot: Path | None = None) -> dict:
+    """Open ``page`` headless at :data:`WIDTH`; what the page measured of itself."""
     with tempfile.TemporaryDirectory() as tmp:
         probe = Path(tmp) / page.name
-        probe.write_text(
-            page.read_text(encoding="utf-8").replace("</body>", _MEASURE + "</body>"), "utf-8"
-        )
+        probe.write_text(page.read_text("utf-8").replace("</body>", _MEASURE + "</body>"), "utf-8")
         run = [browser, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars"]
         run += [f"--user-data-dir={tmp}/profile", "--virtual-time-budget=15000"]
         size = f"--window-size={WIDTH},{HEIGHT}"
         dom = subprocess.run(
-            [*run, size, "--dump-dom", probe.as_uri()],
-            capture_output=True,
-            text=True,
-            timeout=180,
-            check=False,
+            [*run, size, "--dump-dom", probe.as_uri()], capture_output=True, text=True, timeout=180
         )
-        marker = '<pre id="rag-lab-measure">'
-        if marker not in dom.stdout:
-            raise RuntimeError(
-                f"{page.name}: Chromium measured nothing: {dom.stderr.strip()[-300:]}"
-            )
-        found = json.loads(html.unescape(dom.stdout.split(marker, 1)[1].split("</pre>", 1)[0]))
+        _, marker, found = dom.stdout.partition('<pre id="rag-lab-measure">')
+        if not marker:
+            raise RuntimeError(f"{page.name}: Chromium measured nothing: {dom.stderr[-300:]}")
+        found = json.loads(html.unescape(found.partition("</pre>")[0]))
         if screenshot is not None:  # the whole page: a window as tall as the page
             size = f"--window-size={WIDTH},{min(found['height'], 60000)}"
             shot = [*run, size, f"--screenshot={screenshot}", page.as_uri()]
-            subprocess.run(shot, capture_output=True, timeout=300, check=False)
-    return Measure(
-        page.stem, found["tables"], found["figures"], found["page"], found["height"], found["texts"]
-    )
+            subprocess.run(shot, capture_output=True, timeout=300)
+    return found
 
 
-def report(m: Measure) -> str:
-    top = max(m.tables, key=lambda t: t["width"], default=None)
-    widest = (
-        f"widest table {top['width']} px of {top['room']} ({top['cols']} columns)"
-        if top
-        else "no table"
-    )
+def problems(found: dict) -> list[str]:
+    """What does not fit, one line each: a table wider than its area, a text a reader
+    scrolls sideways, a figure shown below :data:`MIN_SCALE` of its drawn width (drawn at
+    150 dpi, shown at half its pixels on a 1x screen), a page wider than the window."""
+    wide = [("table", t) for t in found["tables"] if t["width"] > t["room"] + 1]
     lines = [
-        f"{'ok  ' if m.fits else 'FAIL'} {m.page}: {len(m.tables)} tables, {len(m.figures)} "
-        f"figures; {widest}; page {m.page_width} px"
+        f"{kind} {t['i']} is {t['width']} px in {t['room']} px: {t['head']!r}"
+        for kind, t in wide + [("text", t) for t in found["texts"]]
     ]
-    for kind, wide in (("table", m.wide_tables), ("text", m.texts)):
-        lines += [
-            f"     {kind} {t['i']} is {t['width']} px in {t['room']} px: {t['head']!r}"
-            for t in wide
-        ]
     lines += [
-        f"     figure {f['i']} shown {f['shown']} px of {f['natural'] // 2} drawn"
-        for f in m.small_figures
+        f"figure {f['i']} shown {f['shown']} px of {f['natural'] // 2} drawn"
+        for f in found["figures"]
+        if f["shown"] < MIN_SCALE * f["natural"] / 2
     ]
-    return "\n".join(lines)
+    return lines + ([f"page {found['page']} px wide"] if found["page"] > WIDTH else [])
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m rag_lab.experiments.pages")
-    parser.add_argument("notebooks", nargs="*", help="notebook numbers (default: all)")
+    parser.add_argument("notebooks", nargs="*", help="name prefixes, e.g. 03 (default: all)")
     parser.add_argument("--output", type=Path, default=OUT, help="where the pages go")
     parser.add_argument("--screenshots", action="store_true", help="a full-page PNG of each")
     args = parser.parse_args(argv)
-    found = sorted((paths.ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
-    picked = [p for p in found if not args.notebooks or p.name[:2] in args.notebooks]
-    if not picked:
-        print(f"no notebook numbered {' '.join(args.notebooks)}", file=sys.stderr)
-        return 2
-    pages = render(picked, args.output)
+    pages = render(notebooks(args.notebooks), args.output)
     print(f"{len(pages)} pages in {args.output}")
     if (browser := chromium()) is None:
         print("No Chromium: the pages were not checked. Install it (apt-get install chromium).")
@@ -189,9 +134,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"checked in headless {Path(browser).name} at {WIDTH} px:")
     failed = 0
     for page in pages:
-        m = measure(page, browser, page.with_suffix(".png") if args.screenshots else None)
-        failed += not m.fits
-        print(report(m))
+        found = measure(page, browser, page.with_suffix(".png") if args.screenshots else None)
+        failed += bool(bad := problems(found))
+        counts = f"{len(found['tables'])} tables, {len(found['figures'])} figures"
+        print(f"{'FAIL' if bad else 'ok  '} {page.stem}: {counts}", *bad, sep="\n     ")
     return 1 if failed else 0
 
 

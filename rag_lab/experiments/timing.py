@@ -7,11 +7,14 @@ from __future__ import annotations
 
 import os
 import platform
+import re
 import sys
-import time
+import timeit
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from functools import partial
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -23,15 +26,6 @@ from rag_lab.models.encoder import DEFAULT_BACKEND, Encoder, Timing
 from rag_lab.questions import Query
 from rag_lab.search import ChunkIndex, TextEncoder
 
-_CHAPTER_MS = {
-    "embed query": chapter.QUERY_EMBED_MS,
-    "BM25": chapter.BM25_MS_PER_QUERY,
-    "vector scan": chapter.VECTOR_SCAN_MS_PER_QUERY,
-    "cross-encoder": chapter.CROSS_ENCODER_MS_PER_QUERY,
-}
-"""The chapter's figure for each stage, matched on the start of our stage names."""
-_FEATURES = ("avx2", "avx512f", "avx512_vnni", "avx_vnni", "amx_tile")
-"""The instruction sets that change how fast the encoder and the generator run."""
 CONDITION = "single-threaded, best of repeats per input, median over inputs"
 
 
@@ -49,11 +43,8 @@ class Latency:
 
 @contextmanager
 def single_threaded() -> Iterator[None]:
-    """One thread for the BLAS/OpenMP pools, and for torch if loaded, while inside.
-
-    Torch is pinned only when something has imported it already (importing it costs
-    seconds); ONNX Runtime fixes its threads per session, hence ``Encoder(threads=1)`` below.
-    """
+    """One thread for the BLAS/OpenMP pools, and for torch if something imported it (importing
+    it costs seconds); ONNX Runtime fixes its threads per session (``Encoder(threads=1)``)."""
     from threadpoolctl import threadpool_limits
 
     torch = sys.modules.get("torch")
@@ -70,15 +61,9 @@ def single_threaded() -> Iterator[None]:
 
 def time_per_call(stage: str, fn: Callable, inputs: Sequence, repeats: int = 3) -> Latency:
     """``fn(x)`` per input, single-threaded, after one warm-up call: the best of ``repeats``."""
-
-    def once(x) -> float:
-        start = time.perf_counter()
-        fn(x)
-        return time.perf_counter() - start
-
     with single_threaded():
         fn(inputs[0])
-        best = [min(once(x) for _ in range(repeats)) for x in inputs]
+        best = [min(timeit.repeat(partial(fn, x), repeat=repeats, number=1)) for x in inputs]
     return Latency(stage, 1000 * np.array(best))
 
 
@@ -114,14 +99,20 @@ def stage_latencies(
 
 def cost_table(latencies: Sequence[Latency]) -> pd.DataFrame:
     """Median and p90 ms per stage; ``× cheapest`` and ``chapter ×``: each median over the
-    smallest one, ours and the chapter's (over the stages it reports)."""
+    smallest one, ours and the chapter's (its figure matched on the start of the stage name)."""
+    reported = {
+        "embed query": chapter.QUERY_EMBED_MS,
+        "BM25": chapter.BM25_MS_PER_QUERY,
+        "vector scan": chapter.VECTOR_SCAN_MS_PER_QUERY,
+        "cross-encoder": chapter.CROSS_ENCODER_MS_PER_QUERY,
+    }
     frame = pd.DataFrame(
         {
             "n": [len(lat.ms) for lat in latencies],
             "median ms": [lat.median for lat in latencies],
             "p90 ms": [float(np.percentile(lat.ms, 90)) for lat in latencies],
             "chapter ms": [
-                next((ms for p, ms in _CHAPTER_MS.items() if lat.stage.startswith(p)), np.nan)
+                next((ms for p, ms in reported.items() if lat.stage.startswith(p)), np.nan)
                 for lat in latencies
             ],
         },
@@ -133,20 +124,15 @@ def cost_table(latencies: Sequence[Latency]) -> pd.DataFrame:
 
 
 def machine() -> str:
-    """The CPU beside every timing: its model, cores and the features that matter for speed."""
-    model, flags = platform.processor() or platform.machine(), set()
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as info:
-            for line in info:
-                key, _, value = (part.strip() for part in line.partition(":"))
-                if key == "model name":
-                    model = value
-                elif key in ("flags", "Features"):
-                    flags = set(value.split())
-                    break
-    except OSError:
-        pass
-    found = " ".join(f for f in _FEATURES if f in flags) or "none of " + " ".join(_FEATURES)
-    if not flags:
-        found = "CPU features unknown (no /proc/cpuinfo)"
-    return f"machine: {model}, {os.cpu_count()} cores, {found}"
+    """The CPU beside every timing: its model, cores and the instruction sets that change how
+    fast the encoder and the generator run (read from ``/proc/cpuinfo``, on Linux)."""
+    info = Path("/proc/cpuinfo").read_text() if Path("/proc/cpuinfo").is_file() else ""
+    model = re.search(r"^model name\s*:\s*(.+)$", info, re.M)
+    flags = re.search(r"^(?:flags|Features)\s*:\s*(.+)$", info, re.M)
+    wanted = ("avx2", "avx512f", "avx512_vnni", "avx_vnni", "amx_tile")
+    features = "CPU features unknown"
+    if flags:
+        found = [f for f in wanted if f in flags.group(1).split()]
+        features = " ".join(found or ["none of", *wanted])
+    model = model.group(1) if model else platform.machine()
+    return f"machine: {model}, {os.cpu_count()} cores, {features}"

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from rag_lab import paths
-from rag_lab.claims import claim
+from rag_lab.claims import ROLES, claim, claims, deviations
 from rag_lab.claims.verdicts import Verdict
 from rag_lab.evaluation.ledger import Ledger, count_entry, paired_entries
 from rag_lab.experiments import findings
@@ -39,12 +39,12 @@ def test_parts_are_gathered_in_notebook_order(tmp_path, monkeypatch):
     ]
 
 
-def test_side_by_side_tally_and_forest():
+def test_verdict_tables_tally_and_forest():
     ledger = ledger_of_two_benchmarks()
-    table = findings.side_by_side(ledger)
-    assert list(table.index) == [PAIRED, "A-destroys"]
-    assert table.loc[PAIRED, "d2l: verdict"] == table.loc[PAIRED, "chroma: verdict"] == "reproduces"
-    assert table.loc["A-destroys", "chroma: verdict"] == "–"  # not claimed there
+    shared, only = (t.frame for t in findings.verdict_tables(ledger))
+    assert list(shared.columns) == ["claim", "d2l", "chroma"] and list(shared.index) == [PAIRED]
+    assert shared.loc[PAIRED, "d2l"] == shared.loc[PAIRED, "chroma"] == "reproduces"
+    assert list(only.index) == ["A-destroys"] and only.loc["A-destroys", "here"] == "8 of 32"
     assert findings.tally(ledger).loc["reproduces"].to_dict() == {"chroma": 1, "d2l": 2}
     fig = findings.forest_figure(ledger)
     assert len(fig.axes[0].get_yticklabels()) == 2  # the two paired claims, not the count
@@ -72,10 +72,21 @@ def test_the_entries_are_judged_on_the_made_up_ranks():
     assert count.verdict is Verdict.REPRODUCES and count.reason == claim("A-destroys").rule
 
 
-def test_the_rule_reads_its_constants_from_the_rule_and_the_plan():
-    text = findings.rule()
-    assert "within ±0.05 (the smallest effect" in text and "within ±0.05 of it" in text
-    assert "1 − 0.05/m" in text and "80% power" in text
+def test_the_plan_counts_the_declared_claims_by_role():
+    frame = findings.plan().frame["value"]
+    by_role = [int(frame[f"claims: {r}"]) for r in ROLES]
+    assert sum(by_role) == len(claims()) and all(n > 0 for n in by_role)
+    assert int(frame["deviations"]) == len(deviations())
+
+
+def test_only_what_goes_against_the_chapter_is_not_confirmed():
+    ledger = ledger_of_two_benchmarks()
+    assert findings.not_confirmed(ledger) == ""
+    ledger.extend(
+        [count_entry("B-destroys-none", notebook="02", benchmark="d2l", holds=False, here="4")]
+    )
+    (line,) = findings.not_confirmed(ledger).splitlines()
+    assert ledger.entries[-1].verdict is Verdict.CONTRADICTED and "**B-destroys-none**" in line
 
 
 def test_the_readme_summarises_the_committed_ledger():

@@ -43,10 +43,32 @@ def test_the_browser_finds_a_wide_text_and_passes_a_narrow_table(tmp_path):
         ],
     )
     (page,) = pages.render([path], tmp_path / "html")
-    m = pages.measure(page, pages.chromium())
-    assert len(m.tables) == 1 and not m.wide_tables
-    assert len(m.texts) == 1 and m.texts[0]["width"] > m.texts[0]["room"]
-    assert not m.fits and "text 0 is" in pages.report(m)
+    found = pages.measure(page, pages.chromium())
+    assert len(found["tables"]) == 1 and found["tables"][0]["width"] <= found["tables"][0]["room"]
+    assert len(found["texts"]) == 1 and found["texts"][0]["width"] > found["texts"][0]["room"]
+    assert [line.split(" is ")[0] for line in pages.problems(found)] == ["text 0"]
+
+
+def test_what_does_not_fit_is_named_and_what_fits_is_not():
+    found = {
+        "tables": [
+            {"i": 0, "width": 801, "room": 800, "head": ""},
+            {"i": 1, "width": 802, "room": 800, "head": ""},
+        ],
+        "texts": [],
+        "figures": [
+            {"i": 0, "natural": 1000, "shown": 300},
+            {"i": 1, "natural": 1000, "shown": 299},
+        ],
+        "page": pages.WIDTH,
+    }
+    assert [line.split(" ")[:2] for line in pages.problems(found)] == [
+        ["table", "1"],
+        ["figure", "1"],
+    ]
+    assert pages.problems({**found, "tables": [], "figures": [], "page": pages.WIDTH + 1}) == [
+        f"page {pages.WIDTH + 1} px wide"
+    ]
 
 
 @pytest.mark.skipif(pages.chromium() is None, reason="no Chromium (apt-get install chromium)")
@@ -58,10 +80,10 @@ def test_a_verbatim_view_wraps_on_purpose_and_is_not_a_wide_text(tmp_path):
     assert f'class="{VERBATIM_CLASS}"' in markup and VERBATIM_CLASS in pages._MEASURE
     shown = {"output_type": "display_data", "data": {"text/html": markup, "text/plain": "v"}}
     (page,) = pages.render([notebook(tmp_path, [shown])], tmp_path / "html")
-    assert not pages.measure(page, pages.chromium()).texts
+    assert not pages.measure(page, pages.chromium())["texts"]
     unmarked = {
         **shown,
         "data": {**shown["data"], "text/html": markup.replace(VERBATIM_CLASS, "x")},
     }
     (page,) = pages.render([notebook(tmp_path, [unmarked])], tmp_path / "html")
-    assert len(pages.measure(page, pages.chromium()).texts) == 1
+    assert len(pages.measure(page, pages.chromium())["texts"]) == 1

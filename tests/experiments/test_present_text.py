@@ -11,7 +11,7 @@ import pandas as pd
 from rag_lab.claims import render
 from rag_lab.claims.verdicts import Verdict
 from rag_lab.evaluation.ledger import CONFIRMATORY, Direction, Entry
-from rag_lab.experiments.present import MAX_WIDTH, Findings, Table, Verbatim
+from rag_lab.experiments.present import MAX_WIDTH, Table, Verbatim, findings
 
 PROMPT = (
     "Answer the question using only the numbered sources below. Cite every claim with the "
@@ -80,7 +80,7 @@ def test_a_long_finding_continues_its_bullet_indented_and_its_markdown_is_unchan
         ci=(-0.030, 0.089), family=CONFIRMATORY,
     )  # fmt: skip
     assert len(render.finding_line(entry)) > MAX_WIDTH  # the case this is for
-    shown = Findings([entry], [entry.claim])
+    shown = findings([entry], [entry.claim])
     lines = repr(shown).splitlines()
     assert len(lines) > 1 and max(map(len, lines)) <= MAX_WIDTH
     assert all(line.startswith("  ") for line in lines[1:])
