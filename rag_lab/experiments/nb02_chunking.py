@@ -124,17 +124,11 @@ def destroyed_counts(destroyed: Destroyed) -> dict[str, int]:
 
 
 def geometry_table(lengths: Sequence[int], destroyed: Mapping[str, int]) -> Table:
-    """For A and B: destroyed needles observed, the geometry's expectation from the needles'
-    lengths with its central 95 % range, and the chapter's count."""
+    """For A and B: the destroyed needles observed, the geometry's expectation from the
+    needles' lengths with its central 95 % range (``low``, ``high``), and the chapter's count."""
     rows = {}
     for s, overlap in {"A": 0, "B": OVERLAP}.items():
         e = geometry.expected_destroyed(lengths, destroyed[s], TARGET, overlap)
-        rows[s] = {
-            "overlap": overlap,
-            "observed": e.observed,
-            "expected": round(e.expected, 1),
-            "95 % range": f"{e.low}–{e.high}",
-            "in range": e.agrees,
-            "chapter": CHAPTER_DESTROYED[s],
-        }
-    return Table(pd.DataFrame.from_dict(rows, orient="index").rename_axis("strategy"))
+        rows[s] = vars(e) | {"expected": round(e.expected, 1), "in range": e.agrees}
+    frame = pd.DataFrame.from_dict(rows, orient="index").drop(columns="n")
+    return Table(frame.assign(chapter=CHAPTER_DESTROYED).rename_axis("strategy"))
