@@ -58,7 +58,7 @@ def found_by_one(
 ) -> tuple[Table, Table]:
     """The queries only one of dense and BM25 finds within ``k``: how many, over how many
     questions, the other's median rank, how many the hybrid keeps; then the ``each`` per
-    side the other ranks worst (a query it never ranks first)."""
+    side the other ranks worst (those it never ranks first)."""
     ranks = {f"{s} rank": systems.ranks[s] for s in ("dense", "BM25", "hybrid")}
     found = pd.DataFrame(ranks, index=pd.Index([q.id for q in queries], name="query"))
     found = found.astype("Int64").assign(question=[q.question.id for q in queries])
