@@ -1,62 +1,27 @@
 """Notebook 01: the corpus and the ground truth beside the chapter's, and the validator at work.
 
-The checks of :func:`entries` hold *by construction* (the corpus and the question file were
-made so) and are checked on the run; they are not chapter claims under test, so the notebook
-shows them in the ledger's form but does not save them to the ledger.
+The checks of :func:`entries` hold *by construction* and are checked on the run; they are not
+chapter claims under test, so the notebook shows them but does not save them to the ledger.
 """
 
 from __future__ import annotations
 
-import textwrap
 from collections.abc import Sequence
-from pathlib import Path
 
 import pandas as pd
 
+from rag_lab import paths
 from rag_lab.chunking import section_of
 from rag_lab.claims.verdicts import Verdict
 from rag_lab.documents import Document
 from rag_lab.evaluation import chapter
 from rag_lab.evaluation.ledger import Entry, fixed_entry
-from rag_lab.experiments.present import Table
+from rag_lab.experiments.present import Table, Verbatim
 from rag_lab.markdown import MarkdownDoc, structure
-from rag_lab.questions import (
-    CHAPTER_DESIGN,
-    PHRASINGS,
-    QuestionsError,
-    QuestionSet,
-    Violation,
-    load_questions,
-)
+from rag_lab.questions import CHAPTER_DESIGN, PHRASINGS, QuestionsError, QuestionSet, load_questions
 
-BROKEN = """
-questions:
-  - id: b1
-    doc: 03-linear-algebra
-    needle: "Matrices are for the brave."
-    course: "What are matrices for?"
-    ticket: "matrices, who are they for"
-  - id: b2
-    doc: 04-calculus
-    needle: "Visualization Utilities"
-    course: "Which plotting helpers does the book define?"
-    ticket: "how do i plot stuff"
-  - id: b2
-    doc: 01-ndarray
-    needle: "tensor"
-    course: "What is a tensor?"
-    ticket: "tensor what"
-  - id: b4
-    doc: 01-ndarray
-    needle: "Getting Started"
-    course: "How do I start?"
-negatives:
-  - id: n1
-    kind: sideways
-    query: "how do i bake bread"
-"""
+BROKEN = paths.DATA / "broken_questions.yaml"
 """A question file with one mistake of each kind the validator catches."""
-
 PLANTED = {
     (5, "b1", "needle"),  # not in the corpus
     (10, "b2", "needle"),  # a heading
@@ -66,10 +31,7 @@ PLANTED = {
     (24, "n1", "kind"),  # an unknown negative kind
 }
 """The faults planted in :data:`BROKEN`, as (line, id, field)."""
-
 HEADLINE = ("corpus-kind", "design", "needle-once", "validator-faults")
-WIDTH = 100
-"""Characters of a printed line."""
 
 
 def totals(docs: Sequence[Document]) -> pd.Series:
@@ -78,39 +40,29 @@ def totals(docs: Sequence[Document]) -> pd.Series:
 
 
 def totals_table(docs: Sequence[Document]) -> Table:
-    """The corpus's totals beside the chapter's (a dash where it gives none), with the mean
-    characters per section and the ratio."""
-    here = {"documents": len(docs), **totals(docs).to_dict()}
-    chapters = {k: chapter.CORPUS.get(k) for k in here}
-    frame = pd.DataFrame({"here": here, "chapter": chapters}, dtype=float)
-    frame.loc["characters per section"] = frame.loc["characters"] / frame.loc["sections"]
-    frame["here ÷ chapter"] = frame["here"] / frame["chapter"]
-    formats = {"here": "{:,.0f}", "chapter": "{:,.0f}", "here ÷ chapter": "{:.2f}"}
-    shown = pd.DataFrame(
-        {c: [None if pd.isna(v) else f.format(v) for v in frame[c]] for c, f in formats.items()},
-        index=pd.Index(frame.index, name="corpus"),
+    """:func:`totals` beside the chapter's (a dash where it gives none), with characters per
+    ``##`` section and the ratio."""
+    here = {"documents": len(docs), **totals(docs)}
+    n = pd.DataFrame(
+        {"here": here, "chapter": {k: chapter.CORPUS.get(k) for k in here}}, dtype=float
     )
-    return Table(
-        shown,
-        caption="The corpus's totals beside the chapter's (it reports documents, characters and "
-        "sections only)",
-    )
+    n.loc["characters per section"] = n.loc["characters"] / n.loc["sections"]
+    n["here ÷ chapter"] = (n["here"] / n["chapter"]).round(2)
+    for c in ("here", "chapter"):
+        n[c] = [None if pd.isna(v) else f"{v:,.0f}" for v in n[c]]
+    return Table(n.rename_axis("corpus"))
 
 
 def needles(docs: Sequence[Document], qset: QuestionSet) -> pd.DataFrame:
-    """One row per question: its document, its needle's ``##`` section, length in characters
-    and start (``at``, a share of the document's characters)."""
-    texts = {d.id: d.text for d in docs}
-    rows = []
+    """Per question: its document, its needle's ``##`` section, length and start (``at``, a
+    share of the document's characters)."""
+    texts, rows = {d.id: d.text for d in docs}, {}
     for q in qset.questions:
         text = texts[q.doc]
         start = text.index(q.needle)
-        section = section_of(text, start) or "(intro)"
-        at = start / len(text)
-        rows.append(
-            {"id": q.id, "doc": q.doc, "section": section, "needle chars": len(q.needle), "at": at}
-        )
-    return pd.DataFrame(rows).set_index("id")
+        section, at = section_of(text, start) or "(intro)", start / len(text)
+        rows[q.id] = {"doc": q.doc, "section": section, "needle chars": len(q.needle), "at": at}
+    return pd.DataFrame.from_dict(rows, orient="index").rename_axis("id")
 
 
 def spread(docs: Sequence[Document], qset: QuestionSet) -> dict[str, int]:
@@ -129,74 +81,44 @@ def spread(docs: Sequence[Document], qset: QuestionSet) -> dict[str, int]:
     }
 
 
-def where_table(docs: Sequence[Document], qset: QuestionSet) -> Table:
-    where = needles(docs, qset).reset_index().set_index("doc")
-    where["at"] = where["at"].map("{:.0%}".format)
-    return Table(
-        where[["id", "section", "needle chars", "at"]],
-        caption="Where each needle sits; at: where it starts, as a share of its document's "
-        "characters",
-        shorten={"section": 30},
+def ground_truth(docs: Sequence[Document], qset: QuestionSet) -> tuple[Table, Table, Table]:
+    """Where each needle sits, how each question is asked, and the negatives."""
+    where = needles(docs, qset).round({"at": 2}).reset_index().set_index("doc")
+    asked = pd.DataFrame(qset.questions).set_index("id")[list(PHRASINGS)]
+    negatives = pd.DataFrame(qset.negatives).set_index("id")[["kind", "query"]]
+    return (
+        Table(where, shorten={"section": 30}),
+        Table(asked, shorten=dict.fromkeys(PHRASINGS, 44)),
+        Table(negatives, shorten={"query": 84}),
     )
 
 
-def phrasing_table(qset: QuestionSet) -> Table:
-    frame = pd.DataFrame(qset.questions).set_index("id")[list(PHRASINGS)]
-    return Table(
-        frame,
-        caption=f"The {len(frame)} questions, each asked twice: in the course's words and as a "
-        "support ticket",
-        shorten=dict.fromkeys(PHRASINGS, 44),
-    )
-
-
-def negatives_table(qset: QuestionSet) -> Table:
-    frame = pd.DataFrame(qset.negatives).set_index("id")
-    kinds = ", ".join(f"{n} {kind}" for kind, n in frame["kind"].value_counts().items())
-    return Table(
-        frame[["kind", "query"]],
-        caption=f"The {len(frame)} negatives ({kinds}): queries the corpus should refuse",
-        shorten={"query": 84},
-    )
-
-
-def broken_violations(
-    docs: Sequence[Document], folder: Path, text: str = BROKEN
-) -> list[Violation]:
-    """Write ``text`` as ``broken.yaml`` in ``folder``, validate it, return every violation."""
-    path = folder / "broken.yaml"
-    path.write_text(text, encoding="utf-8")
+def broken_violations(docs: Sequence[Document]) -> list:
+    """Every violation the validator finds in :data:`BROKEN`."""
     try:
-        load_questions(path, docs)
+        load_questions(BROKEN, docs)
     except QuestionsError as err:
         return err.violations
     return []
 
 
-def messages(violations: Sequence[Violation]) -> str:
-    """The validator's words, one violation a line, wrapped at :data:`WIDTH` characters."""
-    return "\n".join(
-        textwrap.fill(v.render("broken.yaml"), WIDTH, subsequent_indent="    ") for v in violations
-    )
+def messages(violations: Sequence) -> Verbatim:
+    """The validator's words, one violation a line."""
+    return Verbatim("\n".join(v.render(BROKEN.name) for v in violations))
 
 
-def entries(
-    docs: Sequence[Document], qset: QuestionSet, violations: Sequence[Violation]
-) -> list[Entry]:
+def entries(docs: Sequence[Document], qset: QuestionSet, violations: Sequence) -> list[Entry]:
     """What every later notebook relies on, each *by construction* and *contradicted* if this
     run shows otherwise; ``violations`` are the validator's on :data:`BROKEN`."""
-    t = totals(docs)
-    s = spread(docs, qset)
-    negatives = len(qset.negatives)
+    t, s, negatives = totals(docs), spread(docs, qset), len(qset.negatives)
     kinds = ", ".join(f"{s[f'{k} negatives']} {k}" for k in CHAPTER_DESIGN.negatives)
     prose = [_once_in_prose(docs, q.needle) for q in qset.questions]
     caught = PLANTED & {(v.line, v.id, v.field) for v in violations}
     least = CHAPTER_DESIGN.min_documents
+    design = (chapter.CORPUS["questions"], chapter.CORPUS["queries"], chapter.NEGATIVES)
     checks = {
         "corpus-kind": (
-            t["code blocks"] > 0
-            and t["tables"] > 0
-            and t["display equations"] + t["inline math"] > 0,
+            t["code blocks"] and t["tables"] and t["display equations"] + t["inline math"],
             f"{len(docs)} documents, {t['characters']:,} characters, {t['sections']} sections: "
             f"{t['code blocks']} code blocks, {t['tables']} tables, {t['display equations']} "
             "display equations",
@@ -204,9 +126,7 @@ def entries(
             "so sizes compare and only directions carry over",
         ),
         "design": (
-            s["questions"] == chapter.CORPUS["questions"]
-            and s["queries"] == chapter.CORPUS["queries"]
-            and negatives == chapter.NEGATIVES
+            (s["questions"], s["queries"], negatives) == design
             and all(getattr(q, p).strip() for q in qset.questions for p in PHRASINGS),
             f"{s['questions']} × 2 = {s['queries']} queries; {negatives} negatives ({kinds})",
             "the question file is written to the chapter's design and setup refuses any other "
@@ -218,7 +138,7 @@ def entries(
             "the validator refuses any other file (this notebook's last section shows it at work)",
         ),
         "needle-spread": (
-            s["documents"] >= least and s["intro needles"] > 0,
+            s["documents"] >= least and s["intro needles"],
             f"{s['documents']} of {len(docs)} documents, {s['sections']} sections, "
             f"{s['intro needles']} intros",
             f"the questions were chosen so; setup requires at least {least} documents",

@@ -1,21 +1,19 @@
 """Notebook 04: dense, BM25 (:func:`rag_lab.evaluation.retrieval.systems`), their fusions
-(:mod:`rag_lab.evaluation.fusion`) and the identifier interaction, in tables that fit a page."""
+(:mod:`rag_lab.evaluation.fusion`) and the identifier interaction."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Sequence
 
 import numpy as np
 import pandas as pd
 
 from rag_lab.bm25 import tokenize
-from rag_lab.claims import render
 from rag_lab.evaluation import chapter, identifiers, paired
-from rag_lab.evaluation.fusion import CLAIM_K, OBJECTIVE_K, REFERENCE_K, FusionRuns
-from rag_lab.evaluation.ledger import PAIRED_METHOD
+from rag_lab.evaluation.fusion import REFERENCE_K, FusionRuns
 from rag_lab.evaluation.recall import recall_table
 from rag_lab.evaluation.retrieval import TWO_BY_TWO_KS, Systems
-from rag_lab.experiments.nb03_dense_retrieval import PAIRED, PER_QUERY, SIGN_TEST, by_question
+from rag_lab.experiments.nb03_dense_retrieval import PAIRED, PER_QUERY, by_question
 from rag_lab.experiments.present import Table
 from rag_lab.experiments.timing import CONDITION, Latency, cost_table
 from rag_lab.metrics import Ranks, first_hit_ranks, hits_at, relevant_chunks
@@ -30,8 +28,6 @@ HEADLINE = (
     "hybrid-every-column",
     "hybrid>dense@R8:identifiers",
 )
-"""The claims this notebook opens with: top-1 and fusion on the chapter's questions, and
-fusion on the identifier probes."""
 FUSION_KS = (1, 4, 8)
 """The cutoffs at which the fusions are shown (the claims are judged at R@4 alone)."""
 
@@ -39,12 +35,8 @@ FUSION_KS = (1, 4, 8)
 def recall_tables(systems: Systems) -> tuple[Table, Table]:
     """Recall@k by question; then MRR and recall as the chapter tabulates it."""
     view = systems.recall.view(intervals="per query")[["MRR", "R@1", "R@20", "no hit"]]
-    return by_question(systems.recall, systems.clusters, mrr=False, axis="retriever"), Table(
-        view.rename(columns=PER_QUERY).rename_axis("retriever"),
-        caption="MRR, and as the chapter tabulates recall: Wilson's interval over the "
-        f"{systems.recall.rows[0].n} queries; queries missed: no chunk in the whole ranking "
-        "holds the needle",
-    )
+    per_query = Table(view.rename(columns=PER_QUERY).rename_axis("retriever"))
+    return by_question(systems.recall, mrr=False, axis="retriever"), per_query
 
 
 def agreement_table(systems: Systems, ks: Sequence[int] = TWO_BY_TWO_KS) -> Table:
@@ -58,58 +50,42 @@ def agreement_table(systems: Systems, ks: Sequence[int] = TWO_BY_TWO_KS) -> Tabl
             f"questions, {name}": clusters[cells[name]].nunique()
             for name in ("dense only", "BM25 only")
         }
-    return Table(
-        pd.DataFrame.from_dict(rows, orient="index").rename_axis("within"),
-        caption=f"Queries (of {len(clusters)}) each retriever finds within k; the last two "
-        f"columns count the questions (of {clusters.nunique()}) behind the queries only one "
-        "finds",
-    )
+    return Table(pd.DataFrame.from_dict(rows, orient="index").rename_axis("within"))
 
 
 def found_by_one(
     systems: Systems, queries: Sequence[Query], k: int = 8, each: int = 3
 ) -> tuple[Table, Table]:
     """The queries only one of dense and BM25 finds within ``k``: how many, over how many
-    questions, where the other ranks them, how many the fusion keeps; then the ``each`` per
-    side the other ranks worst, to read what wording one finds and the other loses."""
+    questions, the other's median rank, how many the hybrid keeps; then the ``each`` per
+    side the other ranks worst (those it never ranks first)."""
     ranks = {f"{s} rank": systems.ranks[s] for s in ("dense", "BM25", "hybrid")}
-    found = pd.DataFrame(
-        {"question": [q.question.id for q in queries], "text": [q.text for q in queries], **ranks},
-        index=pd.Index([q.id for q in queries], name="query"),
-    )
-    dense_hit, bm25_hit = hits_at(systems.ranks["dense"], k), hits_at(systems.ranks["BM25"], k)
-    found["found by"] = ["dense" if hit else "BM25" for hit in dense_hit]
-    found, rows, worst = found[dense_hit != bm25_hit].sort_index(), {}, []
+    found = pd.DataFrame(ranks, index=pd.Index([q.id for q in queries], name="query"))
+    found = found.astype("Int64").assign(question=[q.question.id for q in queries])
+    found["text"] = [q.text for q in queries]
+    dense_hit = hits_at(systems.ranks["dense"], k)
+    found.insert(0, "found by", np.where(dense_hit, "dense", "BM25"))
+    found, rows, worst = found[dense_hit != hits_at(systems.ranks["BM25"], k)].sort_index(), {}, []
     for finder, other in (("dense", "BM25"), ("BM25", "dense")):
         part = found[found["found by"] == finder]
-        other_ranks = part[f"{other} rank"].dropna()
+        median = part[f"{other} rank"].median()
         rows[f"{finder} only"] = {
             "queries": len(part),
             "questions": part["question"].nunique(),
-            "the other's median rank": f"{other_ranks.median():.0f}" if len(other_ranks) else "–",
+            "the other's median rank": "–" if pd.isna(median) else f"{median:.0f}",
             f"hybrid within {k}": int((part["hybrid rank"] <= k).sum()),
         }
-        order = part[f"{other} rank"].fillna(float("inf"))
+        order = part[f"{other} rank"].astype(float).fillna(np.inf)
         worst.append(part.loc[order.sort_values(ascending=False, kind="stable").index[:each]])
-    shown = pd.concat(worst)[["found by", *ranks, "text"]].astype(dict.fromkeys(ranks, "Int64"))
-    return Table(
-        pd.DataFrame.from_dict(rows, orient="index").rename_axis("found by"),
-        caption=f"Queries found within {k} by one retriever and not the other: where the other "
-        f"ranks their needle, and how many the hybrid still ranks within {k}",
-    ), Table(
-        shown,
-        caption=f"The {each} queries of each side that the other retriever ranks lowest "
-        "(rank of the first chunk holding the needle)",
-        shorten={"text": 40},
-    )
+    summary = pd.DataFrame.from_dict(rows, orient="index").rename_axis("found by")
+    examples = pd.concat(worst).drop(columns="question")
+    return Table(summary), Table(examples, shorten={"text": 40})
 
 
 def paired_table(systems: Systems) -> Table:
     """Every comparison of the family, beside the chapter's per-query test and result."""
-    return Table(
-        systems.paired.view(chapter.paired_reference).rename(columns={"questions": "won/lost"}),
-        caption=f"a − b in Recall@k; won/lost: the questions a wins and loses; {SIGN_TEST}",
-    )
+    view = systems.paired.view(chapter.paired_reference)
+    return Table(view.rename(columns={"questions": "won/lost"}))
 
 
 def word_share(query: Query) -> float:
@@ -120,11 +96,9 @@ def word_share(query: Query) -> float:
 
 def overlap_strata(systems: Systems, queries: Sequence[Query], ks: Sequence[int] = (1, 8)) -> Table:
     """BM25 against dense in the half of the queries that share fewest words with their needle
-    and in the half that share most (split at the median share): the question protocol
-    forbids a phrasing from sharing a run of four words with its needle, which starves BM25."""
+    and in the half that share most (split at the median share), the difference by question."""
     share = np.array([word_share(q) for q in queries])
-    high = share > np.median(share)
-    rows = []
+    high, rows = share > np.median(share), []
     for half, mask in (("fewer", ~high), ("more", high)):
         kept = np.flatnonzero(mask)
         of = [queries[i].question.id for i in kept]
@@ -142,12 +116,7 @@ def overlap_strata(systems: Systems, queries: Sequence[Query], ks: Sequence[int]
                     "BM25 − dense by question": str(paired_difference(bm25, dense, of)),
                 }
             )
-    return Table(
-        pd.DataFrame(rows).set_index("words shared"),
-        caption="Recall@k of BM25 and dense by the share of a query's words its needle holds "
-        "(the chapter's tokenizer; halves split at the median); the difference by question "
-        f"with its 95 % interval ({render.METHODS[PAIRED_METHOD]})",
-    )
+    return Table(pd.DataFrame(rows).set_index("words shared"))
 
 
 def costs(latencies: Sequence[Latency], shorten: int | None = None, note: str = "") -> Table:
@@ -174,52 +143,23 @@ def first_hits(index: ChunkIndex, queries: Sequence[Query]) -> Callable[[list], 
 def fusion_tables(runs: FusionRuns, clusters: Sequence[Hashable]) -> tuple[Table, Table]:
     """Recall@k of every fusion by question, and the weight of dense each fold was ranked
     with (chosen by cross-validation on the other folds)."""
-    others = f"the other {runs.folds - 1} folds"
-    weights = pd.DataFrame(
-        {how: [f"{w:.2f}" for w in ws] for how, ws in runs.weights.items()},
-        index=pd.Index(range(1, runs.folds + 1), name="fold"),
-    )
-    return by_question(
-        recall_table(runs.ranks, FUSION_KS, clusters),
-        clusters,
-        axis="fusion",
-        note="; min-max and z-score: w · dense + (1 − w) · BM25 of normalised scores, w chosen "
-        f"on {others} of questions",
-    ), Table(
-        weights,
-        caption=f"The weight w of dense each fold of questions was ranked with, chosen on "
-        f"{others} for Recall@{OBJECTIVE_K}",
-    )
+    folds = pd.Index(range(1, runs.folds + 1), name="fold")
+    recall = recall_table(runs.ranks, FUSION_KS, clusters)
+    return by_question(recall, axis="fusion"), Table(pd.DataFrame(runs.weights, index=folds))
 
 
 def convex_table(runs: FusionRuns, clusters: Sequence[Hashable]) -> Table:
     """Each convex combination against RRF at the chapter's k, paired by question at every k
     of :data:`FUSION_KS`; only R@:data:`~rag_lab.evaluation.fusion.CLAIM_K` is judged."""
     pairs = [(how, runs.rrf(REFERENCE_K)) for how in runs.ranks if not how.startswith("RRF")]
-    view = paired.paired_table(runs.ranks, pairs, FUSION_KS, clusters).view(
-        columns=["pair", *PAIRED]
-    )
-    return Table(
-        view.rename(columns={"questions": "won/lost"}),
-        caption=f"Convex combination − RRF k = {REFERENCE_K} in Recall@k, by question (95 % "
-        f"interval: {render.METHODS[PAIRED_METHOD]}); won/lost: the questions it wins and "
-        f"loses; {SIGN_TEST}; only R@{CLAIM_K} is judged, fixed before looking",
-    )
+    family = paired.paired_table(runs.ranks, pairs, FUSION_KS, clusters)
+    return Table(family.view(columns=["pair", *PAIRED]).rename(columns={"questions": "won/lost"}))
 
 
 def interaction_table(
-    probe_ranks: Mapping[str, Ranks], probe_queries: Sequence[Query], systems: Systems
+    probe_ranks: dict[str, Ranks], probe_queries: Sequence[Query], systems: Systems
 ) -> Table:
-    """:func:`rag_lab.evaluation.identifiers.interaction_table`, its gaps signed."""
-    frame = identifiers.interaction_table(
-        probe_ranks, [q.question.id for q in probe_queries], systems.ranks, systems.clusters
-    )
-    gaps = ["identifier gap", "ordinary gap"]
-    frame[gaps] = frame[gaps].map("{:+.3f}".format)
-    return Table(
-        frame.rename_axis("R@k"),
-        caption="BM25 − dense in Recall@k, averaged by question: on the identifier probes, on "
-        "the ordinary questions, and the first minus the second with its bootstrap 95 % "
-        f"interval; questions: identifier + ordinary; the claim is judged at R@"
-        f"{identifiers.CLAIM_K} alone",
-    )
+    """:func:`rag_lab.evaluation.identifiers.interaction_table` on the probes and the questions."""
+    probes = [q.question.id for q in probe_queries]
+    frame = identifiers.interaction_table(probe_ranks, probes, systems.ranks, systems.clusters)
+    return Table(frame.rename_axis("R@k"))

@@ -26,15 +26,15 @@ from rag_lab.questions import Query, QuestionSet, load_questions
 from rag_lab.text import longest_common_run, words
 
 PROBES = paths.DATA / "probes.yaml"
-
 PAIRS = (("BM25", "dense"), ("hybrid", "dense"), ("hybrid", "BM25"))
 """The comparisons on identifier queries, each as (a, b): is a better than b?"""
 KS = (1, 4, 8)
+IDENTIFIER_CLAIMS = tuple(f"{a}>dense@R{k}:identifiers" for a in ("BM25", "hybrid") for k in KS)
+"""The chapter's two identifier claims, each at every k of :data:`KS`: one family of six."""
 RARE_MAX_CHUNKS = 3
 """A term is rare when at most this many chunks of the index contain it (BM25 tokens)."""
 GENERIC_NAMES = frozenset({"pytorch", "python"})
 """Capitalised words that name the book's tools rather than the sentence's subject."""
-
 LITERAL_WORDS = 4
 """A run of this many consecutive query words in a chunk makes a literal match."""
 
@@ -59,9 +59,7 @@ def classify(query: str, content: str, literal_words: int = LITERAL_WORDS) -> tu
     if len(run) >= literal_words:
         return "literal match", " ".join(run)
     shared = sorted({w for w in qw if w not in _STOP} & set(cw))
-    if shared:
-        return "near miss", ", ".join(shared)
-    return "semantic only", ""
+    return ("near miss", ", ".join(shared)) if shared else ("semantic only", "")
 
 
 def load(docs: Sequence[Document], path=PROBES) -> QuestionSet:
@@ -70,7 +68,9 @@ def load(docs: Sequence[Document], path=PROBES) -> QuestionSet:
 
 
 def identifiers(text: str) -> set[str]:
-    """The identifier-like words of a sentence, lower-cased (hyphenated: whole and parts).
+    """The identifier-like words of a sentence, lower-cased (hyphenated: whole and parts):
+    backticked, or with ``_``, a digit, a capital after the first letter, or a capital
+    inside the sentence.
 
     >>> sorted(identifiers("Invoking `backward` in PyTorch on SGD, as Gauss did."))
     ['backward', 'gauss', 'sgd']
@@ -78,17 +78,19 @@ def identifiers(text: str) -> set[str]:
     ['fashion-mnist', 'mnist', 'rkhs', 'rkhs-based']
     """
     found = {w for span in _BACKTICKED.findall(text) for w in _WORD.findall(span)}
-    plain = _BACKTICKED.sub(" ", text)
-    for i, m in enumerate(_WORD.finditer(plain)):
-        word = m.group()
-        parts = word.split("-")
-        if _looks_like_identifier(word, first=i == 0):
-            found.add(word)
-        if len(parts) > 1:
-            found |= {
-                p for j, p in enumerate(parts) if _looks_like_identifier(p, i == 0 and j == 0)
-            }
+    for i, m in enumerate(_WORD.finditer(_BACKTICKED.sub(" ", text))):
+        parts = [m.group(), *(m.group().split("-") if "-" in m.group() else ())]
+        found |= {p for j, p in enumerate(parts) if _identifier_like(p, i == 0 and j < 2)}
     return {w.lower() for w in found if len(w) >= 2} - GENERIC_NAMES
+
+
+def _identifier_like(word: str, first: bool) -> bool:
+    return (
+        "_" in word
+        or any(c.isdigit() for c in word)
+        or any(c.isupper() for c in word[1:])
+        or (not first and word[:1].isupper())
+    )
 
 
 def chunk_frequency(chunks: Sequence[Chunk], term: str) -> int:
@@ -102,9 +104,7 @@ def rare_terms(query: str, chunks: Sequence[Chunk], most: int = RARE_MAX_CHUNKS)
     return sorted(t for t in identifiers(query) if 1 <= chunk_frequency(chunks, t) <= most)
 
 
-def identifier_ranks(
-    lab: Lab, probes: QuestionSet, strategy: str = "E"
-) -> dict[str, list[int | None]]:
+def identifier_ranks(lab: Lab, probes: QuestionSet, strategy: str = "E") -> dict[str, Ranks]:
     """First-hit ranks of dense, BM25 and hybrid for every probe query (course first)."""
     index = lab.index(strategy)
     return rank_all(index, probes.queries(), lab.encoder).ranks(index)
@@ -113,39 +113,6 @@ def identifier_ranks(
 def identifier_comparisons(ranks: Mapping[str, Ranks], queries: Sequence[Query]) -> PairedTable:
     """:data:`PAIRS` at :data:`KS`: per query, and per question with Holm over these rows."""
     return paired_table(ranks, PAIRS, KS, [q.question.id for q in queries])
-
-
-def trap_table(
-    lab: Lab, probes: QuestionSet, strategy: str = "E", cutoff: float = chapter.CUTOFF
-) -> pd.DataFrame:
-    """Per trap negative: its nearest chunk, whether it passes, its rare terms, what they share."""
-    index = lab.index(strategy)
-    negs = list(probes.negatives)
-    d = dense.cosine_distance_matrix(lab.encoder.encode([n.query for n in negs]), index.vectors)
-    rows = []
-    for neg, row in zip(negs, d, strict=True):
-        ci = int(np.argmin(row))
-        c = index.chunks[ci]
-        rare = rare_terms(neg.query, index.chunks)
-        kind, shared = classify(neg.query, c.content)
-        rows.append(
-            {
-                "id": neg.id,
-                "query": neg.query,
-                "distance": round(float(row[ci]), 3),
-                "nearest chunk": f"{c.doc_id} > {c.section or '(intro)'}",
-                "passes": bool(row[ci] < cutoff),
-                "rare terms": ", ".join(rare),
-                "holds rare term": any(chunk_frequency([c], t) for t in rare),
-                "kind": kind,
-                "shared": shared,
-            }
-        )
-    return pd.DataFrame(rows).set_index("id")
-
-
-IDENTIFIER_CLAIMS = tuple(f"{a}>dense@R{k}:identifiers" for a in ("BM25", "hybrid") for k in KS)
-"""The chapter's two identifier claims, each at every k of :data:`KS`: one family of six."""
 
 
 def entries(ranks: Mapping[str, Ranks], queries: Sequence[Query]) -> list[Entry]:
@@ -163,52 +130,44 @@ def recall_view(
 ) -> Table:
     """Recall@k with its interval by question; ``of`` names the ``n`` queries in the caption."""
     clusters = [q.question.id for q in queries]
-    view = recall_table(ranks, ks=ks, clusters=clusters).view(intervals="by question")
-    n, questions = int(view["n"].iloc[0]), len(set(clusters))
+    view = recall_table(ranks, ks, clusters).view(intervals="by question")
     return Table(
         view.drop(columns="n").rename(columns={"no hit": "queries missed"}).rename_axis(axis),
-        caption=f"Recall@k {of.format(n)}, 95 % interval with the {questions} "
-        "questions as the sample; queries missed: no chunk in the ranking holds the needle",
+        caption=f"Recall@k {of.format(view['n'].iloc[0])}, 95 % interval with the "
+        f"{len(set(clusters))} questions as the sample; queries missed: no chunk in the ranking "
+        "holds the needle",
     )
 
 
-def identifier_table(paired: PairedTable) -> Table:
-    """:func:`identifier_comparisons` as shown, without the chapter's column."""
-    return Table(
-        paired.view().drop(columns="chapter").rename(columns={"questions": "won/lost"}),
-        caption="a − b in Recall@k on the identifier queries; won/lost: the questions a wins "
-        "and loses; p: their sign test, unadjusted",
-    )
+def trap_table(
+    lab: Lab, probes: QuestionSet, strategy: str = "E", cutoff: float = chapter.CUTOFF
+) -> pd.DataFrame:
+    """Per trap negative: its nearest chunk, whether it passes, its rare terms, what they share."""
+    index, negs = lab.index(strategy), list(probes.negatives)
+    d = dense.cosine_distance_matrix(lab.encoder.encode([n.query for n in negs]), index.vectors)
+    rows = {}
+    for neg, row in zip(negs, d, strict=True):
+        c = index.chunks[int(np.argmin(row))]
+        rare = rare_terms(neg.query, index.chunks)
+        kind, shared = classify(neg.query, c.content)
+        rows[neg.id] = {
+            "query": neg.query,
+            "distance": round(float(row.min()), 3),
+            "nearest chunk": f"{c.doc_id} > {c.section or '(intro)'}",
+            "passes": bool(row.min() < cutoff),
+            "rare terms": ", ".join(rare),
+            "holds rare term": any(chunk_frequency([c], t) for t in rare),
+            "kind": kind,
+            "shared": shared,
+        }
+    return pd.DataFrame.from_dict(rows, orient="index").rename_axis("id")
 
 
-def trap_tables(traps: pd.DataFrame, cutoff: float = chapter.CUTOFF) -> tuple[Table, Table]:
+def trap_tables(traps: pd.DataFrame) -> tuple[Table, Table]:
     """:func:`trap_table` in two tables that fit a page: where each trap lands, and why."""
-    where = traps[["distance", "passes", "nearest chunk"]].rename(
-        columns={"passes": f"under {cutoff}"}
-    )
-    why = traps[["rare terms", "holds rare term", "kind", "shared"]].rename(
-        columns={"holds rare term": "in that chunk"}
-    )
+    where = traps[["distance", "passes", "nearest chunk"]]
+    why = traps[["rare terms", "holds rare term", "kind", "shared"]]
     return (
-        Table(
-            where,
-            caption=f"Each trap's nearest chunk of E and its cosine distance; under {cutoff}: "
-            "the gate lets it through, a bluff",
-            shorten={"nearest chunk": 56},
-        ),
-        Table(
-            why,
-            caption="Its rare terms (in at most "
-            f"{RARE_MAX_CHUNKS} chunks), whether that chunk holds one, and what they share",
-            shorten={"rare terms": 26, "shared": 24},
-        ),
-    )
-
-
-def _looks_like_identifier(word: str, first: bool) -> bool:
-    return (
-        "_" in word
-        or any(c.isdigit() for c in word)
-        or any(c.isupper() for c in word[1:])
-        or (not first and word[:1].isupper())
+        Table(where, shorten={"nearest chunk": 56}),
+        Table(why, shorten={"rare terms": 26, "shared": 24}),
     )

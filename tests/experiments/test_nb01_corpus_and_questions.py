@@ -30,24 +30,23 @@ def test_the_totals_beside_the_chapter():
     shown = nb01.totals_table(DOCS).frame
     chars = sum(len(d.text) for d in DOCS)
     assert shown.loc["characters", "here"] == f"{chars:,}" and shown.loc["sections", "here"] == "3"
-    assert (
-        shown.loc["characters", "here ÷ chapter"] == f"{chars / chapter.CORPUS['characters']:.2f}"
-    )
+    ratio = round(chars / chapter.CORPUS["characters"], 2)
+    assert shown.loc["characters", "here ÷ chapter"] == ratio
     assert shown.loc["characters per section", "here"] == f"{chars / 3:,.0f}"
     assert pd.isna(shown.loc["code blocks", "chapter"])  # the chapter gives no figure
     assert shown.loc["documents", "here"] == "3"
 
 
-def test_the_validator_catches_every_planted_fault(tmp_path):
-    violations = nb01.broken_violations(DOCS, tmp_path)
+def test_the_validator_catches_every_planted_fault():
+    violations = nb01.broken_violations(DOCS)
     assert {(v.line, v.id, v.field) for v in violations} == nb01.PLANTED
-    lines = nb01.messages(violations).splitlines()
-    assert len([line for line in lines if line.startswith("broken.yaml:")]) == len(nb01.PLANTED)
-    assert all(len(line) <= nb01.WIDTH for line in lines)
+    lines = nb01.messages(violations).lines()
+    assert len([line for line in lines if line.startswith("broken_questions.yaml:")]) == 6
+    assert all(len(line) <= 100 for line in lines)
 
 
-def test_the_checks_hold_by_construction_and_fail_when_they_do_not(tmp_path):
-    violations = nb01.broken_violations(DOCS, tmp_path)
+def test_the_checks_hold_by_construction_and_fail_when_they_do_not():
+    violations = nb01.broken_violations(DOCS)
     judged = {e.claim: e for e in nb01.entries(DOCS, QSET, violations)}
     assert set(nb01.HEADLINE) <= set(judged)
     assert judged["needle-once"].verdict is Verdict.BY_CONSTRUCTION
@@ -66,17 +65,13 @@ def test_the_checks_hold_by_construction_and_fail_when_they_do_not(tmp_path):
     assert judged["validator-faults"].here == "5 of the 6 faults planted, 5 reported"
 
 
-def test_the_tables_fit_a_page():
+def test_the_ground_truth_tables_fit_a_page():
     long = replace(QSET.questions[0], course="why " * 40, ticket="how " * 40)
     qset = replace(QSET, questions=(long, QSET.questions[1]))
-    for table in (
-        nb01.where_table(DOCS, qset),
-        nb01.phrasing_table(qset),
-        nb01.negatives_table(qset),
-        nb01.totals_table(DOCS),
-    ):
-        assert table.width <= 100
-    assert nb01.where_table(DOCS, qset).frame.index.name == "doc"
+    where, asked, negatives = nb01.ground_truth(DOCS, qset)
+    assert all(t.width <= 100 for t in (where, asked, negatives, nb01.totals_table(DOCS)))
+    assert where.frame.index.tolist() == ["03-linear-algebra", "04-calculus"]
+    assert negatives.frame["kind"].tolist() == ["uncovered", "offtopic"]
 
 
 def test_the_spread_counts_documents_sections_and_intros():
