@@ -40,6 +40,11 @@ def run(selected: Sequence[str] = (), output: Path | None = None) -> list[tuple[
         (output / "figures").mkdir(parents=True, exist_ok=True)
         os.environ[paths.FIGURES_ENV] = str(output / "figures")  # the kernels inherit it
     os.chdir(paths.ROOT)  # papermill records the paths in each notebook: relative ones
+    # The kernels import this checkout's package, not whichever one the venv has installed
+    # (a second worktree beside an editable install would otherwise run the first's code).
+    os.environ["PYTHONPATH"] = os.pathsep.join(
+        [str(paths.ROOT), *filter(None, [os.environ.get("PYTHONPATH")])]
+    )
     with progress.relayed(sys.stdout) as relay:
         for nb in notebooks(selected):
             nb = nb.relative_to(paths.ROOT)
