@@ -1,11 +1,7 @@
-"""What survives extraction against the ground truth, the running lines and what they cost,
-retrieval over the extracted text against the clean Markdown, and what OCR reads.
-
-A needle survives when it is found in its document's extracted text, whitespace normalised.
-Reading in the wrong order (columns interleaved, table cells scattered) breaks runs of
-consecutive words. On the ``running-header`` layout a page's first drawn line (the title) and
-its last (``Page N``) are its running lines.
-"""
+"""What survives extraction (a needle found in its document's text, whitespace normalised;
+runs of 8 consecutive words, which reading in the wrong order breaks), the running lines
+(a page's first and last drawn line) and what they cost, retrieval over the extracted text
+against the clean Markdown, and what OCR reads."""
 
 from __future__ import annotations
 
@@ -21,25 +17,17 @@ from rag_lab.chunking import Chunk, chunk_corpus
 from rag_lab.documents import Document
 from rag_lab.evaluation.lab import Lab
 from rag_lab.evaluation.runs import dense_ranks
-from rag_lab.experiments.nb11_extraction.pdfs import (
-    APP_READER,
-    READERS,
-    Extracted,
-    Typeset,
-    canonical,
-    extracted_docs,
-    folded,
-    ocr_cached,
-)
+from rag_lab.experiments.nb11_extraction import pdfs
+from rag_lab.experiments.nb11_extraction.pdfs import Extracted, Typeset, extracted_docs
 from rag_lab.markdown import MarkdownDoc
-from rag_lab.metrics import Ranks, recall_at, relevant_chunks
+from rag_lab.metrics import Ranks, hits_at, recall_at, relevant_chunks
 from rag_lab.models.minilm import count_word_pieces
 from rag_lab.progress import track
 from rag_lab.search import ChunkIndex
 from rag_lab.sources.pdf import document as pdf_document
 from rag_lab.sources.pdf import extract as ex
 from rag_lab.sources.pdf import typeset as ts
-from rag_lab.stats import ALPHA, holm, paired, wilson
+from rag_lab.stats import ALPHA, cluster_paired, holm, paired, wilson
 from rag_lab.text import flat
 
 BASE = "one-column"
@@ -54,8 +42,7 @@ THRESHOLDS = (70, 80, 90, 95)
 
 
 def layout_table(sets: Mapping[str, Typeset]) -> pd.DataFrame:
-    """Per layout: documents, pages, needles, those placed (found in the drawn text), those a
-    page break cuts in two, characters the core fonts could not draw (drawn as ``?``)."""
+    """Per layout: documents, pages, needles, placed, cut by a page break, characters drawn as ?"""
     rows = {}
     for layout, s in sets.items():
         spans = [pages for p in s.placed.values() for pages in p.needles.values()]
@@ -83,12 +70,10 @@ def runs_kept(placed: Mapping[str, ts.Placement], texts: Mapping[str, str]) -> f
     return sum(len(w & _runs(texts[d])) for d, w in wanted.items()) / sum(map(len, wanted.values()))
 
 
-def survival_table(
-    docs, sets: Mapping[str, Typeset], extracted: Extracted, needles
-) -> pd.DataFrame:
-    """Per layout and reader: needles kept of ``n``, the lost ones a page break cuts, 8-word
-    runs kept; and against the same reader on :data:`BASE`, a sign test per needle (each
-    needle is one question, so they are independent), Holm over the table."""
+def survival_table(docs, sets: Mapping[str, Typeset], extracted: Extracted, needles):
+    """Per layout and reader: needles kept of ``n``, lost ones a page break cuts, 8-word runs
+    kept; against the reader on :data:`BASE`, a sign test per needle (one question each), Holm
+    over the table."""
     texts = {key: {d.id: d.text for d in extracted_docs(docs, by)} for key, by in extracted.items()}
     kept = {key: kept_vector(needles, t) for key, t in texts.items()}
     rows = []
@@ -111,22 +96,22 @@ def survival_table(
 
 def best_and_worst(table: pd.DataFrame) -> dict[str, tuple[str, str]]:
     """Per layout, the reader keeping the most needles and the one keeping the fewest;
-    ties are broken by 8-word runs kept, then by the order of :data:`READERS`."""
+    ties are broken by 8-word runs kept, then by the order of :data:`~.pdfs.READERS`."""
     out, columns = {}, ["needles kept", "8-word runs kept", "pos"]
     for layout, rows in table.groupby("layout", sort=False):
-        key = rows.assign(pos=[READERS.index(r) for r in rows["reader"]])
+        key = rows.assign(pos=[pdfs.READERS.index(r) for r in rows["reader"]])
         best = key.sort_values(columns, ascending=[False, False, True])["reader"].iloc[0]
         out[layout] = (best, key.sort_values(columns)["reader"].iloc[0])
     return out
 
 
 def rows_table(docs: Sequence[Document], extracted: Extracted) -> pd.DataFrame:
-    """Per reader of the tables layout: table rows (header rows included) whose cells come out
-    in order, ``kept`` of ``rows`` with its Wilson 95 % interval, and the ``tables``."""
+    """Per reader of the tables layout: rows whose cells come out in order, ``kept`` of ``rows``
+    (header rows included) with their Wilson 95 % interval, and the ``tables``."""
     rows, out = [(d.id, cells) for d in docs for cells in ts.table_rows(d)], {}
     for (layout, reader), by_doc in extracted.items():
         if layout == "tables":
-            texts = {d: flat(canonical(t.pages)) for d, t in by_doc.items()}
+            texts = {d: flat(pdfs.canonical(t.pages)) for d, t in by_doc.items()}
             kept = sum(flat(" ".join(c for c in cells if c)) in texts[d] for d, cells in rows)
             out[reader] = [kept, len(rows), *wilson(kept, len(rows))]
     frame = pd.DataFrame.from_dict(out, "index", columns=["kept", "rows", "lo", "hi"])
@@ -145,11 +130,9 @@ def needles_in_tables(docs: Sequence[Document], needles: Mapping[str, Sequence[s
 
 
 def running_spans(placed: ts.Placement, text: str) -> list[tuple[int, int]]:
-    """Where the running lines still in ``text`` (:func:`canonical`) are: a page's first
-    drawn line and its last, found as whole lines of the page (whitespace normalised), the
-    top one first from the top, the bottom one first from the bottom. A line drawn twice on a
-    page (the first page's heading is the title too) counts only if the page still has it as
-    often as it was drawn."""
+    """Where the running lines still in ``text`` are: each page's first and last drawn line as
+    whole lines (whitespace normalised), from the top and from the bottom; a line drawn twice on
+    a page (the first heading is the title too) only if the page has it as often."""
     spans, at = [], 0
     for drawn, page in zip(placed.pages, text.split(ex.PAGE_BREAK), strict=True):
         drawn_lines, lines = drawn.split("\n"), page.split("\n")
@@ -161,6 +144,9 @@ def running_spans(placed: ts.Placement, text: str) -> list[tuple[int, int]]:
                 spans.append((offsets[i], offsets[i] + len(lines[i])))
         at += len(page) + len(ex.PAGE_BREAK)
     return spans
+
+
+WASTE = ("chunks", "carrying one", "word-pieces wasted", "word-pieces embedded")
 
 
 def waste_row(chunks: Sequence[Chunk], spans: Mapping[str, Sequence[tuple[int, int]]]) -> dict:
@@ -178,19 +164,15 @@ def waste_row(chunks: Sequence[Chunk], spans: Mapping[str, Sequence[tuple[int, i
     def embedded(texts: list[str]) -> int:
         return int(np.minimum(count_word_pieces(texts), 256).sum()) if texts else 0
 
-    return {
-        "chunks": len(chunks),
-        "carrying one": len(texts),
-        "word-pieces wasted": embedded(texts) - embedded(without),
-        "word-pieces embedded": embedded([c.text for c in chunks]),
-    }
+    all_pieces, wasted = embedded([c.text for c in chunks]), embedded(texts) - embedded(without)
+    return dict(zip(WASTE, (len(chunks), len(texts), wasted, all_pieces), strict=True))
 
 
 def body_lines_removed(placed: Mapping[str, ts.Placement], by_doc: Mapping[str, ex.PdfText]) -> int:
     """Lines removal by repetition takes that are no page's first or last drawn line."""
     wrong = 0
     for doc, p in placed.items():
-        _, removed = ex.remove_repeated_lines([canonical([t]) for t in by_doc[doc].pages])
+        _, removed = ex.remove_repeated_lines([pdfs.canonical([t]) for t in by_doc[doc].pages])
         for number, drawn in enumerate(p.pages, start=1):
             lines, got = drawn.split("\n"), [flat(ln) for n, ln in removed if n == number]
             wrong += len(got) - sum(flat(r) in got for r in (lines[0], lines[-1]))
@@ -198,10 +180,9 @@ def body_lines_removed(placed: Mapping[str, ts.Placement], by_doc: Mapping[str, 
 
 
 def running_tables(docs, sets: Mapping[str, Typeset], extracted: Extracted, needles):
-    """On the running-header layout, per reader: the running lines in its text and what they
-    cost (:func:`waste_row`); then per library reader, removal by repetition: needles kept
-    before it (those lost a page break cuts) and after it, running lines it left, body lines
-    it took (against the ground truth)."""
+    """On the running-header layout, per reader: running lines in its text and their cost; per
+    library reader, removal by repetition: needles kept before it (lost at a page break) and
+    after, running lines it left, body lines it took."""
     placed, cost, removal = sets["running-header"].placed, {}, {}
     cut = [len(placed[d].needles[x]) > 1 for d, xs in needles.items() for x in xs]
     for (layout, reader), by_doc in extracted.items():
@@ -211,7 +192,7 @@ def running_tables(docs, sets: Mapping[str, Typeset], extracted: Extracted, need
         spans = {d.id: running_spans(placed[d.id], d.text) for d in corpus}
         lines = {"running lines": sum(map(len, spans.values()))}
         cost[reader] = lines | waste_row(chunk_corpus(corpus, STRATEGY), spans)
-        if reader != APP_READER:
+        if by_doc[docs[0].id].extractor != "rag-lab":
             before = kept_vector(needles, {d.id: d.text for d in corpus})
             removed = extracted_docs(docs, by_doc, remove_running=True)
             removal[reader] = [
@@ -222,18 +203,16 @@ def running_tables(docs, sets: Mapping[str, Typeset], extracted: Extracted, need
                 body_lines_removed(placed, by_doc),
             ]
     columns = ["needles kept", "lost at a break", "after removal", "lines left", "body lines taken"]
-    return pd.DataFrame.from_dict(cost, "index").rename_axis("reader"), pd.DataFrame.from_dict(
-        removal, "index", columns=columns
-    ).rename_axis("reader")
+    removal = pd.DataFrame.from_dict(removal, "index", columns=columns).rename_axis("reader")
+    return pd.DataFrame.from_dict(cost, "index").rename_axis("reader"), removal
 
 
 # --- retrieval over the extracted text --------------------------------------------------------
 
 
 def corpora(lab: Lab, extracted: Extracted, wanted: Sequence[tuple[str, str, bool]]):
-    """The corpora ``wanted`` (layout, reader, lines removed): name → the extracted documents
-    and strategy E's chunks of them; and those left out as the same text as an earlier one
-    (name → that one)."""
+    """The corpora ``wanted`` (layout, reader, lines removed): name → the documents and their
+    strategy E chunks; and those left out as the same text as an earlier one (name → it)."""
     out: dict[str, tuple[list[Document], list[Chunk]]] = {}
     same: dict[str, str] = {}
     seen: dict[tuple[str, ...], str] = {}
@@ -250,12 +229,10 @@ def corpora(lab: Lab, extracted: Extracted, wanted: Sequence[tuple[str, str, boo
 
 
 def retrieval_systems(lab: Lab, measured) -> dict[str, Ranks]:
-    """First-hit ranks of the queries under dense retrieval over the clean Markdown's chunks,
-    then each corpus's; needles looked for whitespace normalised (extraction rewraps lines)."""
-    # Shortest first: a batch is padded to its longest text (15 % faster here).
-    lab.encoder.encode(
-        sorted(dict.fromkeys(c.text for _, cs in measured.values() for c in cs), key=len)
-    )
+    """First-hit ranks of the queries, dense, over the clean Markdown's chunks then each
+    corpus's; needles found whitespace normalised (extraction rewraps lines)."""
+    texts = dict.fromkeys(c.text for _, cs in measured.values() for c in cs)
+    lab.encoder.encode(sorted(texts, key=len))  # a batch is padded to its longest text
     named = {CLEAN: lab.chunks_by[STRATEGY], **{n: cs for n, (_, cs) in measured.items()}}
     return {
         name: dense_ranks(ChunkIndex.build(cs, lab.encoder), lab.queries, lab.encoder, fold=flat)
@@ -265,8 +242,7 @@ def retrieval_systems(lab: Lab, measured) -> dict[str, Ranks]:
 
 def destroyed_table(lab: Lab, measured, systems: Mapping[str, Ranks]) -> pd.DataFrame:
     """Per corpus, the clean one first: chunks, needles in the text, needles no chunk holds
-    whole (chunking can split one extraction kept: other paragraph breaks than the Markdown),
-    dense Recall@k."""
+    whole (destroyed), dense Recall@k."""
     questions, rows = lab.qset.questions, {}
     for name, (docs, chunks) in {CLEAN: (lab.docs, lab.chunks_by[STRATEGY]), **measured}.items():
         texts = {d.id: flat(d.text) for d in docs}
@@ -277,60 +253,55 @@ def destroyed_table(lab: Lab, measured, systems: Mapping[str, Ranks]) -> pd.Data
     return pd.DataFrame.from_dict(rows, orient="index", columns=columns).rename_axis("corpus")
 
 
+def mitigations(systems: Mapping[str, Ranks], pairs: Mapping[str, tuple[str, str]], ids):
+    """Per mitigation (name → its corpus without, with it) and k: Recall@k without and with it,
+    and the sign test by question of with over without."""
+    rows = []
+    for name, (without, with_it) in pairs.items():
+        for k in KS:
+            b, a = hits_at(systems[without], k), hits_at(systems[with_it], k)
+            rows.append([name, k, b.mean(), a.mean(), cluster_paired(a, b, ids)])
+    columns = ["mitigation", "k", "without", "with", "with over without, by question"]
+    return pd.DataFrame(rows, columns=columns)
+
+
 # --- scans and OCR ----------------------------------------------------------------------------
 
 
 def ocr_run(scanned: Typeset, needles: Mapping[str, Sequence[str]]):
-    """OCR every page holding (part of) a needle, a stated sample, and check each needle: a
-    row per page read (its mean word confidence, NaN when it has no word), and a row per
-    needle (kept verbatim and with marks ignored, the lowest confidence of its pages, NaN
-    lowest of all, the text OCR read on them)."""
+    """OCR of every page holding (part of) a needle, a stated sample: a row per page (its mean
+    word confidence, NaN without words), a row per needle (kept verbatim and with marks
+    ignored, the lowest confidence of its pages, the text OCR read on them)."""
     pages, found = [], []
     for doc, p in track(scanned.placed.items(), "OCR", "document"):
         if not (numbers := sorted({n for ps in p.needles.values() for n in ps})):
             continue
-        read = dict(zip(numbers, ocr_cached(scanned.files[doc], numbers), strict=True))
+        read = dict(zip(numbers, pdfs.ocr_cached(scanned.files[doc], numbers), strict=True))
         pages += [[doc, n, r.confidence] for n, r in read.items()]
         for needle in needles.get(doc, ()):
             text = "\n".join(read[n].text for n in p.needles[needle])
-            lowest = float(np.min([read[n].confidence for n in p.needles[needle]]))
             found.append(
-                [
-                    doc,
-                    needle,
-                    flat(needle) in flat(text),
-                    folded(needle) in folded(text),
-                    lowest,
-                    text,
-                ]
+                [doc, needle, np.min([read[n].confidence for n in p.needles[needle]]), text]
             )
-    columns = ["document", "needle", "kept", "kept, marks ignored", "confidence", "text"]
-    return pd.DataFrame(pages, columns=["document", "page", "confidence"]), pd.DataFrame(
-        found, columns=columns
-    )
+    found = pd.DataFrame(found, columns=["document", "needle", "confidence", "text"])
+    pairs = list(zip(found["needle"], found["text"], strict=True))
+    found.insert(2, "kept", [flat(n) in flat(t) for n, t in pairs])
+    found.insert(3, "kept, marks ignored", [pdfs.folded(n) in pdfs.folded(t) for n, t in pairs])
+    return pd.DataFrame(pages, columns=["document", "page", "confidence"]), found
 
 
 def ocr_tables(scanned: Typeset, pages: pd.DataFrame, needles: pd.DataFrame):
-    """What OCR read: pages and documents read of all, their mean word confidence (0–100);
-    needles kept, verbatim and with marks ignored, with Wilson 95 % intervals."""
-    conf, total = pages["confidence"], sum(len(p.pages) for p in scanned.placed.values())
-    read = [
-        len(pages),
-        total,
-        pages["document"].nunique(),
-        len(scanned.files),
-        conf.mean(),
-        conf.min(),
-        conf.max(),
-    ]
+    """Pages and documents OCR read of all, their confidence (0–100); needles kept, verbatim
+    and with marks ignored, with Wilson 95 % intervals."""
+    c, n = pages["confidence"], len(needles)
+    read = [len(pages), sum(len(p.pages) for p in scanned.placed.values())]
+    read += [pages["document"].nunique(), len(scanned.files), c.mean(), c.min(), c.max()]
     columns = ["pages read", "of", "documents read", "of all", "confidence", "lowest", "highest"]
     kept = {
-        c: [k := int(needles[c].sum()), len(needles), *wilson(k, len(needles))]
-        for c in ("kept", "kept, marks ignored")
+        c: [k := int(needles[c].sum()), n, *wilson(k, n)] for c in ("kept", "kept, marks ignored")
     }
-    return pd.DataFrame([read], ["Tesseract"], columns), pd.DataFrame.from_dict(
-        kept, "index", columns=["needles", "of", "lo", "hi"]
-    )
+    kept = pd.DataFrame.from_dict(kept, "index", columns=["needles", "of", "lo", "hi"])
+    return pd.DataFrame([read], ["Tesseract"], columns), kept
 
 
 def ocr_threshold_table(pages: pd.DataFrame, needles: pd.DataFrame) -> pd.DataFrame:

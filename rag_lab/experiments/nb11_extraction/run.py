@@ -14,9 +14,7 @@ from rag_lab.evaluation.ledger import Entry, count_entry, fixed_entry
 from rag_lab.evaluation.paired import Finding, paired_table
 from rag_lab.experiments.nb11_extraction import measures as m
 from rag_lab.experiments.nb11_extraction import pdfs
-from rag_lab.metrics import hits_at
 from rag_lab.sources.pdf import extract as ex
-from rag_lab.stats import cluster_paired
 
 DRAWING_ORDER = "pdfium default"
 """The reader layout analysis is set against: ``rag-lab index``'s default, which reads in
@@ -27,68 +25,40 @@ HEADLINE = ("interleave:two-column-rows", "word-soup", "running-headers", "scans
 
 def measure(lab: Lab, folder: str) -> dict:
     """Every record of notebook 11, the PDFs written under ``folder``: retrieval over each
-    layout's best and worst reader and both corpora of each mitigation; OCR (the ``ocr …``
-    records) only when Tesseract runs here (``tesseract``: its version, else None)."""
+    layout's best and worst reader and both corpora of each mitigation; OCR (``ocr…``) only
+    when Tesseract runs here (``tesseract``: its version, else None)."""
     docs, needles, folder = lab.docs, pdfs.needles_by_doc(lab.queries), Path(folder)
     sets = pdfs.typeset_all(docs, needles, folder)
-    extracted = pdfs.extract_all(sets)
-    survival = m.survival_table(docs, sets, extracted, needles)
-    picks = m.best_and_worst(survival)
-    rh, rows = (
-        f"{lay} · {picks[lay][i]}" for lay, i in (("running-header", 1), ("two-column-rows", 0))
-    )
-    wanted = [(layout, r, False) for layout, pair in picks.items() for r in pair]
-    wanted += [("running-header", picks["running-header"][1], True)]
-    measured, same = m.corpora(lab, extracted, [*wanted, ("two-column-rows", DRAWING_ORDER, False)])
+    r = {"sets": sets, "extracted": (extracted := pdfs.extract_all(sets))}
+    r["survival"] = m.survival_table(docs, sets, extracted, needles)
+    r["layouts"], r["rows"] = m.layout_table(sets), m.rows_table(docs, extracted)
+    r["needles_in_tables"] = m.needles_in_tables(docs, needles)
+    r["waste"], r["removal"] = m.running_tables(docs, sets, extracted, needles)
+    picks = m.best_and_worst(r["survival"])
+    rw, cb = picks["running-header"][1], picks["two-column-rows"][0]
+    wanted = [(layout, reader, False) for layout, pair in picks.items() for reader in pair]
+    wanted += [("running-header", rw, True), ("two-column-rows", DRAWING_ORDER, False)]
+    measured, same = m.corpora(lab, extracted, wanted)
     systems, ids = m.retrieval_systems(lab, measured), [q.question.id for q in lab.queries]
-    pairs = {
-        "remove running lines": (rh, f"{rh} · lines removed"),
-        "layout analysis": (f"two-column-rows · {DRAWING_ORDER}", rows),
-    }
-    hits = {(c, k): hits_at(systems[c], k) for pair in pairs.values() for c in pair for k in m.KS}
-    scanned = pdfs.scan_all(sets["one-column"], folder)
-    out = dict(
-        sets=sets,
-        extracted=extracted,
-        layouts=m.layout_table(sets),
-        survival=survival,
-        rows=m.rows_table(docs, extracted),
-        needles_in_tables=m.needles_in_tables(docs, needles),
-        **dict(
-            zip(("waste", "removal"), m.running_tables(docs, sets, extracted, needles), strict=True)
-        ),
-        same_text=pd.DataFrame({"the same text as": same}).rename_axis("left out"),
-        destroyed=m.destroyed_table(lab, measured, systems),
-        loss=paired_table(systems, [(n, m.CLEAN) for n in systems if n != m.CLEAN], m.KS, ids),
-        mitigations=pd.DataFrame(
-            [
-                [
-                    name,
-                    k,
-                    hits[b, k].mean(),
-                    hits[a, k].mean(),
-                    cluster_paired(hits[a, k], hits[b, k], ids),
-                ]
-                for name, (b, a) in pairs.items()
-                for k in m.KS
-            ],
-            columns=["mitigation", "k", "without", "with", "with over without, by question"],
-        ),
-        text_layer=m.text_characters(pdfs.extract_all({"scans": scanned}, pdfs.LIBRARY_READERS)),
-        refusals=m.app_refusals(scanned),
-        scanned=scanned,
-    )
+    r["same_text"] = pd.DataFrame({"the same text as": same}).rename_axis("left out")
+    r["destroyed"] = m.destroyed_table(lab, measured, systems)
+    r["loss"] = paired_table(systems, [(n, m.CLEAN) for n in systems if n != m.CLEAN], m.KS, ids)
+    rh, rows = f"running-header · {rw}", f"two-column-rows · {cb}"
+    pairs = {"remove running lines": (rh, f"{rh} · lines removed")}
+    pairs["layout analysis"] = (f"two-column-rows · {DRAWING_ORDER}", rows)
+    r["mitigations"] = m.mitigations(systems, pairs, ids)
+    r["scanned"] = scanned = pdfs.scan_all(sets["one-column"], folder)
+    r["text_layer"] = m.text_characters(pdfs.extract_all({"scans": scanned}, pdfs.READERS[:-1]))
+    r["refusals"] = m.app_refusals(scanned)
     try:
-        out["tesseract"] = ex.tesseract_version()
+        r["tesseract"] = ex.tesseract_version()
     except ex.OcrUnavailable:
-        return out | {"tesseract": None}
-    pages, read = m.ocr_run(scanned, needles)
-    return out | dict(
-        ocr_pages=pages,
-        ocr_needles=read,
-        ocr=m.ocr_tables(scanned, pages, read),
-        thresholds=m.ocr_threshold_table(pages, read),
-    )
+        return r | {"tesseract": None}
+    r["ocr_pages"], r["ocr_needles"] = pages, read = m.ocr_run(scanned, needles)
+    return r | {
+        "ocr": m.ocr_tables(scanned, pages, read),
+        "thresholds": m.ocr_threshold_table(pages, read),
+    }
 
 
 _AT = {"notebook": "11", "benchmark": "d2l as PDFs"}
@@ -105,9 +75,7 @@ def chapter_claims(r: dict) -> list[Entry]:
         out.append(count_entry(f"interleave:{layout}", **_AT, holds=bool(lost), here=here))
     rows = r["rows"]
     soup = (rows["kept"] < rows["rows"]).sum()
-    counts = ", ".join(
-        f"{i} {k}/{n}" for i, k, n in zip(rows.index, rows["kept"], rows["rows"], strict=True)
-    )
+    counts = ", ".join(f"{i} {k}/{n}" for i, (k, n) in rows[["kept", "rows"]].iterrows())
     here = f"{soup} of {len(rows)} readers scatter rows; rows with cells in order: {counts}"
     here += f"; needles inside tables: {r['needles_in_tables']}"
     out.append(count_entry("word-soup", **_AT, holds=bool(soup), here=here))
@@ -121,9 +89,8 @@ def chapter_claims(r: dict) -> list[Entry]:
     here = f"{chars} characters from any of the {len(r['text_layer'])} readers"
     if r["tesseract"] is None:
         reason = "Tesseract is not installed here, so OCR could not run"
-        out.append(
-            fixed_entry("scans", **_AT, verdict=Verdict.NOT_MEASURED, reason=reason, here=here)
-        )
+        verdict = Verdict.NOT_MEASURED
+        out.append(fixed_entry("scans", **_AT, verdict=verdict, reason=reason, here=here))
     else:
         kept, conf = r["ocr_needles"]["kept"], r["ocr_pages"]["confidence"]
         here += f"; OCR: mean page confidence {conf.mean():.1f}, "
