@@ -1,8 +1,5 @@
-"""The corpus typeset as PDFs, the readers, and the text they extract.
-
-What a reader extracts and what OCR reads is cached keyed by the PDF's bytes, the reader and
-its library's version, so a warm run extracts nothing.
-"""
+"""The corpus typeset as PDFs, the readers, and the text they extract: cached by the PDF's
+bytes, the reader and its library's version (OCR: Tesseract's), so a warm run extracts nothing."""
 
 from __future__ import annotations
 
@@ -97,34 +94,22 @@ def _key(path: Path, reader: str) -> dict:
     return {"pdf": _sha256(path), "reader": reader, "library": library}
 
 
-def _extract_pages(path: Path, reader: str) -> list[str]:
-    if reader == APP_READER:
-        return list(pdf_document.read_pdf(path).pages)
-    return list(ex.extract(path, *reader.split(" ")).pages)
-
-
 def extract_cached(path: Path, reader: str) -> ex.PdfText:
     """:func:`rag_lab.sources.pdf.extract.extract`, cached by the PDF's bytes and the reader."""
-    pages = _cache().get(_key(path, reader))
-    if pages is None:
-        pages = _extract_pages(path, reader)
-        _cache().save(_key(path, reader), pages)
     name = ("rag-lab", "index") if reader == APP_READER else reader.split(" ")
+    if (pages := _cache().get(key := _key(path, reader))) is None:
+        read = pdf_document.read_pdf(path) if reader == APP_READER else ex.extract(path, *name)
+        _cache().save(key, pages := list(read.pages))
     return ex.PdfText(*name, tuple(pages))
 
 
 def extract_all(sets: Mapping[str, Typeset], readers: Sequence[str] = READERS) -> Extracted:
     """(layout, reader) → document id → pages; what the cache lacks extracted in parallel."""
     jobs = [(lay, r, d, f) for lay in sets for r in readers for d, f in sets[lay].files.items()]
-    missing = [(f, r) for _, r, _, f in jobs if _cache().get(_key(f, r)) is None]
-    if missing:
-        files, names = zip(*missing, strict=True)
-        with ProcessPoolExecutor(2, mp_context=get_context("spawn")) as pool:
-            done = pool.map(_extract_pages, files, names, chunksize=4)
-            for f, r, pages in zip(
-                files, names, track(done, "extracting", "PDF", total=len(files)), strict=True
-            ):
-                _cache().save(_key(f, r), pages)
+    if missing := [(f, r) for _, r, _, f in jobs if _cache().get(_key(f, r)) is None]:
+        with ProcessPoolExecutor(2, mp_context=get_context("spawn")) as pool:  # each caches
+            done = pool.map(extract_cached, *zip(*missing, strict=True), chunksize=4)
+            list(track(done, "extracting", "PDF", total=len(missing)))
     out: dict[tuple[str, str], dict[str, ex.PdfText]] = {}
     for layout, reader, doc, file in jobs:
         out.setdefault((layout, reader), {})[doc] = extract_cached(file, reader)
