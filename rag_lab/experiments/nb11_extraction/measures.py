@@ -214,16 +214,13 @@ def corpora(lab: Lab, extracted: Extracted, wanted: Sequence[tuple[str, str, boo
     """The corpora ``wanted`` (layout, reader, lines removed): name → the documents and their
     strategy E chunks; and those left out as the same text as an earlier one (name → it)."""
     out: dict[str, tuple[list[Document], list[Chunk]]] = {}
-    same: dict[str, str] = {}
-    seen: dict[tuple[str, ...], str] = {}
+    same, seen = {}, {}
     for layout, reader, remove in dict.fromkeys(wanted):
         docs = extracted_docs(lab.docs, extracted[layout, reader], remove)
         name = f"{layout} · {reader}" + (" · lines removed" if remove else "")
-        key = tuple(d.text for d in docs)
-        if key in seen:
-            same[name] = seen[key]
+        if (first := seen.setdefault(tuple(d.text for d in docs), name)) != name:
+            same[name] = first
         else:
-            seen[key] = name
             out[name] = (docs, chunk_corpus(docs, STRATEGY))
     return out, same
 
