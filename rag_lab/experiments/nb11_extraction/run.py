@@ -48,7 +48,7 @@ def measure(lab: Lab, folder: str) -> dict:
     pairs["layout analysis"] = (f"two-column-rows · {DRAWING_ORDER}", rows)
     r["mitigations"] = m.mitigations(systems, pairs, ids)
     r["scanned"] = scanned = pdfs.scan_all(sets["one-column"], folder)
-    r["text_layer"] = m.text_characters(pdfs.extract_all({"scans": scanned}, pdfs.READERS[:-1]))
+    r["text_layer"] = m.text_characters(pdfs.extract_all({"scans": scanned}, pdfs.LIBRARY_READERS))
     r["refusals"] = m.app_refusals(scanned)
     try:
         r["tesseract"] = ex.tesseract_version()
