@@ -295,7 +295,8 @@ def ocr_tables(scanned: Typeset, pages: pd.DataFrame, needles: pd.DataFrame):
     read += [pages["document"].nunique(), len(scanned.files), c.mean(), c.min(), c.max()]
     columns = ["pages read", "of", "documents read", "of all", "confidence", "lowest", "highest"]
     kept = {
-        c: [k := int(needles[c].sum()), n, *wilson(k, n)] for c in ("kept", "kept, marks ignored")
+        col: [k := int(needles[col].sum()), n, *wilson(k, n)]
+        for col in ("kept", "kept, marks ignored")
     }
     kept = pd.DataFrame.from_dict(kept, "index", columns=["needles", "of", "lo", "hi"])
     return pd.DataFrame([read], ["Tesseract"], columns), kept
