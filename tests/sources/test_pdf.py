@@ -19,7 +19,6 @@ from rag_lab.sources.pdf.typeset import (
     page_break_needle,
     pages_of,
     scan,
-    table_lines,
     typeset,
 )
 from rag_lab.text import flat
@@ -69,12 +68,6 @@ def test_page_break_needle_joins_the_lines_on_either_side_of_a_page_break():
     assert page_break_needle(placed) == "two three four five"
     assert page_break_needle(placed, page=2) == "six seven"
     assert pages_of(page_break_needle(placed), placed.body) == (1, 2)
-
-
-def test_table_lines_are_the_source_lines_of_tables_outside_code():
-    doc = Document("t", "T", "# T\n\n| a | b |\n|---|--:|\n| 1 | 2 |\n\n```\n| code |\n```\n")
-    assert table_lines(doc) == ["| a | b |", "|---|--:|", "| 1 | 2 |"]
-    assert table_lines(Document("n", "N", "no table | here\n")) == []
 
 
 def test_every_needle_is_placed_and_the_document_spans_pages(one_column):

@@ -1,11 +1,8 @@
 """Notebook 11: where content dies. PDF extraction, measured before retrieval and through it.
 
-The documents are typeset as PDFs whose ground truth is known
-(:mod:`rag_lab.sources.pdf.typeset`), read back by three libraries in two modes each and by
-``rag-lab index``'s reader, and a scanned variant by Tesseract. ``pdfs``: the PDFs and what
-the readers extract (cached); ``measures``: what survives, running lines, retrieval over the
-extracted text, OCR; ``run``: the whole run in one call (:func:`measure`) and the claims;
-``views``: the records as tables. The PDFs are made again each run.
+``pdfs``: the corpus typeset as PDFs (:mod:`rag_lab.sources.pdf.typeset`) and what each
+reader extracts (cached); ``measures``: what survives, running lines, retrieval over the
+extracted text, OCR; ``run``: the whole run in one call and the claims; ``views``: tables.
 """
 
 from rag_lab.experiments.nb11_extraction import measures, pdfs, run, views

@@ -1,47 +1,33 @@
-"""What survives extraction against the ground truth, the running lines and what they cost,
-retrieval over the extracted text against the clean Markdown, and what OCR reads.
-
-A needle survives when it is found in its document's extracted text, whitespace normalised.
-Reading in the wrong order (columns interleaved, table cells scattered) breaks runs of
-consecutive words. On the ``running-header`` layout a page's first drawn line (the title) and
-its last (``Page N``) are its running lines.
-"""
+"""What survives extraction (a needle found in its document's text, whitespace normalised;
+runs of 8 consecutive words, which reading in the wrong order breaks), the running lines
+(a page's first and last drawn line) and what they cost, retrieval over the extracted text
+against the clean Markdown, and what OCR reads."""
 
 from __future__ import annotations
 
-import math
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from itertools import accumulate
 
 import numpy as np
 import pandas as pd
+from scipy.stats import fisher_exact
 
-from rag_lab import progress
 from rag_lab.chunking import Chunk, chunk_corpus
 from rag_lab.documents import Document
 from rag_lab.evaluation.lab import Lab
-from rag_lab.evaluation.paired import paired_table
 from rag_lab.evaluation.runs import dense_ranks
 from rag_lab.experiments.nb11_extraction import pdfs
-from rag_lab.experiments.nb11_extraction.pdfs import (
-    READERS,
-    STRATEGY,
-    Extracted,
-    Typeset,
-    canonical,
-    extracted_docs,
-    folded,
-)
-from rag_lab.metrics import Ranks, relevant_chunks
+from rag_lab.experiments.nb11_extraction.pdfs import Extracted, Typeset, extracted_docs
+from rag_lab.markdown import MarkdownDoc
+from rag_lab.metrics import Ranks, hits_at, recall_at, relevant_chunks
 from rag_lab.models.minilm import count_word_pieces
-from rag_lab.questions import Query
+from rag_lab.progress import track
 from rag_lab.search import ChunkIndex
 from rag_lab.sources.pdf import document as pdf_document
 from rag_lab.sources.pdf import extract as ex
 from rag_lab.sources.pdf import typeset as ts
-from rag_lab.stats import ALPHA, holm, paired
+from rag_lab.stats import ALPHA, cluster_paired, holm, paired, wilson
 from rag_lab.text import flat
 
 BASE = "one-column"
@@ -49,132 +35,105 @@ BASE = "one-column"
 KS = (4, 20)
 CLEAN = "Markdown"
 """The corpus every extracted one is set against: the documents as written."""
-_RUN = 8
-_WINDOW = 256
-"""The encoder's window in word-pieces: past it, text is never embedded."""
-THRESHOLDS = (70.0, 80.0, 90.0, 95.0)
+STRATEGY = "E"
+"""The chunking measured over extracted text: the app's (paragraphs, sentences, header)."""
+THRESHOLDS = (70, 80, 90, 95)
 """Mean page confidences (0–100) under which an OCR'd page is flagged."""
+
+
+def layout_table(sets: Mapping[str, Typeset]) -> pd.DataFrame:
+    """Per layout: documents, pages, needles, placed, cut by a page break, characters drawn as ?"""
+    rows = {}
+    for layout, s in sets.items():
+        spans = [pages for p in s.placed.values() for pages in p.needles.values()]
+        pages = sum(len(p.pages) for p in s.placed.values())
+        replaced = sum(p.replaced for p in s.placed.values())
+        cut = sum(len(pages) > 1 for pages in spans)
+        rows[layout] = [len(s.files), pages, len(spans), sum(map(bool, spans)), cut, replaced]
+    columns = ["documents", "pages", "needles", "placed", "cut by a page break", "drawn as ?"]
+    return pd.DataFrame.from_dict(rows, "index", columns=columns).rename_axis("layout")
 
 
 def kept_vector(needles: Mapping[str, Sequence[str]], texts: Mapping[str, str]) -> np.ndarray:
     """Per needle (documents in order, needles in question order): found in the text?"""
-    found = [flat(n) in flat(texts.get(d, "")) for d, ns in needles.items() for n in ns]
-    return np.array(found, dtype=bool)
+    return np.array([flat(n) in flat(texts[d]) for d, ns in needles.items() for n in ns])
 
 
-def _runs(text: str) -> set[tuple[str, ...]]:
+def _runs(text: str, n: int = 8) -> set[tuple[str, ...]]:
     words = text.split()
-    return {tuple(words[i : i + _RUN]) for i in range(len(words) - _RUN + 1)}
+    return {tuple(words[i : i + n]) for i in range(len(words) - n + 1)}
 
 
 def runs_kept(placed: Mapping[str, ts.Placement], texts: Mapping[str, str]) -> float:
     """The share of the drawn body's 8-word runs found in the extracted text."""
     wanted = {d: _runs(" ".join(p.body)) for d, p in placed.items()}
-    total = sum(map(len, wanted.values()))
-    kept = sum(len(w & _runs(texts.get(d, ""))) for d, w in wanted.items())
-    return kept / total if total else math.nan
+    return sum(len(w & _runs(texts[d])) for d, w in wanted.items()) / sum(map(len, wanted.values()))
 
 
-def rows_kept(docs: Sequence[Document], texts: Mapping[str, str]) -> tuple[int, int]:
-    """Table rows (header rows included) whose cells come out in order: (kept, rows)."""
-    rows = [(flat(texts.get(d.id, "")), cells) for d in docs for cells in ts.table_rows(d)]
-    return sum(flat(" ".join(c for c in cells if c)) in t for t, cells in rows), len(rows)
-
-
-def survival_table(
-    docs: Sequence[Document],
-    sets: Mapping[str, Typeset],
-    extracted: Extracted,
-    needles: Mapping[str, Sequence[str]],
-    remove_running: bool = False,
-    layouts: Sequence[str] | None = None,
-) -> pd.DataFrame:
-    """Per layout and reader: needles kept of ``n``, lost ones a page break cuts, 8-word runs."""
-    n = sum(map(len, needles.values()))
+def survival_table(docs, sets: Mapping[str, Typeset], extracted: Extracted, needles):
+    """Per layout and reader: needles kept of ``n``, lost ones a page break cuts, 8-word runs
+    kept; against the reader on :data:`BASE`, a sign test per needle (one question each), Holm
+    over the table."""
+    texts = {key: {d.id: d.text for d in extracted_docs(docs, by)} for key, by in extracted.items()}
+    kept = {key: kept_vector(needles, t) for key, t in texts.items()}
     rows = []
-    for (layout, reader), by_doc in extracted.items():
-        if layouts is None or layout in layouts:
-            texts = {d.id: d.text for d in extracted_docs(docs, by_doc, remove_running)}
-            kept = kept_vector(needles, texts)
-            spans = [sets[layout].placed[d].needles[x] for d, xs in needles.items() for x in xs]
-            cut = sum(len(p) > 1 for p, k in zip(spans, kept, strict=True) if not k)
-            runs = runs_kept(sets[layout].placed, texts)
-            rows.append([layout, reader, int(kept.sum()), n, cut, runs])
+    for (layout, reader), k in kept.items():
+        spans = [sets[layout].placed[d].needles[x] for d, xs in needles.items() for x in xs]
+        cut = sum(len(p) > 1 for p, hit in zip(spans, k, strict=True) if not hit)
+        r = paired(k, kept[BASE, reader])
+        runs = runs_kept(sets[layout].placed, texts[layout, reader])
+        rows.append([layout, reader, int(k.sum()), len(k), cut, runs, r.wins, r.losses, r.p])
     columns = ["layout", "reader", "needles kept", "n", "lost, cut by a page break"]
-    return pd.DataFrame(rows, columns=[*columns, "8-word runs kept"])
+    table = pd.DataFrame(rows, columns=[*columns, "8-word runs kept", "wins", "losses", "p"])
+    tested = table["layout"] != BASE
+    table.loc[tested, "p Holm"] = holm(table.loc[tested, "p"].tolist())
+    table.loc[tested, "finding"] = [
+        "no loss shown" if p >= ALPHA else "loses needles" if lost > won else "gains needles"
+        for won, lost, p in table.loc[tested, ["wins", "losses", "p Holm"]].itertuples(index=False)
+    ]
+    return table
 
 
 def best_and_worst(table: pd.DataFrame) -> dict[str, tuple[str, str]]:
     """Per layout, the reader keeping the most needles and the one keeping the fewest;
-    ties are broken by 8-word runs kept, then by the order of :data:`READERS`."""
-    out = {}
-    columns = ["needles kept", "8-word runs kept", "pos"]
+    ties are broken by 8-word runs kept, then by the order of :data:`~.pdfs.READERS`."""
+    out, columns = {}, ["needles kept", "8-word runs kept", "pos"]
     for layout, rows in table.groupby("layout", sort=False):
-        key = rows.assign(pos=[READERS.index(r) for r in rows["reader"]])
+        key = rows.assign(pos=[pdfs.READERS.index(r) for r in rows["reader"]])
         best = key.sort_values(columns, ascending=[False, False, True])["reader"].iloc[0]
         out[layout] = (best, key.sort_values(columns)["reader"].iloc[0])
     return out
 
 
 def rows_table(docs: Sequence[Document], extracted: Extracted) -> pd.DataFrame:
-    """Per reader of the tables layout: table rows ``kept`` of ``rows``, the ``tables``."""
-    tables = sum(len(ts.tables(doc)) for doc in docs)
-    rows = {
-        reader: (*rows_kept(docs, {d: canonical(t.pages) for d, t in by_doc.items()}), tables)
-        for (layout, reader), by_doc in extracted.items()
-        if layout == "tables"
-    }
-    frame = pd.DataFrame.from_dict(rows, orient="index", columns=["kept", "rows", "tables"])
-    return frame.rename_axis("reader")
+    """Per reader of the tables layout: rows whose cells come out in order, ``kept`` of ``rows``
+    (header rows included) with their Wilson 95 % interval, and the ``tables``."""
+    rows, out = [(d.id, cells) for d in docs for cells in ts.table_rows(d)], {}
+    for (layout, reader), by_doc in extracted.items():
+        if layout == "tables":
+            texts = {d: flat(pdfs.canonical(t.pages)) for d, t in by_doc.items()}
+            kept = sum(flat(" ".join(c for c in cells if c)) in texts[d] for d, cells in rows)
+            out[reader] = [kept, len(rows), *wilson(kept, len(rows))]
+    frame = pd.DataFrame.from_dict(out, "index", columns=["kept", "rows", "lo", "hi"])
+    return frame.assign(tables=sum(MarkdownDoc(d.text).tables for d in docs)).rename_axis("reader")
 
 
 def table_of_rows(docs: Sequence[Document]) -> tuple[str, tuple[str, ...]]:
     """The first document with a table, and that table's first data row."""
-    for doc in docs:
-        if len(rows := ts.table_rows(doc)) > 1:
-            return doc.id, rows[1]
-    raise ValueError("no document has a table")
+    return next((d.id, rows[1]) for d in docs if len(rows := ts.table_rows(d)) > 1)
 
 
 def needles_in_tables(docs: Sequence[Document], needles: Mapping[str, Sequence[str]]) -> int:
     """Needles that lie inside a Markdown table line of their document."""
-    lines = {d.id: ts.table_lines(d) for d in docs}
+    lines = {d.id: [ln.text for ln in MarkdownDoc(d.text).table_rows] for d in docs}
     return sum(any(n in ln for ln in lines[d]) for d, ns in needles.items() for n in ns)
 
 
-def layout_tests(
-    docs: Sequence[Document], extracted: Extracted, needles: Mapping[str, Sequence[str]]
-) -> pd.DataFrame:
-    """Each reader on each layout against itself on :data:`BASE`: a sign test per needle
-    (each needle is one question, so they are independent), Holm over the table."""
-
-    def vector(layout: str, reader: str) -> np.ndarray:
-        texts = {d.id: d.text for d in extracted_docs(docs, extracted[layout, reader])}
-        return kept_vector(needles, texts)
-
-    rows = []
-    for layout in dict.fromkeys(layout for layout, _ in extracted):
-        for reader in READERS:
-            if layout != BASE and (layout, reader) in extracted:
-                r = paired(vector(layout, reader), vector(BASE, reader))
-                rows.append([layout, reader, r.wins, r.losses, r.ties, r.p])
-    table = pd.DataFrame(rows, columns=["layout", "reader", "wins", "losses", "ties", "p"])
-    table["p Holm"] = holm(table["p"].tolist())
-    table["finding"] = [
-        "no loss shown" if p >= ALPHA else "loses needles" if lost > won else "gains needles"
-        for won, lost, p in zip(table["wins"], table["losses"], table["p Holm"], strict=True)
-    ]
-    return table.set_index(["layout", "reader"])
-
-
 def running_spans(placed: ts.Placement, text: str) -> list[tuple[int, int]]:
-    """Where the running lines still in ``text`` (:func:`canonical`) are: a page's first
-    drawn line and its last, found as whole lines of the page (whitespace normalised), the
-    top one first from the top, the bottom one first from the bottom. A line drawn twice on a
-    page (the first page's heading is the title too) counts only if the page still has it as
-    often as it was drawn."""
-    spans = []
-    at = 0
+    """Where the running lines still in ``text`` are: each page's first and last drawn line as
+    whole lines (whitespace normalised), from the top and from the bottom; a line drawn twice on
+    a page (the first heading is the title too) only if the page has it as often."""
+    spans, at = [], 0
     for drawn, page in zip(placed.pages, text.split(ex.PAGE_BREAK), strict=True):
         drawn_lines, lines = drawn.split("\n"), page.split("\n")
         offsets = list(accumulate((len(ln) + 1 for ln in lines[:-1]), initial=at))
@@ -187,119 +146,90 @@ def running_spans(placed: ts.Placement, text: str) -> list[tuple[int, int]]:
     return spans
 
 
+WASTE = ("chunks", "carrying one", "word-pieces wasted", "word-pieces embedded")
+
+
 def waste_row(chunks: Sequence[Chunk], spans: Mapping[str, Sequence[tuple[int, int]]]) -> dict:
     """Chunks overlapping a running line, and the word-pieces those lines take within the
-    encoder's window (a line past the window is never embedded, so it wastes nothing)."""
+    encoder's 256-word-piece window (a line past it is never embedded, so wastes nothing)."""
     texts, without = [], []
     for c in chunks:
-        inside = [(s, e) for s, e in spans.get(c.doc_id, ()) if s < c.end and c.start < e]
-        if inside:
+        if inside := [(s, e) for s, e in spans.get(c.doc_id, ()) if s < c.end and c.start < e]:
             text = c.text
             for s, e in inside:  # each line once, as it appears in the content
                 text = text.replace(c.content[max(s - c.start, 0) : e - c.start], "", 1)
             texts.append(c.text)
             without.append(text)
 
-    def embedded(texts: list[str]) -> np.ndarray:
-        return np.minimum(count_word_pieces(texts), _WINDOW) if texts else np.zeros(0, int)
+    def embedded(texts: list[str]) -> int:
+        return int(np.minimum(count_word_pieces(texts), 256).sum()) if texts else 0
 
-    pieces = int((embedded(texts) - embedded(without)).sum())
-    return {
-        "chunks": len(chunks),
-        "carrying running lines": len(texts),
-        "share of chunks": len(texts) / len(chunks),
-        "word-pieces wasted": pieces,
-        "share of embedded word-pieces": float(pieces / embedded([c.text for c in chunks]).sum()),
-    }
+    all_pieces, wasted = embedded([c.text for c in chunks]), embedded(texts) - embedded(without)
+    return dict(zip(WASTE, (len(chunks), len(texts), wasted, all_pieces), strict=True))
 
 
 def body_lines_removed(placed: Mapping[str, ts.Placement], by_doc: Mapping[str, ex.PdfText]) -> int:
     """Lines removal by repetition takes that are no page's first or last drawn line."""
     wrong = 0
     for doc, p in placed.items():
-        _, removed = ex.remove_repeated_lines([canonical([t]) for t in by_doc[doc].pages])
+        _, removed = ex.remove_repeated_lines([pdfs.canonical([t]) for t in by_doc[doc].pages])
         for number, drawn in enumerate(p.pages, start=1):
             lines, got = drawn.split("\n"), [flat(ln) for n, ln in removed if n == number]
             wrong += len(got) - sum(flat(r) in got for r in (lines[0], lines[-1]))
     return wrong
 
 
-def waste_table(
-    docs: Sequence[Document], sets: Mapping[str, Typeset], extracted: Extracted
-) -> pd.DataFrame:
-    """Per reader of the running-header layout: :func:`waste_row`, and after removal by
-    repetition the running lines left and body lines taken (NaN: ``rag-lab index``)."""
-    rows = []
-    placed = sets["running-header"].placed
+def running_tables(docs, sets: Mapping[str, Typeset], extracted: Extracted, needles):
+    """On the running-header layout, per reader: running lines in its text and their cost; per
+    library reader, removal by repetition: needles kept before it (lost at a page break) and
+    after, running lines it left, body lines it took."""
+    placed, cost, removal = sets["running-header"].placed, {}, {}
+    cut = [len(placed[d].needles[x]) > 1 for d, xs in needles.items() for x in xs]
     for (layout, reader), by_doc in extracted.items():
         if layout != "running-header":
             continue
         corpus = extracted_docs(docs, by_doc)
         spans = {d.id: running_spans(placed[d.id], d.text) for d in corpus}
-        left = taken = math.nan
-        if not pdfs.is_app(by_doc):
+        lines = {"running lines": sum(map(len, spans.values()))}
+        cost[reader] = lines | waste_row(chunk_corpus(corpus, STRATEGY), spans)
+        if by_doc[docs[0].id].extractor != "rag-lab":
+            before = kept_vector(needles, {d.id: d.text for d in corpus})
             removed = extracted_docs(docs, by_doc, remove_running=True)
-            left = sum(len(running_spans(placed[d.id], d.text)) for d in removed)
-            taken = body_lines_removed(placed, by_doc)
-        rows.append(
-            {
-                "reader": reader,
-                "running lines in the text": sum(map(len, spans.values())),
-                **waste_row(chunk_corpus(corpus, STRATEGY), spans),
-                "left after removal": left,
-                "body lines removed": taken,
-            }
-        )
-    return pd.DataFrame(rows).set_index("reader")
+            removal[reader] = [
+                int(before.sum()),
+                sum(c and not k for c, k in zip(cut, before, strict=True)),
+                int(kept_vector(needles, {d.id: d.text for d in removed}).sum()),
+                sum(len(running_spans(placed[d.id], d.text)) for d in removed),
+                body_lines_removed(placed, by_doc),
+            ]
+    columns = ["needles kept", "lost at a break", "after removal", "lines left", "body lines taken"]
+    removal = pd.DataFrame.from_dict(removal, "index", columns=columns).rename_axis("reader")
+    return pd.DataFrame.from_dict(cost, "index").rename_axis("reader"), removal
 
 
 # --- retrieval over the extracted text --------------------------------------------------------
 
-Corpora = dict[str, tuple[list[Document], list[Chunk]]]
-"""A corpus's name → its extracted documents and strategy E's chunks of them."""
 
-
-def corpora(
-    lab: Lab, extracted: Extracted, wanted: Sequence[tuple[str, str, bool]]
-) -> tuple[Corpora, dict[str, str]]:
-    """The corpora ``wanted`` (layout, reader, lines removed), and those left out as the same
-    text as an earlier one (name → that one)."""
-    out: Corpora = {}
-    same: dict[str, str] = {}
-    seen: dict[tuple[str, ...], str] = {}
+def corpora(lab: Lab, extracted: Extracted, wanted: Sequence[tuple[str, str, bool]]):
+    """The corpora ``wanted`` (layout, reader, lines removed): name → the documents and their
+    strategy E chunks; and those left out as the same text as an earlier one (name → it)."""
+    out: dict[str, tuple[list[Document], list[Chunk]]] = {}
+    same, seen = {}, {}
     for layout, reader, remove in dict.fromkeys(wanted):
         docs = extracted_docs(lab.docs, extracted[layout, reader], remove)
-        name = f"{layout} · {reader}" + (" · running lines removed" if remove else "")
-        key = tuple(d.text for d in docs)
-        if key in seen:
-            same[name] = seen[key]
+        name = f"{layout} · {reader}" + (" · lines removed" if remove else "")
+        if (first := seen.setdefault(tuple(d.text for d in docs), name)) != name:
+            same[name] = first
         else:
-            seen[key] = name
             out[name] = (docs, chunk_corpus(docs, STRATEGY))
     return out, same
 
 
-def destroyed_table(lab: Lab, measured: Corpora) -> pd.DataFrame:
-    """Per corpus, the clean one first: chunks, needles in the text, needles no chunk holds
-    whole (chunking can split one extraction kept: other paragraph breaks than the Markdown)."""
-    questions = lab.qset.questions
-    rows = {}
-    for name, (docs, chunks) in {CLEAN: (lab.docs, lab.chunks_by[STRATEGY]), **measured}.items():
-        texts = {d.id: flat(d.text) for d in docs}
-        held = relevant_chunks(chunks, questions, fold=flat)  # it reads only the needles
-        in_text = sum(flat(q.needle) in texts[q.doc] for q in questions)
-        rows[name] = [len(chunks), in_text, sum(not h for h in held)]
-    columns = ["chunks", "in the text", "destroyed"]
-    return pd.DataFrame.from_dict(rows, orient="index", columns=columns).rename_axis("corpus")
-
-
-def retrieval_systems(lab: Lab, measured: Corpora) -> dict[str, Ranks]:
-    """First-hit ranks of the queries under dense retrieval over the clean Markdown's chunks,
-    then each corpus's; needles looked for whitespace normalised (extraction rewraps lines)."""
-    # Shortest first: a batch is padded to its longest text (15 % faster here).
-    texts = sorted(dict.fromkeys(c.text for _, cs in measured.values() for c in cs), key=len)
-    with progress.context(f"{len(measured)} extracted corpora"):
-        lab.encoder.encode(texts)
+def retrieval_systems(lab: Lab, measured) -> dict[str, Ranks]:
+    """First-hit ranks of the queries, dense, over the clean Markdown's chunks then each
+    corpus's; needles found whitespace normalised (extraction rewraps lines)."""
+    texts = dict.fromkeys(c.text for _, cs in measured.values() for c in cs)
+    lab.encoder.encode(sorted(texts, key=len))  # a batch is padded to its longest text
     named = {CLEAN: lab.chunks_by[STRATEGY], **{n: cs for n, (_, cs) in measured.items()}}
     return {
         name: dense_ranks(ChunkIndex.build(cs, lab.encoder), lab.queries, lab.encoder, fold=flat)
@@ -307,92 +237,90 @@ def retrieval_systems(lab: Lab, measured: Corpora) -> dict[str, Ranks]:
     }
 
 
-def loss_table(systems: Mapping[str, Ranks], queries: Sequence[Query]) -> pd.DataFrame:
-    """Each corpus ``a`` against the clean one ``b``, one row per (corpus, k): the paired
-    family by question (Holm over the table), its finding as ``difference``, and the
-    difference in Recall@k with its 95 % interval (``a − b``, ``lo``, ``hi``)."""
-    pairs = [(name, CLEAN) for name in systems if name != CLEAN]
-    family = paired_table(systems, pairs, KS, [q.question.id for q in queries])
-    table = family.frame().rename(columns={"finding": "difference"})
-    table["a − b"] = [c.difference.estimate for c in family.comparisons]
-    table["lo"] = [c.difference.lo for c in family.comparisons]
-    table["hi"] = [c.difference.hi for c in family.comparisons]
-    return table
+def destroyed_table(lab: Lab, measured, systems: Mapping[str, Ranks]) -> pd.DataFrame:
+    """Per corpus, the clean one first: chunks, needles in the text, needles no chunk holds
+    whole (destroyed), dense Recall@k."""
+    questions, rows = lab.qset.questions, {}
+    for name, (docs, chunks) in {CLEAN: (lab.docs, lab.chunks_by[STRATEGY]), **measured}.items():
+        texts = {d.id: flat(d.text) for d in docs}
+        held = relevant_chunks(chunks, questions, fold=flat)  # it reads only the needles
+        rows[name] = [len(chunks), sum(flat(q.needle) in texts[q.doc] for q in questions)]
+        rows[name] += [sum(not h for h in held), *(recall_at(systems[name], k) for k in KS)]
+    columns = ["chunks", "in the text", "destroyed", *(f"R@{k}" for k in KS)]
+    return pd.DataFrame.from_dict(rows, orient="index", columns=columns).rename_axis("corpus")
+
+
+def mitigations(systems: Mapping[str, Ranks], pairs: Mapping[str, tuple[str, str]], ids):
+    """Per mitigation (name → its corpus without, with it) and k: Recall@k without and with it,
+    and the sign test by question of with over without."""
+    rows = []
+    for name, (without, with_it) in pairs.items():
+        for k in KS:
+            b, a = hits_at(systems[without], k), hits_at(systems[with_it], k)
+            rows.append([name, k, b.mean(), a.mean(), cluster_paired(a, b, ids)])
+    columns = ["mitigation", "k", "without", "with", "with over without, by question"]
+    return pd.DataFrame(rows, columns=columns)
 
 
 # --- scans and OCR ----------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class OcrRun:
-    pages: pd.DataFrame
-    """A row per page read: document, page, mean word confidence (NaN: no word)."""
-    needles: pd.DataFrame
-    """A row per needle: kept verbatim and with marks ignored, the lowest confidence of its
-    pages (NaN lowest of all), the text OCR read on them."""
-
-
-def ocr_run(scanned: Typeset, needles: Mapping[str, Sequence[str]]) -> OcrRun:
-    """OCR every page holding (part of) a needle, a stated sample, and check each needle."""
-    sample = {
-        d: sorted({n for ps in p.needles.values() for n in ps}) for d, p in scanned.placed.items()
-    }
-    page_rows, needle_rows = [], []
-    pages_read = progress.bar(sum(map(len, sample.values())), "OCR", "page")
-    for doc, numbers in ((d, ns) for d, ns in sample.items() if ns):
+def ocr_run(scanned: Typeset, needles: Mapping[str, Sequence[str]]):
+    """OCR of every page holding (part of) a needle, a stated sample: a row per page (its mean
+    word confidence, NaN without words), a row per needle (kept verbatim and with marks
+    ignored, the lowest confidence of its pages, the text OCR read on them)."""
+    pages, found = [], []
+    for doc, p in track(scanned.placed.items(), "OCR", "document"):
+        if not (numbers := sorted({n for ps in p.needles.values() for n in ps})):
+            continue
         read = dict(zip(numbers, pdfs.ocr_cached(scanned.files[doc], numbers), strict=True))
-        pages_read.update(len(numbers))
-        page_rows += [
-            {"document": doc, "page": n, "confidence": p.confidence} for n, p in read.items()
-        ]
+        pages += [[doc, n, r.confidence] for n, r in read.items()]
         for needle in needles.get(doc, ()):
-            pages = scanned.placed[doc].needles.get(needle, ())
-            text = "\n".join(read[n].text for n in pages)
-            confidence = [read[n].confidence for n in pages]
-            needle_rows.append(
-                {
-                    "document": doc,
-                    "needle": needle,
-                    "kept": flat(needle) in flat(text),
-                    "kept, marks ignored": folded(needle) in folded(text),
-                    "confidence": math.nan if any(map(math.isnan, confidence)) else min(confidence),
-                    "text": text,
-                }
+            text = "\n".join(read[n].text for n in p.needles[needle])
+            found.append(
+                [doc, needle, np.min([read[n].confidence for n in p.needles[needle]]), text]
             )
-    pages_read.close()
-    return OcrRun(pd.DataFrame(page_rows), pd.DataFrame(needle_rows))
+    found = pd.DataFrame(found, columns=["document", "needle", "confidence", "text"])
+    pairs = list(zip(found["needle"], found["text"], strict=True))
+    found.insert(2, "kept", [flat(n) in flat(t) for n, t in pairs])
+    found.insert(3, "kept, marks ignored", [pdfs.folded(n) in pdfs.folded(t) for n, t in pairs])
+    return pd.DataFrame(pages, columns=["document", "page", "confidence"]), found
 
 
-def ocr_threshold_table(run: OcrRun, thresholds: Sequence[float] = THRESHOLDS) -> pd.DataFrame:
-    """Per threshold, pages flagged as ``rag-lab index --ocr`` flags (under it, or no word),
-    needles kept on pages not flagged and flagged, Fisher's exact p of needles lost."""
-    from scipy.stats import fisher_exact
+def ocr_tables(scanned: Typeset, pages: pd.DataFrame, needles: pd.DataFrame):
+    """Pages and documents OCR read of all, their confidence (0–100); needles kept, verbatim
+    and with marks ignored, with Wilson 95 % intervals."""
+    c, n = pages["confidence"], len(needles)
+    read = [len(pages), sum(len(p.pages) for p in scanned.placed.values())]
+    read += [pages["document"].nunique(), len(scanned.files), c.mean(), c.min(), c.max()]
+    columns = ["pages read", "of", "documents read", "of all", "confidence", "lowest", "highest"]
+    kept = {
+        col: [k := int(needles[col].sum()), n, *wilson(k, n)]
+        for col in ("kept", "kept, marks ignored")
+    }
+    kept = pd.DataFrame.from_dict(kept, "index", columns=["needles", "of", "lo", "hi"])
+    return pd.DataFrame([read], ["Tesseract"], columns), kept
 
-    kept, pages, needles = run.needles["kept"], run.pages["confidence"], run.needles["confidence"]
-    rows = []
-    for t in thresholds:
-        low = needles.isna() | (needles < t)
+
+def ocr_threshold_table(pages: pd.DataFrame, needles: pd.DataFrame) -> pd.DataFrame:
+    """Per threshold, pages flagged as ``rag-lab index --ocr`` flags them (under it, or no
+    word), needles kept on pages not flagged and flagged, Fisher's exact p of needles lost."""
+    kept, rows = needles["kept"], {}
+    for t in THRESHOLDS:
+        low = ~(needles["confidence"] >= t)  # NaN: no word on a page
         counts = [[int((~kept[w]).sum()), int(kept[w].sum())] for w in (low, ~low)]
-        rows.append(
-            {
-                "flag pages under": t,
-                "pages flagged": int((pages.isna() | (pages < t)).sum()),
-                "pages": len(pages),
-                "kept, not flagged": counts[1][1],
-                "needles, not flagged": sum(counts[1]),
-                "kept, flagged": counts[0][1],
-                "needles, flagged": sum(counts[0]),
-                "p": float(fisher_exact(counts)[1]),
-            }
-        )
-    return pd.DataFrame(rows).set_index("flag pages under")
+        flagged = int((~(pages["confidence"] >= t)).sum())
+        rows[t] = [t == pdf_document.OCR_MIN_CONFIDENCE, flagged, counts[1][1], sum(counts[1])]
+        rows[t] += [counts[0][1], sum(counts[0]), float(fisher_exact(counts)[1])]
+    columns = ["default", "pages flagged", "kept unflagged", "of", "kept flagged", "of all", "p"]
+    return pd.DataFrame.from_dict(rows, "index", columns=columns).rename_axis("flag under")
 
 
 def text_characters(extracted: Extracted) -> pd.Series:
     """Per reader: characters other than whitespace."""
     chars = {
-        r: sum(len(flat(t.text).replace(" ", "")) for t in by_doc.values())
-        for (_, r), by_doc in extracted.items()
+        r: sum(len(flat(t.text).replace(" ", "")) for t in by.values())
+        for (_, r), by in extracted.items()
     }
     return pd.Series(chars, name="characters")
 

@@ -1,14 +1,10 @@
-"""The corpus typeset as PDFs, the readers, and the text they extract.
-
-What a reader extracts and what OCR reads is cached keyed by the PDF's bytes, the reader and
-its library's version, so a warm run extracts nothing.
-"""
+"""The corpus typeset as PDFs, the readers, and the text they extract: cached by the PDF's
+bytes, the reader and its library's version (OCR: Tesseract's), so a warm run extracts nothing."""
 
 from __future__ import annotations
 
 import hashlib
 import math
-import os
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
@@ -26,16 +22,12 @@ from rag_lab.sources.pdf import extract as ex
 from rag_lab.sources.pdf import typeset as ts
 from rag_lab.text import flat
 
-SCAN_LAYOUT = "one-column"
 SCAN_DPI = 150
 """Scans are grey at 150 dpi (an office scanner's draft setting); rendering finer adds no detail."""
-STRATEGY = "E"
-"""The chunking measured over extracted text: the app's (paragraphs, sentences, header)."""
-LIBRARY_READERS = tuple(f"{e} {m}" for e in ex.EXTRACTORS for m in ex.MODES[e])
 APP_READER = "rag-lab index"
 """:func:`rag_lab.sources.pdf.document.read_pdf` with its defaults: running lines removed."""
+LIBRARY_READERS = tuple(f"{e} {m}" for e in ex.EXTRACTORS for m in ex.MODES[e])
 READERS = (*LIBRARY_READERS, APP_READER)
-_MARKS = str.maketrans("", "", "`*'\"\u2018\u2019\u201c\u201d")
 
 Extracted = Mapping[tuple[str, str], Mapping[str, ex.PdfText]]
 """(layout, reader) → document id → the pages that reader extracted."""
@@ -58,27 +50,21 @@ def needles_by_doc(queries: Sequence[Query]) -> dict[str, list[str]]:
     return {d: list(ns) for d, ns in out.items()}
 
 
-def typeset_all(
-    docs: Sequence[Document],
-    needles: Mapping[str, Sequence[str]],
-    folder: str | os.PathLike,
-    layouts: Sequence[str] = ts.LAYOUTS,
-) -> dict[str, Typeset]:
-    """Every document in each of ``layouts`` under ``folder`` (one subfolder per layout)."""
+def typeset_all(docs: Sequence[Document], needles: Mapping[str, Sequence[str]], folder: Path):
+    """Every document in each layout, under ``folder/<layout>/``: layout → :class:`Typeset`."""
     out = {}
-    for layout in track(layouts, "typesetting", "layout"):
-        (Path(folder) / layout).mkdir(parents=True, exist_ok=True)
-        files = {doc.id: Path(folder) / layout / f"{doc.id}.pdf" for doc in docs}
+    for layout in track(ts.LAYOUTS, "typesetting", "layout"):
+        (folder / layout).mkdir(parents=True, exist_ok=True)
+        files = {doc.id: folder / layout / f"{doc.id}.pdf" for doc in docs}
         placed = {d.id: ts.typeset(d, layout, files[d.id], needles.get(d.id, ())) for d in docs}
         out[layout] = Typeset(layout, files, placed)
     return out
 
 
-def scan_all(sets: Typeset, folder: str | os.PathLike) -> Typeset:
+def scan_all(sets: Typeset, folder: Path) -> Typeset:
     """The layout's PDFs rendered to images: the same ground truth, no text layer."""
-    here = Path(folder) / f"scanned-{sets.layout}"
-    here.mkdir(parents=True, exist_ok=True)
-    files = {doc_id: here / f"{doc_id}.pdf" for doc_id in sets.files}
+    (folder / f"scanned-{sets.layout}").mkdir(parents=True, exist_ok=True)
+    files = {d: folder / f"scanned-{sets.layout}" / f"{d}.pdf" for d in sets.files}
     for doc_id, pdf in track(sets.files.items(), "scanning", "PDF"):
         ts.scan(pdf, files[doc_id], dpi=SCAN_DPI)
     return Typeset(f"scanned {sets.layout}", files, sets.placed)
@@ -103,42 +89,27 @@ def _sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def _extract_key(path: Path, reader: str) -> dict:
+def _key(path: Path, reader: str) -> dict:
     library = library_versions()["rag-lab" if reader == APP_READER else reader.split(" ")[0]]
     return {"pdf": _sha256(path), "reader": reader, "library": library}
 
 
-def _extract_pages(path: Path, reader: str) -> list[str]:
-    if reader == APP_READER:
-        return list(pdf_document.read_pdf(path).pages)
-    return list(ex.extract(path, *reader.split(" ")).pages)
-
-
 def extract_cached(path: Path, reader: str) -> ex.PdfText:
     """:func:`rag_lab.sources.pdf.extract.extract`, cached by the PDF's bytes and the reader."""
-    key = _extract_key(path, reader)
-    pages = _cache().get(key)
-    if pages is None:
-        pages = _extract_pages(path, reader)
-        _cache().save(key, pages)
     name = ("rag-lab", "index") if reader == APP_READER else reader.split(" ")
+    if (pages := _cache().get(key := _key(path, reader))) is None:
+        read = pdf_document.read_pdf(path) if reader == APP_READER else ex.extract(path, *name)
+        _cache().save(key, pages := list(read.pages))
     return ex.PdfText(*name, tuple(pages))
 
 
-def extract_all(
-    sets: Mapping[str, Typeset], readers: Sequence[str] = READERS, workers: int = 2
-) -> dict[tuple[str, str], dict[str, ex.PdfText]]:
+def extract_all(sets: Mapping[str, Typeset], readers: Sequence[str] = READERS) -> Extracted:
     """(layout, reader) → document id → pages; what the cache lacks extracted in parallel."""
     jobs = [(lay, r, d, f) for lay in sets for r in readers for d, f in sets[lay].files.items()]
-    missing = [(f, r) for _, r, _, f in jobs if _cache().get(_extract_key(f, r)) is None]
-    if missing:
-        files, names = zip(*missing, strict=True)
-        with ProcessPoolExecutor(workers, mp_context=get_context("spawn")) as pool:
-            done = pool.map(_extract_pages, files, names, chunksize=4)
-            for f, r, pages in zip(
-                files, names, track(done, "extracting", "PDF", total=len(missing)), strict=True
-            ):
-                _cache().save(_extract_key(f, r), pages)
+    if missing := [(f, r) for _, r, _, f in jobs if _cache().get(_key(f, r)) is None]:
+        with ProcessPoolExecutor(2, mp_context=get_context("spawn")) as pool:  # each caches
+            done = pool.map(extract_cached, *zip(*missing, strict=True), chunksize=4)
+            list(track(done, "extracting", "PDF", total=len(missing)))
     out: dict[tuple[str, str], dict[str, ex.PdfText]] = {}
     for layout, reader, doc, file in jobs:
         out.setdefault((layout, reader), {})[doc] = extract_cached(file, reader)
@@ -158,7 +129,7 @@ def ocr_cached(path: Path, pages: Sequence[int], dpi: int = SCAN_DPI) -> list[ex
 
 def folded(text: str) -> str:
     """:func:`flat` with quotes, backticks and asterisks left out: the marks OCR confuses."""
-    return flat(text.translate(_MARKS))
+    return flat(text.translate(str.maketrans("", "", "`*'\"\u2018\u2019\u201c\u201d")))
 
 
 def canonical(pages: Sequence[str]) -> str:
@@ -166,31 +137,24 @@ def canonical(pages: Sequence[str]) -> str:
     return pdf_document.PAGE_JOIN.join(p.replace("\r\n", "\n").replace("\r", "\n") for p in pages)
 
 
-def is_app(by_doc: Mapping[str, ex.PdfText]) -> bool:
-    """Whether these pages are ``rag-lab index``'s (which has removed running lines itself)."""
-    return next(iter(by_doc.values())).extractor == "rag-lab"
-
-
 def extracted_docs(
     docs: Sequence[Document], by_doc: Mapping[str, ex.PdfText], remove_running: bool = False
 ) -> list[Document]:
     """The corpus as a reader extracted it, plain text; with ``remove_running``, the lines
-    repeated at the page edges removed first."""
+    repeated at the page edges removed first (``rag-lab index`` has removed them itself)."""
     out = []
     for doc in docs:
         pages = [canonical([p]) for p in by_doc[doc.id].pages]
-        if remove_running and not is_app(by_doc):
+        if remove_running and by_doc[doc.id].extractor != "rag-lab":
             pages = ex.remove_repeated_lines(pages)[0]
         out.append(Document(doc.id, doc.title, canonical(pages), format="plain"))
     return out
 
 
-def excerpt(
-    by_doc: Mapping[str, ex.PdfText], doc: str, lines: int = 6, start: str | None = None
-) -> str:
-    """``lines`` non-blank lines of a document as a reader gave them, from its top or from
-    the first line holding ``start``; each cut to 100 characters."""
+def excerpt(by_doc: Mapping[str, ex.PdfText], doc: str, lines: int = 6, start: str = "") -> str:
+    """``lines`` non-blank lines of a document as a reader gave them, from the first line
+    holding ``start`` (the top by default); each cut to 100 characters."""
     text = canonical(by_doc[doc].pages).split("\n")
-    at = 0 if start is None else next(i for i, ln in enumerate(text) if start in ln)
+    at = next(i for i, ln in enumerate(text) if start in ln)
     shown = [ln.rstrip() for ln in text[at:] if ln.strip()][:lines]
     return "\n".join(ln if len(ln) <= 100 else ln[:99] + "…" for ln in shown)

@@ -165,37 +165,20 @@ def page_break_needle(placed: Placement, page: int = 1) -> str:
     return placed.body[page - 1].split("\n")[-1] + " " + placed.body[page].split("\n")[0]
 
 
-def table_lines(doc: Document) -> list[str]:
-    """The source lines of every Markdown table in ``doc``, as written (rule rows included;
-    a line in a code fence is code, not a table).
-
-    >>> table_lines(Document("t", "T", "| a | b |\\n|---|---|\\n\\n```\\n| x |\\n```\\n"))
-    ['| a | b |', '|---|---|']
-    """
-    return [line for block in _blocks(doc.text) if block.kind == "table" for line in block.lines]
-
-
-def tables(doc: Document) -> list[list[tuple[str, ...]]]:
-    """Every Markdown table in ``doc`` as its rows of cells (rule rows left out, the header
-    row kept), as the ``"tables"`` layout draws them.
-
-    >>> tables(Document("t", "T", "| a | b |\\n|---|---|\\n| 1 | 2 |\\n"))
-    [[('a', 'b'), ('1', '2')]]
-    """
-    return [
-        [tuple(_cells(row)) for row in block.lines if not _RULE_ROW.fullmatch(row)]
-        for block in _blocks(doc.text)
-        if block.kind == "table"
-    ]
-
-
 def table_rows(doc: Document) -> list[tuple[str, ...]]:
-    """The rows of all of :func:`tables`, one after the other.
+    """The rows of cells of every Markdown table in ``doc``, one table after the other (rule
+    rows left out, header rows kept), as the ``"tables"`` layout draws them.
 
     >>> table_rows(Document("t", "T", "| a | b |\\n|---|---|\\n| 1 | 2 |\\n"))
     [('a', 'b'), ('1', '2')]
     """
-    return [row for table in tables(doc) for row in table]
+    return [
+        tuple(_cells(row))
+        for block in _blocks(doc.text)
+        if block.kind == "table"
+        for row in block.lines
+        if not _RULE_ROW.fullmatch(row)
+    ]
 
 
 # --- the document as blocks --------------------------------------------------------------
