@@ -5,10 +5,10 @@ them is a number with no meaning, and a half-migrated index returns confident no
 So every document records the :class:`~rag_lab.app.store.Stamp` of its vectors, and
 :func:`retriever` refuses to search when any document's stamp differs from the stamp
 the query would be embedded with: it names the stale documents and says how to rebuild.
-The encoder (all-MiniLM-L6-v2 or paraphrase-MiniLM-L3-v2) and its backend (torch, ONNX fp32
-or int8: different fingerprints, so different stamps) are recorded in the index's ``meta``,
-so that a query is embedded by the encoder that built the index; one rule chooses them for
-every command (:func:`resolve_encoder`, :func:`resolve_backend`).
+The encoder (one of :data:`~rag_lab.models.encoder.ENCODERS`) and its backend (torch, ONNX
+fp32 or int8: different fingerprints, so different stamps) are recorded in the index's
+``meta``, so that a query is embedded by the encoder that built the index; one rule chooses
+them for every command (:func:`resolve_encoder`, :func:`resolve_backend`).
 
 Failed documents hold no vectors and never block a search; :func:`status` lists them with
 their reasons. Storage is behind :class:`~rag_lab.app.store.Store`.
@@ -22,7 +22,7 @@ import json
 import math
 import os
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -45,7 +45,7 @@ from rag_lab.chunking import OVERLAP, TARGET
 from rag_lab.citations import Hit, Paged
 from rag_lab.environ import lock_seconds
 from rag_lab.errors import BadInput, UnusableIndex
-from rag_lab.models.encoder import BACKENDS, DEFAULT_ENCODER, ENCODERS
+from rag_lab.models.encoder import BACKENDS, DEFAULT_ENCODER, ENCODERS, ONLY_BACKEND
 from rag_lab.models.encoder import DEFAULT_BACKEND as ENCODER_DEFAULT
 from rag_lab.models.minilm import Fingerprint
 from rag_lab.search import TextEncoder
@@ -70,8 +70,6 @@ BACKEND_KEY = "backend"
 """The ``meta`` key that records the backend the index's vectors were embedded with."""
 ENCODER_KEY = "encoder"
 """The ``meta`` key that records the encoder (one of :data:`ENCODERS`) of the index's vectors."""
-ONNX_ONLY = tuple(e for e in ENCODERS if e != DEFAULT_ENCODER)
-"""Encoders that ship as one ONNX graph: their one backend is ``onnx``."""
 PDF_OPTIONS_KEY = "pdf_options"
 """The ``meta`` key holding the :class:`~rag_lab.sources.folder.PdfOptions` of the last
 ``index`` run, as JSON, so that ``retry`` reads the failed PDFs as that run did."""
@@ -104,7 +102,8 @@ class StaleIndexError(UnusableIndex, RuntimeError):
 class UnknownBackend(UnusableIndex, RuntimeError):
     """The index records an encoder backend this version does not know."""
 
-    what, known = "encoder backend", BACKENDS
+    key, what, known = BACKEND_KEY, "encoder backend", BACKENDS
+    """The ``meta`` key, its words, and the values this version knows."""
 
     def __init__(self, backend: str, folder: str | None) -> None:
         super().__init__(
@@ -117,7 +116,7 @@ class UnknownBackend(UnusableIndex, RuntimeError):
 class UnknownEncoder(UnknownBackend):
     """The index records an encoder this version does not know (``backend`` holds it)."""
 
-    what, known = "encoder", ENCODERS
+    key, what, known = ENCODER_KEY, "encoder", ENCODERS
 
 
 class BackendMismatch(BadInput, ValueError):
@@ -140,12 +139,21 @@ class EncoderMismatch(BackendMismatch):
     option, what, kinds = "encoder", "encoder", "encoders"
 
 
-class OnnxOnly(BadInput, ValueError):
-    """A backend other than ``onnx`` for an encoder of :data:`ONNX_ONLY`."""
+class OneBackend(BadInput, ValueError):
+    """Another backend than the one an encoder of :data:`ONLY_BACKEND` runs on."""
+
+    why = "runs on sentence-transformers (torch) only"
 
     def __init__(self, encoder: str, backend: str) -> None:
-        super().__init__(f"{encoder} ships as one ONNX graph: its backend is onnx, not {backend}")
+        only = ONLY_BACKEND[encoder]
+        super().__init__(f"{encoder} {self.why}: its backend is {only}, not {backend}")
         self.encoder, self.backend = encoder, backend
+
+
+class OnnxOnly(OneBackend):
+    """Another backend than ``onnx`` for an encoder that ships as one ONNX graph."""
+
+    why = "ships as one ONNX graph"
 
 
 class DamagedMeta(UnusableIndex, ValueError):
@@ -179,13 +187,8 @@ def open_index(where: Location | str | None = None, *, readonly: bool = False) -
 
 def current_stamp(fingerprint: Fingerprint, pipeline_version: str = PIPELINE_VERSION) -> Stamp:
     """The stamp that vectors made now, by this model and pipeline, carry."""
-    return Stamp(
-        model_name=fingerprint.name,
-        model_key=fingerprint.key,
-        dimensions=fingerprint.dimensions,
-        pipeline_version=pipeline_version,
-        reader_version=READER_VERSION,
-    )
+    fp = fingerprint
+    return Stamp(fp.name, fp.key, fp.dimensions, pipeline_version, READER_VERSION)
 
 
 def is_stale(record: DocumentRecord, current: Stamp) -> bool:
@@ -320,87 +323,78 @@ def recorded_pdf_options(store: Store) -> PdfOptions:
 
 
 def recorded_backend(store: Store) -> str | None:
-    """The encoder backend the index was built with; None for an index with no vectors yet.
+    """The encoder backend the index was built with (None: no vectors yet); for an index from
+    before backends were recorded, the one its stamps carry (:func:`stamped_backend`)."""
+    return _recorded(store, UnknownBackend, stamped_backend)
 
-    An index written before backends were recorded has the one its stamps carry
-    (:func:`stamped_backend`). Raises :class:`UnknownBackend` for one this version does not know.
-    """
-    held = store.meta(BACKEND_KEY)
+
+def recorded_encoder(store: Store) -> str | None:
+    """The encoder the index was built with (None: no vectors yet); for an index from before
+    encoders were recorded, all-MiniLM-L6-v2 (the only one then)."""
+    return _recorded(store, UnknownEncoder, lambda _: DEFAULT_ENCODER)
+
+
+def _recorded(
+    store: Store, unknown: type[UnknownBackend], legacy: Callable[[set[str]], str]
+) -> str | None:
+    """``meta[unknown.key]``, one of ``unknown.known`` (else raises ``unknown``); when the index
+    records none, ``legacy`` of its stamps' model keys (None if it has no stamp)."""
+    held = store.meta(unknown.key)
     if held is None:
         keys = {r.stamp.model_key for r in store.documents() if r.stamp is not None}
-        return stamped_backend(keys) if keys else None
-    if held not in BACKENDS:
-        raise UnknownBackend(held, store.meta("folder"))
+        return legacy(keys) if keys else None
+    if held not in unknown.known:
+        raise unknown(held, store.meta("folder"))
     return held
 
 
 def resolve_backend(requested: str | None, store: Store | None, *, rebuild: bool = False) -> str:
-    """The encoder backend of a run on ``store``: one rule for every command.
+    """The encoder backend of a run on ``store``, by one rule for every command: ``requested``
+    (``--backend``), else the index's (:func:`recorded_backend`), else :data:`DEFAULT_BACKEND`.
 
-    ``requested`` (``--backend``) when given, else the one the index was built with
-    (:func:`recorded_backend`), else :data:`DEFAULT_BACKEND` (no index, or no vectors yet).
-    A requested backend that differs from the index's raises :class:`BackendMismatch`: what
-    it embeds would not be comparable with the vectors held. ``rebuild`` re-embeds every
-    document, so it takes the requested backend whatever the index held, even one this
-    version does not know (else :class:`UnknownBackend`).
+    One that differs from the index's raises :class:`BackendMismatch` (what it embeds would not
+    be comparable with the vectors held), and one the index records that this version does not
+    know, :class:`UnknownBackend`; unless ``rebuild``, which re-embeds every document.
     """
-    try:
-        held = recorded_backend(store) if store is not None else None
-    except UnknownBackend:
-        if not rebuild:
-            raise
-        held = None
-    if requested is not None and held is not None and requested != held and not rebuild:
-        raise BackendMismatch(held, requested, store.meta("folder"))
-    return requested or held or DEFAULT_BACKEND
-
-
-def recorded_encoder(store: Store) -> str | None:
-    """The encoder the index was built with; None for an index with no vectors yet.
-
-    An index written before encoders were recorded holds all-MiniLM-L6-v2's vectors (the
-    only encoder then), if it holds any. Raises :class:`UnknownEncoder` for one this
-    version does not know.
-    """
-    held = store.meta(ENCODER_KEY)
-    if held is None:
-        stamped = any(r.stamp is not None for r in store.documents())
-        return DEFAULT_ENCODER if stamped else None
-    if held not in ENCODERS:
-        raise UnknownEncoder(held, store.meta("folder"))
-    return held
+    return _chosen(requested, store, rebuild, recorded_backend, BackendMismatch) or DEFAULT_BACKEND
 
 
 def resolve_encoder(
-    requested: str | None,
-    backend: str | None,
-    store: Store | None,
-    *,
-    rebuild: bool = False,
+    requested: str | None, backend: str | None, store: Store | None, *, rebuild: bool = False
 ) -> tuple[str, str]:
-    """The encoder and its backend of a run on ``store``: one rule for every command.
+    """The encoder and its backend of a run on ``store``: the encoder by
+    :func:`resolve_backend`'s rule (``requested``, else :func:`recorded_encoder`, else
+    :data:`DEFAULT_ENCODER`; :class:`EncoderMismatch`, :class:`UnknownEncoder`); its backend
+    the one an encoder of :data:`ONLY_BACKEND` runs on (another ``backend`` raises
+    :class:`OneBackend`), else :func:`resolve_backend`'s."""
+    chosen = _chosen(requested, store, rebuild, recorded_encoder, EncoderMismatch)
+    encoder = chosen or DEFAULT_ENCODER
+    only = ONLY_BACKEND.get(encoder)
+    if only is None:
+        return encoder, resolve_backend(backend, store, rebuild=rebuild)
+    if backend not in (None, only):
+        raise (OnnxOnly if only == "onnx" else OneBackend)(encoder, backend)
+    return encoder, only
 
-    The encoder is ``requested`` (``--encoder``) when given, else the one the index was built
-    with (:func:`recorded_encoder`), else :data:`DEFAULT_ENCODER`; one that differs from the
-    index's raises :class:`EncoderMismatch`, unless ``rebuild`` (which re-embeds every
-    document, and replaces an encoder this version does not know, else
-    :class:`UnknownEncoder`). Its backend is ``onnx`` for an encoder of :data:`ONNX_ONLY`
-    (another ``backend`` raises :class:`OnnxOnly`), else :func:`resolve_backend`'s.
-    """
+
+def _chosen(
+    requested: str | None,
+    store: Store | None,
+    rebuild: bool,
+    recorded: Callable[[Store], str | None],
+    mismatch: type[BackendMismatch],
+) -> str | None:
+    """``requested``, else what ``store`` records (``recorded``), else None; see
+    :func:`resolve_backend` for what raises, and what ``rebuild`` allows."""
     try:
-        held = recorded_encoder(store) if store is not None else None
-    except UnknownEncoder:
+        held = recorded(store) if store is not None else None
+    except UnknownBackend:  # and UnknownEncoder
         if not rebuild:
             raise
         held = None
     if requested is not None and held is not None and requested != held and not rebuild:
-        raise EncoderMismatch(held, requested, store.meta("folder"))
-    encoder = requested or held or DEFAULT_ENCODER
-    if encoder in ONNX_ONLY:
-        if backend not in (None, "onnx"):
-            raise OnnxOnly(encoder, backend)
-        return encoder, "onnx"
-    return encoder, resolve_backend(backend, store, rebuild=rebuild)
+        raise mismatch(held, requested, store.meta("folder"))
+    return requested or held
 
 
 def stamped_backend(keys: set[str]) -> str:
