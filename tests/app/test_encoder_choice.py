@@ -3,7 +3,8 @@ and ``evaluate --index`` use) and of a corpus evaluation (``evaluate --encoder``
 
 The rule and the refusals run with the hashing stand-in (tests/fakes.py); the tests marked
 ``model`` index, ask and evaluate with paraphrase-MiniLM-L3-v2 itself (the ``paraphrase``
-extra) on a corpus of three files.
+extra) on a corpus of three files. all-mpnet-base-v2, which CI does not have, is refused
+with what to run when it is absent (tests/models/test_mpnet.py loads it when present).
 """
 
 from __future__ import annotations
@@ -20,12 +21,13 @@ from fakes import GOOD, HashEncoder, cli_runner, write
 from rag_lab.app import commands, exits, index
 from rag_lab.app.index import (
     EncoderMismatch,
+    OneBackend,
     OnnxOnly,
     UnknownEncoder,
     resolve_encoder,
 )
 from rag_lab.app.store import SQLiteStore, Stamp
-from rag_lab.models import paraphrase_minilm
+from rag_lab.models import mpnet, paraphrase_minilm
 from rag_lab.models.encoder import DEFAULT_ENCODER, Encoder
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "evaluation"))
@@ -33,6 +35,7 @@ from test_report import QUESTIONS, tiny_corpus
 
 L3 = "paraphrase-MiniLM-L3-v2"
 L6 = DEFAULT_ENCODER
+MPNET = "all-mpnet-base-v2"
 
 
 def meta(path: Path, key: str) -> str | None:
@@ -88,6 +91,13 @@ RULE = [
     (L6, None, L3, True, (L6, "onnx")),  # ... and keeps the index's backend if it can
     (None, None, "bert-base", False, UnknownEncoder),
     (None, None, "bert-base", True, (L6, "torch")),  # a rebuild replaces an unknown one
+    (MPNET, None, NO_INDEX, False, (MPNET, "torch")),  # torch only: torch without --backend
+    (MPNET, "onnx", NO_INDEX, False, OneBackend),
+    (None, "onnx-int8", MPNET, False, OneBackend),
+    (None, None, MPNET, False, (MPNET, "torch")),
+    (L3, None, MPNET, False, EncoderMismatch),
+    (L3, None, MPNET, True, (L3, "onnx")),
+    (MPNET, None, L3, True, (MPNET, "torch")),
 ]
 
 
@@ -96,8 +106,10 @@ RULE = [
 )
 def test_one_encoder_rule(encoder, backend, held, rebuild, expected):
     if isinstance(expected, type):
-        with pytest.raises(expected):
+        with pytest.raises(expected) as caught:
             resolve_encoder(encoder, backend, held, rebuild=rebuild)
+        if expected is OneBackend:  # the ONNX-only one has its own class, for its advice
+            assert type(caught.value) is (OnnxOnly if L3 in (encoder, held) else OneBackend)
     else:
         assert resolve_encoder(encoder, backend, held, rebuild=rebuild) == expected
 
@@ -173,6 +185,33 @@ def test_a_rebuild_changes_the_encoder_and_ask_then_uses_it(run, docs, tmp_path)
     assert stamped_models(path) == {f"test/{L3}"}
     status, out, _ = run("ask", "gradients flow backwards", "--cutoff", "0.9", "--json")
     assert status == exits.OK and json.loads(out)["answered"] is True
+
+
+def test_the_one_backend_refusal_names_the_encoder_its_backend_and_the_one_asked(tmp_path):
+    for encoder, asked, only in ((L3, "torch", "onnx"), (MPNET, "onnx-int8", "torch")):
+        with pytest.raises(OneBackend) as caught:
+            resolve_encoder(encoder, asked, None)
+        err = caught.value
+        assert (err.encoder, err.backend) == (encoder, asked)
+        assert f"its backend is {only}, not {asked}" in str(err) and "--" not in str(err)
+
+
+def test_an_absent_mpnet_is_refused_with_the_command_that_gets_it(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("RAG_LAB_CACHE", str(tmp_path / "cache"))  # where install() puts it
+    monkeypatch.delenv(mpnet.ENV_VAR, raising=False)
+    docs = write(tmp_path / "docs", GOOD)
+    run = cli_runner(Encoder, tmp_path, monkeypatch, capsys)
+    status, out, err = run("index", docs, "--encoder", MPNET)
+    assert (status, out) == (exits.ERROR, "")
+    assert mpnet.INSTALL in err and mpnet.ENV_VAR in err and "Traceback" not in err
+    assert not (tmp_path / "index.sqlite").exists()
+    monkeypatch.setenv(mpnet.ENV_VAR, str(tmp_path / "nowhere"))
+    questions = tmp_path / "questions.yaml"
+    questions.write_text(QUESTIONS)
+    evaluate = ["--corpus", tiny_corpus(tmp_path / "corpus"), "--questions", questions]
+    status, _, err = run("evaluate", *evaluate, "--out", tmp_path / "out", "--encoder", MPNET)
+    assert status == exits.ERROR and not (tmp_path / "out").exists()
+    assert f"${mpnet.ENV_VAR}={tmp_path / 'nowhere'}" in err and mpnet.INSTALL in err
 
 
 def test_a_missing_extra_is_a_usage_error_naming_it(run, docs, tmp_path, monkeypatch):

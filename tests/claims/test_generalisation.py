@@ -12,9 +12,9 @@ from rag_lab.claims import claim, generalisation_plan
 from rag_lab.claims.judge import DECIDED, Generalisation, Generality, generalisation
 from rag_lab.claims.verdicts import Verdict
 from rag_lab.evaluation.ledger import REFERENCE_ENCODER, Ledger, count_entry
-from rag_lab.models.encoder import DEFAULT_ENCODER, ENCODERS
+from rag_lab.models.encoder import DEFAULT_ENCODER, PACKAGED
 
-L6, L3 = ENCODERS
+L6, L3 = PACKAGED
 R, C, X, U = (Verdict.REPRODUCES, Verdict.CONTRADICTED, Verdict.EXCLUDES_CHAPTER_EFFECT,
               Verdict.INCONCLUSIVE)  # fmt: skip
 
@@ -72,5 +72,5 @@ def test_an_entry_written_before_the_field_reads_as_the_reference_encoder(tmp_pa
 
 def test_every_claim_of_the_plan_is_declared_and_the_encoders_are_the_lab_s():
     plan = generalisation_plan()
-    assert tuple(plan["encoders"]) == ENCODERS
+    assert tuple(plan["encoders"]) == PACKAGED
     assert all(claim(c) for ids in plan["claims"].values() for c in ids)
