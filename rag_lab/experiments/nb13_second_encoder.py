@@ -94,8 +94,7 @@ def d2l_entries(lab: Lab, refused: Mapping[str, int] | None = None) -> tuple[lis
 
 
 def _bluffs(gated: refusal.Refusal, claim: str, cutoff: float) -> Entry:
-    """The chapter's bluff rate ``claim`` judged at the encoder's own ``cutoff`` (named in
-    the metric)."""
+    """The bluff rate ``claim`` judged at the encoder's own ``cutoff`` (named in the metric)."""
     bluffs, n = int(gated.at(cutoff)["bluffs"]), gated.negatives
     here = f"{bluffs} of {n} at {cutoff:.3f}"
     at = {"notebook": NOTEBOOK, "benchmark": "d2l", "method": "wilson", "here": here}
@@ -185,14 +184,12 @@ def claims_table(entries: Sequence[Entry], benchmark: str) -> Table:
 
 def tally(entries: Sequence[Entry]) -> pd.DataFrame:
     """Outcomes of the generalisation rule counted per benchmark."""
-    outcomes = [
-        (b, generalisation({n: by[n].verdict for n in ENCODERS}).kind.value)
-        for (b, _), by in _by_claim(entries).items()
-    ]
-    return pd.crosstab(
-        pd.Series([o for _, o in outcomes], name="across encoders"),
-        pd.Series([b for b, _ in outcomes], name="benchmark"),
-    )
+    rows = pd.DataFrame(
+        [(b, generalisation({n: by[n].verdict for n in ENCODERS}).kind.value)
+         for (b, _), by in _by_claim(entries).items()],
+        columns=["benchmark", "across encoders"],
+    )  # fmt: skip
+    return pd.crosstab(rows["across encoders"], rows["benchmark"])
 
 
 def forest_figure(entries: Sequence[Entry]):
