@@ -283,7 +283,7 @@ class Generality(enum.Enum):
     """Whether a claim's verdict on one benchmark belongs to the recipe or to one encoder."""
 
     GENERALISES = "generalises"
-    MODEL_SPECIFIC = "model_specific"
+    MODEL_SPECIFIC = "model-specific"
     NEITHER = "neither"
 
 

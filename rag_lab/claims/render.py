@@ -175,14 +175,12 @@ def view(entries: Sequence[Entry]) -> pd.DataFrame:
 
 
 def generalisation_text(g: Generalisation) -> str:
-    """The generalisation rule's outcome (:func:`rag_lab.claims.judge.generalisation`):
-    ``generalises (reproduces under every encoder)``, ``model-specific: reproduces under
-    paraphrase-MiniLM-L3-v2 only``, ``neither``."""
-    if g.kind is Generality.GENERALISES and g.verdict is not None:
-        return f"generalises ({g.verdict.label} under every encoder)"
+    """The generalisation rule's outcome (:func:`rag_lab.claims.judge.generalisation`), short
+    enough for a table column: ``generalises``, ``specific to L3`` (the encoder as keyed),
+    ``neither``."""
     if g.kind is Generality.MODEL_SPECIFIC:
-        return f"model-specific: reproduces under {g.encoder} only"
-    return "neither"
+        return f"specific to {g.encoder}"
+    return g.kind.value
 
 
 def _capital(text: str) -> str:

@@ -13,12 +13,12 @@ from importlib import metadata
 import pandas as pd
 
 from rag_lab.claims import Direction, generalisation_plan, render
-from rag_lab.claims.judge import DECIDED, generalisation
-from rag_lab.claims.verdicts import Verdict
+from rag_lab.claims.judge import generalisation
 from rag_lab.evaluation import (
     chapter,
     chunking,
     hypotheses,
+    identifiers,
     overlap,
     plots,
     refusal,
@@ -27,6 +27,7 @@ from rag_lab.evaluation import (
 )
 from rag_lab.evaluation.lab import Lab
 from rag_lab.evaluation.ledger import Entry, value_entry
+from rag_lab.experiments import probes
 from rag_lab.experiments.present import Table
 from rag_lab.models import minilm, paraphrase_minilm
 from rag_lab.models.encoder import Encoder
@@ -52,17 +53,29 @@ def matched_cutoff(gated: refusal.Refusal, refused: int) -> float:
     return float(swept.loc[swept["refused"] <= refused, "cutoff"].min())
 
 
-def d2l_entries(lab: Lab, refused: int | None = None) -> tuple[list[Entry], int]:
-    """The d2l claims of the plan under ``lab``'s encoder, and the answerable queries its gate
-    refuses at the cutoff its bluffs were counted at: the chapter's for the reference encoder
-    (``refused`` None); for another, :func:`matched_cutoff` at the reference's ``refused``."""
+CUTOFFS = {"bluffs@0.675": chapter.CUTOFF, "bluffs@0.525": chapter.STRICT_CUTOFF}
+"""The ledger's bluff counts, each at the chapter's cutoff under the reference encoder."""
+
+
+def d2l_entries(lab: Lab, refused: Mapping[str, int] | None = None) -> tuple[list[Entry], dict]:
+    """The d2l and identifier-probe claims of the plan under ``lab``'s encoder, and per bluff
+    claim the answerable queries its gate refuses at the cutoff it was counted at: the
+    chapter's for the reference encoder (``refused`` None); for another,
+    :func:`matched_cutoff` at the reference's ``refused`` of that claim."""
     measured = chunking.measure(
         lab.chunks_by, lab.qset.questions, lab.encoder.fingerprint.max_seq_length
     )
     dense = retrieval.strategies(lab, measured.destroyed)
     systems = retrieval.systems(lab, STRATEGY)
     gated = refusal.refusal(lab, STRATEGY)
-    cutoff = chapter.CUTOFF if refused is None else matched_cutoff(gated, refused)
+    cutoffs = {
+        claim: cut if refused is None else matched_cutoff(gated, refused[claim])
+        for claim, cut in CUTOFFS.items()
+    }
+    probe_set = probes.load(lab.docs)
+    probe_ranks = probes.identifier_ranks(lab, probe_set, STRATEGY)
+    queries = probe_set.queries()
+    clusters = [q.question.id for q in queries]
     at = (NOTEBOOK, "d2l")
     part = [
         *hypotheses.chunking_entries(measured, *at),
@@ -72,40 +85,53 @@ def d2l_entries(lab: Lab, refused: int | None = None) -> tuple[list[Entry], int]
         *overlap.pull_entries([overlap.pull(lab, "B")], *at),
         *hypotheses.system_entries(systems, *at),
         *hypotheses.refusal_entries(gated, *at),
+        *(_bluffs(gated, claim, cut) for claim, cut in cutoffs.items()),  # over the chapter's
+        *probes.entries(probe_ranks, queries),
+        *identifiers.entries(probe_ranks, clusters, systems.ranks, lab.clusters),
     ]
-    part = [e for e in part if e.claim != "bluffs@0.675"] + [_bluffs(gated, cutoff)]
-    return _planned(part, "d2l", lab.encoder.name), int(gated.at(cutoff)["refused"])
+    counted = {claim: int(gated.at(cut)["refused"]) for claim, cut in cutoffs.items()}
+    return _planned(part, ("d2l", "d2l probes"), lab.encoder.name), counted
 
 
-def _bluffs(gated: refusal.Refusal, cutoff: float) -> Entry:
-    """The chapter's bluff rate judged at the encoder's own ``cutoff`` (named in the metric)."""
+def _bluffs(gated: refusal.Refusal, claim: str, cutoff: float) -> Entry:
+    """The bluff rate ``claim`` judged at the encoder's own ``cutoff`` (named in the metric)."""
     bluffs, n = int(gated.at(cutoff)["bluffs"]), gated.negatives
     here = f"{bluffs} of {n} at {cutoff:.3f}"
     at = {"notebook": NOTEBOOK, "benchmark": "d2l", "method": "wilson", "here": here}
-    rate = value_entry("bluffs@0.675", **at, estimate=bluffs / n, interval=wilson(bluffs, n))
+    rate = value_entry(claim, **at, estimate=bluffs / n, interval=wilson(bluffs, n))
     return dataclasses.replace(rate, metric=f"bluff rate at {cutoff:.3f}")
 
 
 def chroma_entries(encoder: Encoder, path: str | os.PathLike | None = None) -> list[Entry]:
     """The Chroma claims of the plan under ``encoder``, as notebook 10 measures them (its six
-    chunkings; the size sweep is left out)."""
+    chunkings; the size sweep is left out), and the word-piece claims at the encoder's window."""
     bench = spans.bench_of(*load_chroma(path), encoder, sweep=False)
     theirs = spans.measure(bench)
+    pieces = chunking.word_pieces(bench.chunks_by, encoder.fingerprint.max_seq_length)
+    lost = chunking.Destroyed(dict(theirs.lost), theirs.questions)
     at = (NOTEBOOK, "chroma")
     part = [
+        *hypotheses.chunking_entries(
+            chunking.Chunking(chunking.sizes(bench.chunks_by), lost, pieces), *at
+        ),
         *hypotheses.strategy_entries(
             theirs.strategies, *at, sections=theirs.sections, destroyed=theirs.lost
         ),
         *hypotheses.system_entries(theirs.systems, *at),
         *overlap.pull_entries([overlap.pull(bench, "B")], *at),
     ]
-    return _planned(part, "chroma", encoder.name)
+    return _planned(part, ("chroma",), encoder.name)
 
 
-def _planned(part: Sequence[Entry], benchmark: str, encoder: str) -> list[Entry]:
-    """The entries of the plan's claims on ``benchmark``, in its order, stamped ``encoder``."""
-    by_id = {e.claim: e for e in part}
-    return [dataclasses.replace(by_id[c], encoder=encoder) for c in PLAN["claims"][benchmark]]
+def _planned(part: Sequence[Entry], benchmarks: Sequence[str], encoder: str) -> list[Entry]:
+    """The entries of the plan's claims on ``benchmarks``, in its order, stamped notebook 13
+    and ``encoder`` (the last entry of a claim wins)."""
+    by_id = {(e.benchmark, e.claim): e for e in part}
+    return [
+        dataclasses.replace(by_id[b, c], notebook=NOTEBOOK, encoder=encoder)
+        for b in benchmarks
+        for c in PLAN["claims"][b]
+    ]
 
 
 def _by_claim(entries: Sequence[Entry]) -> dict[tuple[str, str], dict[str, Entry]]:
@@ -120,17 +146,16 @@ def generalisation_table(entries: Sequence[Entry]) -> Table:
     """Per claim and benchmark: each encoder's verdict and what the rule makes of them."""
     rows = []
     for (benchmark, claim_id), by_encoder in _by_claim(entries).items():
-        verdicts = {name: by_encoder[name].verdict for name in ENCODERS}
+        verdicts = {short(name): by_encoder[name].verdict for name in ENCODERS}
         rows.append(
             {"claim": claim_id, "benchmark": benchmark}
-            | {short(name): v.short for name, v in verdicts.items()}
+            | {name: v.short for name, v in verdicts.items()}
             | {"across encoders": render.generalisation_text(generalisation(verdicts))}
         )
     return Table(
         pd.DataFrame(rows).set_index("claim"),
         caption="Each claim's verdict under each encoder, by the ledger's rule, and the "
         "generalisation rule's reading of the two",
-        shorten={"across encoders": 26},
     )
 
 
@@ -157,36 +182,14 @@ def claims_table(entries: Sequence[Entry], benchmark: str) -> Table:
     )
 
 
-def reading(entries: Sequence[Entry], encoder: str) -> str:
-    """Every claim measured under ``encoder``, one bullet each with its benchmark."""
-    return "\n".join(render.entry_line(e, True) for e in entries if e.encoder == encoder)
-
-
 def tally(entries: Sequence[Entry]) -> pd.DataFrame:
     """Outcomes of the generalisation rule counted per benchmark."""
-    outcomes = [
-        (b, generalisation({n: by[n].verdict for n in ENCODERS}).kind.value.replace("_", "-"))
-        for (b, _), by in _by_claim(entries).items()
-    ]
-    return pd.crosstab(
-        pd.Series([o for _, o in outcomes], name="across encoders"),
-        pd.Series([b for b, _ in outcomes], name="benchmark"),
-    )
-
-
-def rule() -> str:
-    """The generalisation rule in words, its decided verdicts read from the rule's constant."""
-    decided = ", ".join(f"**{v.label}**" for v in DECIDED)
-    untested = ", ".join(v.label for v in Verdict if not v.tested)
-    return "\n".join(
-        [
-            f"- **generalises**: the same verdict under every encoder, and one of {decided};",
-            "- **model-specific**: reproduces under exactly one encoder (named), and every "
-            "other encoder's verdict was reached by a test;",
-            f"- **neither**: anything else: inconclusive under each, different verdicts none of "
-            f"which reproduces alone, or a verdict no test reached ({untested}).",
-        ]
-    )
+    rows = pd.DataFrame(
+        [(b, generalisation({n: by[n].verdict for n in ENCODERS}).kind.value)
+         for (b, _), by in _by_claim(entries).items()],
+        columns=["benchmark", "across encoders"],
+    )  # fmt: skip
+    return pd.crosstab(rows["across encoders"], rows["benchmark"])
 
 
 def forest_figure(entries: Sequence[Entry]):

@@ -11,10 +11,12 @@ from types import SimpleNamespace
 
 import pandas as pd
 
+from rag_lab import paths
 from rag_lab.claims.verdicts import Verdict
 from rag_lab.evaluation.ledger import Direction, Entry, Ledger, count_entry
 from rag_lab.experiments import findings
 from rag_lab.experiments import nb13_second_encoder as nb13
+from rag_lab.stats import wilson
 
 L6, L3 = nb13.ENCODERS
 
@@ -43,18 +45,36 @@ def test_the_matched_cutoff_is_the_smallest_refusing_no_more_than_the_reference(
     assert nb13.matched_cutoff(gated, 0) == 0.7
 
 
-def test_the_plan_keeps_its_order_and_stamps_the_encoder():
-    base = count_entry("header-window", notebook="13", benchmark="d2l", holds=True, here="")
-    made = [replace(base, claim=c) for c in reversed(nb13.PLAN["claims"]["d2l"])]
-    planned = nb13._planned(made, "d2l", L3)
-    assert [e.claim for e in planned] == nb13.PLAN["claims"]["d2l"]
-    assert {e.encoder for e in planned} == {L3}
+def test_the_plan_keeps_its_order_and_stamps_notebook_and_encoder():
+    base = count_entry("header-window", notebook="04", benchmark="d2l", holds=True, here="")
+    plan = nb13.PLAN["claims"]
+    made = [replace(base, claim=c, benchmark=b) for b in plan for c in reversed(plan[b])]
+    planned = nb13._planned(made, ("d2l", "d2l probes"), L3)
+    assert [e.claim for e in planned] == plan["d2l"] + plan["d2l probes"]
+    assert {(e.notebook, e.encoder) for e in planned} == {("13", L3)}
+
+
+def test_the_plan_carries_the_window_claims_on_both_benchmarks_and_both_cutoffs():
+    plan = nb13.PLAN["claims"]
+    for claim in ("header-share", "header-window", "overlap-window"):
+        assert claim in plan["d2l"] and claim in plan["chroma"]
+    assert set(nb13.CUTOFFS) <= set(plan["d2l"]) and "refused@0.525" not in plan["d2l"]
+    assert len(plan["d2l probes"]) == 7
+
+
+def test_bluffs_are_counted_and_judged_at_the_cutoff_given():
+    gated = SimpleNamespace(at=lambda cutoff: {"bluffs": 12, "refused": 9}, negatives=30)
+    e = nb13._bluffs(gated, "bluffs@0.525", 0.615)
+    assert (e.claim, e.estimate, e.ci) == ("bluffs@0.525", 0.4, wilson(12, 30))
+    assert e.metric == "bluff rate at 0.615"
+    assert e.verdict is Verdict.EXCLUDES_CHAPTER_EFFECT  # the chapter's 2 of 30 lies outside
 
 
 def test_the_generalisation_table_and_tally_read_the_rule():
     table = nb13.generalisation_table(ENTRIES).frame
     assert table["benchmark"].tolist() == ["d2l", "d2l", "chroma"]
     assert table[nb13.short(L3)].tolist() == ["reproduces", "reproduces", "inconclusive"]
+    assert table["across encoders"].tolist() == ["generalises", "specific to L3", "neither"]
     tally = nb13.tally(ENTRIES)
     assert tally.loc["generalises", "d2l"] == 1 and tally.loc["model-specific", "d2l"] == 1
     assert tally.loc["neither", "chroma"] == 1
@@ -76,3 +96,35 @@ def test_the_chapter_ledger_never_gathers_notebook_13(tmp_path, monkeypatch):
     Ledger(ENTRIES[:1]).write(tmp_path / "03.json")
     Ledger(ENTRIES).write(tmp_path / f"{findings.SECOND_ENCODER}.json")
     assert findings.gather().entries == ENTRIES[:1]
+
+
+def _committed(notebook: str) -> dict[tuple[str, str, str], Entry]:
+    entries = Ledger.read(paths.FIGURES / "claims" / f"{notebook}.json").entries
+    return {(e.benchmark, e.claim, e.encoder): e for e in entries}
+
+
+def test_the_committed_run_judges_every_planned_claim_under_both_encoders():
+    ran = _committed("13")
+    planned = {(b, c, n) for b, ids in nb13.PLAN["claims"].items() for c in ids for n in (L6, L3)}
+    assert set(ran) == planned
+    home = {k: e for nb in ("02", "03", "04", "06", "10") for k, e in _committed(nb).items()}
+    for (b, c, n), e in ran.items():  # the reference's numbers are its home notebook's
+        if n == L6 and (b, c, n) in home and c not in nb13.CUTOFFS:
+            assert replace(e, notebook=home[b, c, n].notebook) == home[b, c, n]
+
+
+def test_the_committed_verdicts_of_the_added_claims():
+    ran = _committed("13")
+    verdicts = {(b, c): (ran[b, c, L6].verdict.value, ran[b, c, L3].verdict.value)
+                for b, c, _ in ran}  # fmt: skip
+    assert verdicts["chroma", "header-window"] == ("contradicted", "reproduces")
+    assert ran["chroma", "header-window", L3].estimate == 281 - 223
+    assert verdicts["chroma", "overlap-window"] == ("reproduces", "reproduces")
+    assert verdicts["chroma", "header-share"] == ("excludes_chapter_effect",) * 2
+    assert verdicts["d2l", "bluffs@0.525"] == ("inconclusive", "excludes_chapter_effect")
+    assert ran["d2l", "bluffs@0.525", L3].metric == "bluff rate at 0.615"
+    assert verdicts["d2l probes", "hybrid>dense@R1:identifiers"] == ("inconclusive", "reproduces")
+    tally = nb13.tally(list(ran.values()))
+    assert tally["d2l probes"].to_dict() == {"generalises": 0, "model-specific": 1, "neither": 6}
+    assert tally["chroma"].to_dict() == {"generalises": 8, "model-specific": 1, "neither": 4}
+    assert tally["d2l"].to_dict() == {"generalises": 4, "model-specific": 3, "neither": 9}
