@@ -50,12 +50,9 @@ def cross_encoder_latency(
     reranker: Reranker, queries: Sequence[Query], candidates: Sequence[Sequence[str]]
 ) -> Latency:
     """Per query: one :meth:`Reranker.score` call on its candidates, one run each."""
-    return time_per_call(
-        f"cross-encoder × {max(map(len, candidates))} pairs, {reranker.label}",
-        lambda i: reranker.score(queries[i].text, candidates[i]),
-        range(len(queries)),
-        repeats=1,
-    )
+    stage = f"cross-encoder × {max(map(len, candidates))} pairs, {reranker.label}"
+    pairs = list(zip(queries, candidates, strict=True))
+    return time_per_call(stage, lambda p: reranker.score(p[0].text, p[1]), pairs, repeats=1)
 
 
 def late_interaction_latency(
