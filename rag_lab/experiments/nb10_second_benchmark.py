@@ -69,17 +69,15 @@ def paired_view(r: Retrieval) -> Table:
 def per_corpus_view(table: pd.DataFrame, overall: pd.DataFrame, k: int = SWEEP_K) -> Table:
     """Per corpus and overall: the range of mean recall and IoU of the six strategies, and in
     how many of :data:`OVERLAP_PAIRS` the overlap lowers precision."""
-    at = table.xs(k, level="k")
-    parts = {c: at.loc[c] for c in at.index.unique("corpus")} | {"all": overall.xs(k, level="k")}
-    rows = {}
-    for corpus, part in parts.items():
-        lower = sum(part.loc[a, "precision"] < part.loc[b, "precision"] for a, b in OVERLAP_PAIRS)
-        rows[corpus] = {"recall min": part["recall"].min(), "recall max": part["recall"].max()}
-        rows[corpus] |= {"IoU min": part["iou"].min(), "IoU max": part["iou"].max()}
-        rows[corpus]["overlap lowers precision"] = lower
-    frame = pd.DataFrame.from_dict(rows, orient="index").rename_axis("corpus")
-    questions = at.groupby(level="corpus")["n"].first()
-    frame.insert(0, "questions", [*questions[frame.index[:-1]], questions.sum()])
+    every = pd.concat({"all": overall.xs(k, level="k")}, names=["corpus"])
+    at = pd.concat([table.xs(k, level="k"), every])
+    by = at.groupby(level="corpus", sort=False)
+    frame = by[["recall", "iou"]].agg(["min", "max"]).rename(columns={"iou": "IoU"})
+    frame.columns = [" ".join(c) for c in frame.columns]
+    precision = at["precision"].unstack("strategy")
+    frame["overlap lowers precision"] = sum(precision[a] < precision[b] for a, b in OVERLAP_PAIRS)
+    questions = by["n"].first()
+    frame.insert(0, "questions", questions.fillna(questions.sum()).astype(int))
     return Table(frame)
 
 
