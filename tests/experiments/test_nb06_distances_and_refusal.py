@@ -3,6 +3,7 @@ from __future__ import annotations
 from types import SimpleNamespace as NS
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from rag_lab.evaluation import refusal
@@ -20,9 +21,9 @@ def test_identity_on_unit_and_raw_vectors():
 
 def test_length_dependence_reports_norm_spread_and_rank_correlation():
     raw = np.array([[1.0, 0], [0, 2.0], [3.0, 0]])
-    out = dr.length_dependence(raw, [10, 20, 30]).frame["value"]
-    assert (out["norm min"], out["norm max"]) == ("1.000", "3.000")
-    assert out["Spearman(length, norm)"] == "1.000"
+    out = dr.length_dependence(raw, [10, 20, 30])
+    assert (out["norm min"], out["norm max"]) == (1.0, 3.0)
+    assert out["Spearman(length, norm)"] == pytest.approx(1.0)
 
 
 def test_distances_and_overlap():
@@ -45,13 +46,13 @@ def test_distances_and_overlap():
 
 def test_the_identity_table_shows_one_pair_then_the_largest_gap_over_all_pairs():
     vectors = np.array([[1.0, 0.0], [0.6, 0.8], [0.0, 1.0]])
-    table = dr.identity_table(vectors, 8.34e-7).frame
+    table = dr.identity_table(vectors, 8.34e-7)
     assert list(table.index) == ["chunks 0 and 1", "max, 3 × 3"]
     # ‖a − b‖² = 0.16 + 0.64 = 0.8, so L2²/2 = 0.4 = 1 − 0.6.
     pair = table.loc["chunks 0 and 1"]
-    assert (pair["L2²/2"], pair["1 − cos"]) == ("0.400000000", "0.400000000")
-    assert table.loc["max, 3 × 3", "|L2²/2 − (1 − cos)|"] == "8.34e-07"
-    assert table.loc["max, 3 × 3", "L2"] == "–"
+    assert pair["L2²/2"] == pytest.approx(0.4) and pair["1 − cos"] == pytest.approx(0.4)
+    assert table.loc["max, 3 × 3", "|L2²/2 − (1 − cos)|"] == 8.34e-7
+    assert np.isnan(table.loc["max, 3 × 3", "L2"])
 
 
 def test_the_bluffs_table_lists_every_negative_under_the_cutoff_nearest_first():
@@ -64,12 +65,12 @@ def test_the_bluffs_table_lists_every_negative_under_the_cutoff_nearest_first():
     frame = dr.bluffs_table(distances, negs, [chunk, chunk], cutoff=0.65).frame
     assert frame["negative"].tolist() == ["n2", "n2", "n1", "n1"]
     assert frame["distance"].tolist() == [0.5, 0.9, 0.6, 0.7]
+    assert frame["rank"].tolist() == [1, 2, 1, 2]
     assert frame["kind"].tolist() == ["semantic only"] * 2 + ["near miss"] * 2
     assert len(dr.bluffs_table(distances, negs, [chunk, chunk], cutoff=0.55).frame) == 2
 
 
 def test_the_price_table_finds_the_cheapest_cutoff_at_each_price():
-    import pandas as pd
 
     sweep = pd.DataFrame(
         {"cutoff": [0.3, 0.5, 0.7, None], "bluffs": [0, 1, 3, 4], "refused": [6, 2, 0, 0]}
@@ -78,9 +79,9 @@ def test_the_price_table_finds_the_cheapest_cutoff_at_each_price():
     frame = dr.price_table(gated, prices=(1.0, 3.0, 10.0)).frame
     # price 1: costs 6, 3, 3 (a tie: the smaller cutoff); 2: 6, 4, 6; 3: 6, 5, 9; 10: 6, 12, 30
     assert list(frame.index) == ["1", "2", "3", "10"]  # the run's own price joins the others
-    assert frame["cheapest cutoff"].tolist() == ["0.500", "0.500", "0.500", "0.300"]
-    assert frame["cost"].tolist() == ["3", "4", "5", "6"]
-    assert frame.loc["10", "bluffs"] == "0/4" and frame.loc["10", "refused"] == "6/8"
+    assert frame["cutoff"].tolist() == [0.5, 0.5, 0.5, 0.3]
+    assert frame["cost"].tolist() == [3, 4, 5, 6]
+    assert (frame.loc["10", "bluffs"], frame.loc["10", "refused"]) == (0, 6)
 
 
 def test_twins_sit_beside_the_negatives_at_the_same_cutoffs():
@@ -94,7 +95,7 @@ def test_twins_sit_beside_the_negatives_at_the_same_cutoffs():
     gated = NS(negatives=30, at=lambda cutoff: {"bluffs": bluffs[cutoff]})
     frame = dr.twins_beside_negatives(c, gated).frame
     assert frame["twins bluffed"].tolist() == ["3/16", "16/16"]
-    assert frame["twin rate"].tolist() == [0.188, 1.0]
+    assert frame["twin rate"].tolist() == pytest.approx([3 / 16, 1.0])
     assert frame["negatives bluffed"].tolist() == ["0/30", "12/30"]
     assert frame["negative rate"].tolist() == [0.0, 0.4]
 
@@ -109,7 +110,6 @@ def test_the_twin_distance_table_gives_the_quartiles():
 
 
 def test_the_identity_and_the_literal_trap_are_judged_on_the_run(monkeypatch):
-    import pandas as pd
 
     from rag_lab.claims import claim
     from rag_lab.claims.verdicts import Verdict
@@ -117,28 +117,34 @@ def test_the_identity_and_the_literal_trap_are_judged_on_the_run(monkeypatch):
     # the refusal rates and the twins are judged by their own modules, tested there
     monkeypatch.setattr(dr.hypotheses, "refusal_entries", lambda *a: [])
     monkeypatch.setattr(dr.twins, "entries", lambda *a: [])
-    monkeypatch.setattr(dr, "_length_norm", lambda *a: [])
     traps = pd.DataFrame(
         {"passes": [True, True, False], "holds rare term": [True, False, True]},
         index=pd.Index(["t1", "t2", "t3"], name="id"),
     ).assign(distance=[0.661, 0.6, 0.7])
-    identity, _, literal = dr.entries(8.3e-7, None, traps, None, None, None)
+    raw, lengths = np.arange(1.0, 7.0).reshape(3, 2), [1, 2, 3]
+    identity, _, literal = dr.entries(8.3e-7, None, traps, None, raw, lengths)
     assert (identity.claim, identity.verdict) == ("identity", Verdict.BY_CONSTRUCTION)
     assert identity.here == "max error 8.3e-07" and "8.3e-07" in identity.reason
     assert (literal.claim, literal.verdict) == ("literal-match-bluff", Verdict.REPRODUCES)
     assert literal.here == "t1 at 0.661" and literal.reason == claim(literal.claim).rule
-    none = dr.entries(8.3e-7, None, traps.assign(passes=False), None, None, None)[2]
+    none = dr.entries(8.3e-7, None, traps.assign(passes=False), None, raw, lengths)[2]
     assert none.verdict is Verdict.CONTRADICTED and none.here == "none"
 
 
-def test_length_norm_is_judged_by_spearman_s_test():
+def test_length_norm_is_judged_by_spearman_s_test(monkeypatch):
     from rag_lab.claims.verdicts import Verdict
-    from rag_lab.experiments import nb06_distances_and_refusal as nb06
+
+    monkeypatch.setattr(dr.hypotheses, "refusal_entries", lambda *a: [])
+    monkeypatch.setattr(dr.twins, "entries", lambda *a: [])
+    traps = pd.DataFrame({"passes": [False], "holds rare term": [False], "distance": [0.7]})
+
+    def length_norm(raw, lengths):
+        return dr.entries(8.3e-7, None, traps, None, raw, lengths)[1]
 
     lengths = list(range(10, 60))
     grows = np.outer(np.array(lengths, float), np.ones(4))  # the norm grows with the length
-    e = nb06._length_norm(grows, lengths)
+    e = length_norm(grows, lengths)
     assert e.claim == "length-norm" and e.verdict is Verdict.REPRODUCES
     assert e.estimate == pytest.approx(1.0)
     flat = np.ones((50, 4)) + np.random.default_rng(0).normal(0, 1e-3, (50, 4))
-    assert nb06._length_norm(flat, lengths).verdict is Verdict.CONTRADICTED
+    assert length_norm(flat, lengths).verdict is Verdict.CONTRADICTED
