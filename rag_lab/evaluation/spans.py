@@ -217,13 +217,6 @@ def span_view(table: pd.DataFrame) -> pd.DataFrame:
     return view
 
 
-def span_means(bench: Bench, names: Sequence[str], k: int) -> pd.DataFrame:
-    """Mean recall, precision and IoU at k per strategy, as floats (for readings and plots)."""
-    return pd.DataFrame(
-        {name: span_metrics(bench, name, k)[list(METRICS)].mean() for name in names}
-    ).T
-
-
 def best_boundary(ranks_by: Mapping[str, Ranks], k: int = 20) -> str:
     """The boundary strategy (C–F) with the highest Recall@k; ties go to the simpler one."""
     scores = {n: hits_at(ranks_by[n], k).mean() for n in ("C", "D", "E", "F")}

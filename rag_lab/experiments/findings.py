@@ -78,6 +78,21 @@ def _fitted(frame: pd.DataFrame, caption: str) -> Table:
     return Table(frame, caption=caption, shorten=caps)
 
 
+def side_by_side(ledger: Ledger) -> pd.DataFrame:
+    """One row a claim, a column pair a benchmark: our estimate with its interval (or the
+    count) and the verdict, benchmarks in the order they first appear (notebook 10)."""
+    view = _view(ledger.entries).assign(label=[e.verdict.label for e in ledger.entries])
+    wide = view.reset_index().pivot(index="id", columns="benchmark", values=["here", "label"])
+    wide.columns = [f"{b}: {'verdict' if part == 'label' else part}" for part, b in wide.columns]
+    benchmarks = view.benchmark.cat.categories
+    columns = [f"{b}: {part}" for b in benchmarks for part in ("here", "verdict")]
+    table = wide.reindex(index=view.index.unique(), columns=columns).fillna("–")
+    claims = view.groupby(level=0).first()
+    table.insert(0, "chapter", claims.chapter)
+    table.insert(0, "claim", claims.statement)
+    return table
+
+
 def verdict_tables(ledger: Ledger) -> list[Table]:
     """The claims judged on more than one benchmark, their verdicts side by side; then, per
     benchmark, the claims judged only there with our estimate (or count) and the verdict."""
