@@ -74,7 +74,7 @@ def test_questions_of_one_two_and_three_phrasings_and_two_passages_load(tmp_path
         "q3/3",
     ]
     assert qset.queries()[5].text == "Which files are safe to throw away?"
-    assert Lab(DOCS, qset, None, {}).clusters == ["q1", "q2", "q3", "q2", "q3", "q3"]
+    assert Lab(DOCS, None, {}, qset=qset).clusters == ["q1", "q2", "q3", "q2", "q3", "q3"]
 
 
 def test_questions_check_accepts_the_new_shapes(run, tmp_path):

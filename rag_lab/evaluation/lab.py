@@ -22,26 +22,18 @@ from rag_lab.search import ChunkIndex, DenseRetriever, TextEncoder
 
 
 @dataclass
-class Lab:
-    """Everything an experiment starts from; indexes are built (and embedded) on first use."""
+class Chunked:
+    """A corpus chunked several ways, each chunking's index built (and embedded) on first use:
+    what both ground truths rank over. :class:`Lab` adds needle questions,
+    :class:`rag_lab.evaluation.spans.Bench` questions answered by excerpts at offsets."""
 
     docs: list[Document]
-    qset: QuestionSet
     encoder: TextEncoder
     chunks_by: dict[str, list[Chunk]]
-    """The six strategies' chunks, keyed ``"A"``–``"F"``."""
+    """Each chunking's chunks, by name (the six strategies are ``"A"``–``"F"``)."""
     tokenizer: str = "ascii"
     """BM25's tokenizer: the chapter's ``"ascii"`` for its corpus, ``"unicode"`` for others."""
     _indexes: dict[str, ChunkIndex] = field(default_factory=dict, repr=False)
-
-    @property
-    def queries(self) -> list[Query]:
-        """Every question in each of its phrasings: all the first (course) ones first."""
-        return self.qset.queries()
-
-    @property
-    def negatives(self) -> list[Negative]:
-        return list(self.qset.negatives)
 
     @property
     def titles(self) -> dict[str, str]:
@@ -51,14 +43,30 @@ class Lab:
     def texts(self) -> dict[str, str]:
         return {d.id: d.text for d in self.docs}
 
-    def index(self, strategy: str) -> ChunkIndex:
-        """The strategy's chunks with their vectors (embedded once, then from the cache)."""
-        if strategy not in self._indexes:
-            with progress.context(f"strategy {strategy}"):
-                self._indexes[strategy] = ChunkIndex.build(
-                    self.chunks_by[strategy], self.encoder, tokenizer=self.tokenizer
+    def index(self, name: str) -> ChunkIndex:
+        """The chunking's chunks with their vectors (embedded once, then from the cache)."""
+        if name not in self._indexes:
+            with progress.context(f"strategy {name}"):
+                self._indexes[name] = ChunkIndex.build(
+                    self.chunks_by[name], self.encoder, tokenizer=self.tokenizer
                 )
-        return self._indexes[strategy]
+        return self._indexes[name]
+
+
+@dataclass
+class Lab(Chunked):
+    """Everything a needle experiment starts from: :class:`Chunked` and its questions."""
+
+    qset: QuestionSet = field(kw_only=True)
+
+    @property
+    def queries(self) -> list[Query]:
+        """Every question in each of its phrasings: all the first (course) ones first."""
+        return self.qset.queries()
+
+    @property
+    def negatives(self) -> list[Negative]:
+        return list(self.qset.negatives)
 
     def retriever(self, strategy: str) -> DenseRetriever:
         """Dense retrieval over one strategy: what the gate and the citations sit on."""
@@ -79,4 +87,4 @@ class Lab:
         tokenizer: str = "ascii",
     ) -> Lab:
         """``docs`` chunked the six ways (nothing embedded yet)."""
-        return cls(list(docs), qset, encoder, chunk_all(docs), tokenizer=tokenizer)
+        return cls(list(docs), encoder, chunk_all(docs), tokenizer=tokenizer, qset=qset)

@@ -17,11 +17,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from rag_lab import dense, progress
-from rag_lab.chunking import STRATEGIES, Chunk, Strategy, chunk_corpus, sized
+from rag_lab import dense
+from rag_lab.chunking import STRATEGIES, Strategy, chunk_corpus, sized
 from rag_lab.documents import Document
 from rag_lab.evaluation.chapter import STRATEGY_PAIRS, SYSTEM_PAIRS
 from rag_lab.evaluation.jsonable import frame_json
+from rag_lab.evaluation.lab import Chunked
 from rag_lab.evaluation.retrieval import STRATEGY_KS, SYSTEM_KS, Retrieval, compare
 from rag_lab.evaluation.runs import rank_all
 from rag_lab.metrics import (
@@ -33,7 +34,7 @@ from rag_lab.metrics import (
     span_scores,
 )
 from rag_lab.ranking import order
-from rag_lab.search import ChunkIndex, TextEncoder
+from rag_lab.search import TextEncoder
 from rag_lab.spans import Span, SpanQuestion
 from rag_lab.stats import bootstrap_mean
 
@@ -45,15 +46,12 @@ METRICS = ("recall", "precision", "iou")
 
 
 @dataclass
-class Bench:
-    """Chroma's corpora and questions, chunked every way the notebook measures."""
+class Bench(Chunked):
+    """Chroma's corpora and questions, chunked every way the notebook measures; a question is
+    answered by a chunk that covers its excerpts (:meth:`ranks`)."""
 
-    docs: list[Document]
-    questions: list[SpanQuestion]
-    encoder: TextEncoder
-    strategies: dict[str, Strategy]
-    chunks_by: dict[str, list[Chunk]]
-    _indexes: dict[str, ChunkIndex] = field(default_factory=dict, repr=False)
+    questions: list[SpanQuestion] = field(kw_only=True)
+    strategies: dict[str, Strategy] = field(kw_only=True)
     _dense: dict[str, list[np.ndarray]] = field(default_factory=dict, repr=False)
     _ranks: dict[str, list[int | None]] = field(default_factory=dict, repr=False)
 
@@ -67,12 +65,6 @@ class Bench:
 
     def spans(self, name: str) -> list[Span]:
         return chunk_spans(self.chunks_by[name], self.strategies[name])
-
-    def index(self, name: str) -> ChunkIndex:
-        if name not in self._indexes:
-            with progress.context(f"strategy {name}"):
-                self._indexes[name] = ChunkIndex.build(self.chunks_by[name], self.encoder)
-        return self._indexes[name]
 
     def dense_rankings(self, name: str) -> list[np.ndarray]:
         """Every question's full dense ranking over the strategy's chunks."""
@@ -111,7 +103,7 @@ def bench_of(
     """Any corpus with span questions, chunked every way measured here (nothing embedded)."""
     named = strategies(sweep)
     chunks_by = {n: chunk_corpus(docs, s) for n, s in named.items()}
-    return Bench(list(docs), list(questions), encoder, named, chunks_by)
+    return Bench(list(docs), encoder, chunks_by, questions=list(questions), strategies=named)
 
 
 def embed_all(bench: Bench) -> list[str]:
