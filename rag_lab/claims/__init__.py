@@ -121,6 +121,7 @@ def sha256() -> str:
     return hashlib.sha256(FILE.read_bytes()).hexdigest()
 
 
+@functools.cache
 def chapter_questions() -> int:
     """How many questions the chapter's own evaluation asked (its design's size)."""
     doc = yaml.safe_load(FILE.read_text(encoding="utf-8"))

@@ -9,6 +9,7 @@ chapter's claims judged on the corpus to ``claims.json`` and the figures to ``fi
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import os
@@ -64,7 +65,12 @@ class Evaluation:
         )
 
     def sections(self) -> list[Section]:
-        return [section(r, self.title) for r in self.results]
+        return list(self._sections)
+
+    @functools.cached_property
+    def _sections(self) -> tuple[Section, ...]:
+        # Built once: a section judges its claims, and a report reads them several times.
+        return tuple(section(r, self.title) for r in self.results)
 
     def headline(self) -> list[tuple[str, pd.DataFrame]]:
         """The tables the terminal prints, in order."""

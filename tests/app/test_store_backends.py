@@ -43,10 +43,10 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def _serve(argv: list[str], port: int, log: Path) -> subprocess.Popen:
+def _serve(argv: list[str], port: int, log: Path, env: dict | None = None) -> subprocess.Popen:
     """Start a server in its own process group; wait until ``port`` accepts connections."""
     proc = subprocess.Popen(
-        argv, stdout=log.open("w"), stderr=subprocess.STDOUT, start_new_session=True
+        argv, stdout=log.open("w"), stderr=subprocess.STDOUT, start_new_session=True, env=env
     )
     deadline = time.monotonic() + SERVER_START_SECONDS
     while time.monotonic() < deadline:
@@ -87,6 +87,21 @@ def lite_server(tmp_path_factory):
     _stop(proc)
 
 
+SERVER_CLOCKS = {
+    "proxy.timeTickInterval": 50,
+    "queryCoord.checkInterval": 100,
+    "queryCoord.distPullInterval": 100,
+    "queryCoord.checkChannelInterval": 100,
+    "queryCoord.checkSegmentInterval": 100,
+    "indexCoord.scheduler.interval": 100,
+}
+"""The real server's internal clocks, in ms, shortened from 200 (the time tick), 500 to
+3,000 (the query coordinator's checks) and 1,000 (the index builds' scheduler): a strong
+read waits for the next tick, a load for the next checks, an index for the scheduler. Each
+is set in the environment, where Milvus reads any key (``QUERYCOORD_CHECKINTERVAL``), and
+in its configuration file, which the wrapper writes with the keys its template has."""
+
+
 @pytest.fixture(scope="session")
 def milvus_server(tmp_path_factory):
     """A real Milvus standalone server (PyPI ``milvus``, 2.3.5: Milvus's C++ and Go core with
@@ -98,7 +113,11 @@ def milvus_server(tmp_path_factory):
         if s.connect_ex(("127.0.0.1", 19530)) == 0:
             pytest.skip("port 19530 is taken: another Milvus is running on this machine")
     data = tmp_path_factory.mktemp("milvus-server")
-    proc = _serve([str(exe), "--data", str(data)], 19530, data / "log")
+    tuned = [f"--extra-config={key}={value}" for key, value in SERVER_CLOCKS.items()]
+    env = {key.replace(".", "_").upper(): str(value) for key, value in SERVER_CLOCKS.items()}
+    proc = _serve(
+        [str(exe), "--data", str(data), *tuned], 19530, data / "log", {**os.environ, **env}
+    )
     yield "http://127.0.0.1:19530"
     _stop(proc, data)
 

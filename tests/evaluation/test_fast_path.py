@@ -32,10 +32,12 @@ class RecordingEncoder(HashEncoder):
         return super().encode(texts, progress=progress)
 
 
-@pytest.fixture
-def tiny(tmp_path):
-    corpus = tiny_corpus(tmp_path / "docs")
-    questions = tmp_path / "questions.yaml"
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory):
+    """The tiny corpus and its questions, written once: every run only reads them."""
+    folder = tmp_path_factory.mktemp("tiny")
+    corpus = tiny_corpus(folder / "docs")
+    questions = folder / "questions.yaml"
     questions.write_text(QUESTIONS)
     return corpus, questions
 
@@ -45,6 +47,21 @@ def _run(tiny, out, **kwargs):
     encoder = RecordingEncoder()
     ev, written = runner.run(corpus, questions, out, encoder=encoder, progress=False, **kwargs)
     return encoder, ev, written
+
+
+@pytest.fixture(scope="module")
+def shared(tiny, tmp_path_factory):
+    """``_run`` into a folder of its own, once per set of arguments in this module: the
+    tests that only read a run's encoder, evaluation and files share it."""
+    done = {}
+
+    def run(**kwargs):
+        key = tuple(sorted(kwargs.items()))
+        if key not in done:
+            done[key] = _run(tiny, tmp_path_factory.mktemp("run") / "out", **kwargs)
+        return done[key]
+
+    return run
 
 
 ASKED = {
@@ -58,8 +75,8 @@ ASKED = {
 
 
 @pytest.mark.parametrize("strategy", ["E", "A"])
-def test_the_fast_path_embeds_only_the_served_strategy(tiny, tmp_path, strategy):
-    encoder, ev, written = _run(tiny, tmp_path / "out", strategy=strategy)
+def test_the_fast_path_embeds_only_the_served_strategy(tiny, shared, strategy):
+    encoder, ev, written = shared(strategy=strategy)
     chunks = chunk_all(load_folder(tiny[0]))
     served = {c.text for c in chunks[strategy]}
     others = {c.text for s, cs in chunks.items() if s != strategy for c in cs} - served
@@ -69,7 +86,7 @@ def test_the_fast_path_embeds_only_the_served_strategy(tiny, tmp_path, strategy)
     assert [type(r) for r in ev.results] == [Failures, Calibration, Refusal, Power, Deployment]
     data = json.loads(written.json.read_text())
     assert data["lab"] is False and data["claims"] == []
-    assert written.claims is None and not (tmp_path / "out" / "claims.json").exists()
+    assert written.claims is None and not (written.json.parent / "claims.json").exists()
     assert "chunking" not in data and "dense by strategy" not in data and "systems" not in data
     assert data["deployment"]["strategy"] == strategy
     assert data["stamps"]["chunker"]["strategy"] == strategy
@@ -109,8 +126,8 @@ def test_the_report_opens_on_what_failed_and_what_it_got_instead(tiny, tmp_path)
 
 
 @pytest.mark.model
-def test_lab_gives_the_six_strategy_sections_and_the_claims(tiny, tmp_path):
-    encoder, _, written = _run(tiny, tmp_path / "out", lab=True)
+def test_lab_gives_the_six_strategy_sections_and_the_claims(tiny, shared):
+    encoder, _, written = shared(lab=True)
     chunks = chunk_all(load_folder(tiny[0]))
     assert {c.text for cs in chunks.values() for c in cs} <= set(encoder.seen)
     data = json.loads(written.json.read_text())
@@ -127,10 +144,10 @@ def test_lab_gives_the_six_strategy_sections_and_the_claims(tiny, tmp_path):
 
 
 @pytest.mark.model
-def test_the_gate_pairs_fast_with_fast_and_fast_with_lab(tiny, tmp_path):
-    _, _, fast = _run(tiny, tmp_path / "fast")
-    _, _, again = _run(tiny, tmp_path / "again")
-    _, _, lab = _run(tiny, tmp_path / "lab", lab=True)
+def test_the_gate_pairs_fast_with_fast_and_fast_with_lab(tiny, shared, tmp_path):
+    _, _, fast = shared(strategy=runner.GATE_STRATEGY)  # the default deployment
+    _, _, again = _run(tiny, tmp_path / "again")  # a second run of its own
+    _, _, lab = shared(lab=True)
     base = regression.read_report(fast.json)
     twice = regression.compare(base, regression.read_report(again.json))
     mixed = regression.compare(regression.read_report(lab.json), base)
