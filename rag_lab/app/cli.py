@@ -40,7 +40,9 @@ from rag_lab.app.index import (
 )
 from rag_lab.app.ingest import OtherFolder
 from rag_lab.app.store import (
+    DiskFull,
     IndexBusy,
+    IndexContended,
     IndexDamaged,
     IndexInaccessible,
     IndexLocked,
@@ -144,6 +146,10 @@ _ADVICE: dict[type[RagLabError], str] = {
     ),
     IndexReadOnly: "; make it writable, or choose {another}",
     IndexInaccessible: "; check the disk and its permissions",
+    DiskFull: "; free space on it, then run the same command again",
+    IndexContended: (
+        "; run one writer per index name at a time, and this command again when the other is done"
+    ),
     UnknownBackend: "; rebuild it: rag-lab index {folder} --rebuild{where}",
     OnnxOnly: "; leave out --backend (it is then onnx), or choose another --encoder",
     lifecycle.IndexNameTooLong: "; choose a shorter name: --index PATH",
@@ -172,6 +178,8 @@ def _problems(err: BaseException, args: argparse.Namespace) -> list[str]:
         return [_mismatch(err, args)]
     if isinstance(err, RagLabError):
         return [_one_line(err) + _advice(err, args)]
+    if isinstance(err, MemoryError):
+        return [_out_of_memory(err)]
     if isinstance(err, OSError):
         where = f"{err.filename}: " if err.filename else ""
         return [f"{where}{err.strerror or err}"]
@@ -221,6 +229,21 @@ def _mismatch(err: BackendMismatch, args: argparse.Namespace) -> str:
         f"this index was built with the {err.held} {err.what}, and vectors of "
         f"{err.requested} are not comparable with them; re-embed every document with: {rebuild}"
     )
+
+
+def _out_of_memory(err: MemoryError) -> str:
+    """A process that ran out of memory: what it was doing, if known, and its limit on
+    address space (``ulimit -v``), if it has one."""
+    import resource
+
+    soft = resource.getrlimit(resource.RLIMIT_AS)[0]
+    what = f" ({_one_line(err)})" if str(err) else ""
+    limit = (
+        ""
+        if soft == resource.RLIM_INFINITY
+        else f": this process may use {soft // 2**20:,} MiB of address space (ulimit -v)"
+    )
+    return f"out of memory{what}{limit}; raise the limit or free memory, then run again"
 
 
 def _one_line(err: BaseException) -> str:

@@ -9,9 +9,9 @@ import contextlib
 import errno
 import json
 import os
+import shutil
 import stat
 import sys
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -20,6 +20,7 @@ from rag_lab import paths, progress
 from rag_lab.app import deployed, index, lifecycle
 from rag_lab.app.commands import UsageError, encoder_for, index_encoder
 from rag_lab.app.exits import OK, REGRESSED
+from rag_lab.app.store.lock import private_folder
 from rag_lab.app.values import index_in_command, index_option
 from rag_lab.questions import QuestionsError
 from rag_lab.sources import folder
@@ -329,8 +330,9 @@ def _read_once(path: Path) -> Iterator[Path]:
             raise _too_large(path)
         yield path
         return
-    with tempfile.TemporaryDirectory(prefix="rag-lab-questions-") as tmp:
-        copy = Path(tmp) / (path.name or "questions")
+    tmp = private_folder("rag-lab-questions-")  # a killed run's is removed by the next
+    try:
+        copy = tmp / (path.name or "questions")
         with path.open("rb") as f:
             data = f.read(QUESTIONS_MAX_BYTES + 1)
         if len(data) > QUESTIONS_MAX_BYTES:
@@ -342,6 +344,8 @@ def _read_once(path: Path) -> Iterator[Path]:
             if Path(err.path) != copy:
                 raise
             raise QuestionsError(path, err.violations) from None
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 def _too_large(path: Path) -> UsageError:

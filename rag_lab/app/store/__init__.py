@@ -20,7 +20,9 @@ Imports the core (``chunking``) and :mod:`rag_lab.errors`, nothing else of the p
 
 from rag_lab.app.store.connection import BUSY_SECONDS
 from rag_lab.app.store.errors import (
+    DiskFull,
     IndexBusy,
+    IndexContended,
     IndexDamaged,
     IndexInaccessible,
     IndexLocked,
@@ -46,11 +48,13 @@ __all__ = [
     "BUSY_SECONDS",
     "SCHEMA_VERSION",
     "UPGRADABLE",
+    "DiskFull",
     "DocumentRecord",
     "DocumentTooLarge",
     "DocumentWriter",
     "FileKind",
     "IndexBusy",
+    "IndexContended",
     "IndexDamaged",
     "IndexInaccessible",
     "IndexLocked",
