@@ -27,6 +27,7 @@ import pytest
 from fakes import HashEncoder
 from test_hostile import state as index_state
 from test_hostile_round3 import milvus, milvus_state
+from test_store_backends import lite_server  # noqa: F401  (a fixture)
 
 from rag_lab import paths
 from rag_lab.app import exits
@@ -293,3 +294,77 @@ def test_each_case(env, tmp_path, monkeypatch, setup, argv, code, fragment, afte
         assert after[0](tmp_path) == after[1]
     else:
         assert index_state(path) == after
+
+
+# --- two writers on one server index (no lock across machines) -------------------------
+
+
+def _rival(monkeypatch, act) -> None:
+    """The run's encoder calls ``act()`` as it embeds the second document: another writer
+    acting on the same index while this one writes."""
+    from rag_lab.app import commands
+
+    class Rival(HashEncoder):
+        def encode(self, texts, *, progress=None):
+            if self.calls == 1:
+                act()
+            return super().encode(texts, progress=progress)
+
+    monkeypatch.setattr(commands, "Encoder", Rival)
+
+
+def a_rival_drops_this_generation(uri: str, monkeypatch) -> None:
+    """What a rival's rebuild does when it swaps in: this run's collections dropped."""
+    from rag_lab.app.store import MilvusLocation
+    from rag_lab.app.store.milvus.connection import connect
+    from rag_lab.app.store.milvus.generations import generation_of
+
+    def drop():
+        where = MilvusLocation.parse(uri)
+        client = connect(where, create=False)
+        for name in client.list_collections():
+            if generation_of(where.name, name):
+                client.drop_collection(name)
+        client.close()
+
+    _rival(monkeypatch, drop)
+
+
+def a_rival_swaps_in_another_generation(uri: str, monkeypatch) -> None:
+    """A rival's rebuild swapping in its generation, this run's collections not yet dropped."""
+    from rag_lab.app.store import MilvusLocation, MilvusStore
+    from rag_lab.app.store.milvus.generations import new_generation
+
+    def swap():
+        with contextlib.closing(MilvusStore(MilvusLocation.parse(uri))) as other:
+            other._write_pointer(new_generation(), other.index_type)
+
+    _rival(monkeypatch, swap)
+
+
+SERVER_CASES = [
+    # (id, setup, exit status, fragment of stderr): rag-lab index DOCS --store SERVER#NAME
+    ("index, a rival drops this run's generation", a_rival_drops_this_generation, 2, "another process changed the index {uri} while this one used it (Milvus: collection '"),
+    ("index, a rival drops it: what to do", a_rival_drops_this_generation, 2, "rag-lab takes no lock on a Milvus server; run one writer per index name at a time, and this command again when the other is done"),
+    ("index, a rival swaps in its generation", a_rival_swaps_in_another_generation, 2, "another process changed the index {uri} while this one used it (it was rebuilt meanwhile, and what this run wrote went into the generation it replaced, g"),
+]  # fmt: skip
+
+
+@pytest.mark.server
+@pytest.mark.parametrize(
+    ("setup", "code", "fragment"),
+    [pytest.param(*row[1:], id=row[0]) for row in SERVER_CASES],
+)
+def test_each_server_case(lite_server, run, tmp_path, monkeypatch, setup, code, fragment):  # noqa: F811
+    """Medium: two writers on one server index. Each row its own index name."""
+    milvus()
+    from fakes import GOOD, write
+
+    docs = write(tmp_path / "docs", dict(GOOD))
+    uri = f"{lite_server}#r{abs(hash(tmp_path.name)) % 10**12}"
+    setup(uri, monkeypatch)
+    status, out, err = run("index", docs, "--store", uri)
+    assert status == code, (out, err)
+    assert "Traceback" not in err and "internal error" not in err, err
+    last = err.splitlines()[-1]  # after what the run said of its progress: the one error
+    assert last.startswith("rag-lab index: ") and fragment.format(uri=uri) in last, err
