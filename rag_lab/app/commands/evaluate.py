@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 
 def run_evaluate(args: argparse.Namespace) -> int:
     # Imported here: only `evaluate` needs the evaluation library (and matplotlib).
-    from rag_lab.evaluation import gate_report, regression, report, runner
+    from rag_lab.evaluation import baseline_file, gate_report, regression, report, runner
 
     questions, out = _evaluation_paths(args)
     _check_trec(args)
@@ -41,8 +41,8 @@ def run_evaluate(args: argparse.Namespace) -> int:
     # The baseline is read before minutes of embedding: a wrong path fails at once.
     baseline = None
     if args.baseline is not None:
-        with _baseline_words(regression.BaselineError):
-            baseline = regression.read_report(args.baseline)
+        with _baseline_words(baseline_file.BaselineError):
+            baseline = baseline_file.read_report(args.baseline)
     encoder = None  # a corpus evaluation's: the default unless --encoder (a built index's own)
     if args.encoder is not None and args.index is None:
         encoder = encoder_for(*index.resolve_encoder(args.encoder, None, None))
@@ -50,8 +50,8 @@ def run_evaluate(args: argparse.Namespace) -> int:
         check_corpus(args)
     with _read_once(questions) as readable, _writing_into(out):
         if baseline is not None:  # of the kind this run will be: else pairing fails at the end
-            with _baseline_words(regression.BaselineError):
-                regression.require_kind(baseline, _report_kind(readable), args.baseline)
+            with _baseline_words(baseline_file.BaselineError):
+                baseline_file.require_kind(baseline, _report_kind(readable), args.baseline)
         if args.index is not None:
             evaluation = _evaluate_index(args, readable)
             written = report.write(evaluation, out)
@@ -85,7 +85,7 @@ def run_evaluate(args: argparse.Namespace) -> int:
     if baseline is None:
         return OK
     new = json.loads(written.json.read_text(encoding="utf-8"))
-    with _baseline_words(regression.BaselineError):
+    with _baseline_words(baseline_file.BaselineError):
         compared = regression.compare(
             baseline,
             new,
