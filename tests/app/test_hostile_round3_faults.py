@@ -241,6 +241,25 @@ def a_rename_refused(run, docs, path, tmp_path, monkeypatch, stack):
     monkeypatch.setattr("rag_lab.atomic.os.replace", refused)
 
 
+_FAILS: dict[Path, list[int]] = {}
+"""The row's folder → the size of each call of ``SQLiteStore.fail`` (a transaction each)."""
+
+
+def empty_files(run, docs, path, tmp_path, monkeypatch, stack):
+    """2,500 empty files beside the three: each fails ("empty file"), recorded in batches."""
+    from rag_lab.app.store import SQLiteStore
+
+    for i in range(2_500):
+        (docs / f"empty{i:04}.md").touch()
+    calls = _FAILS.setdefault(tmp_path, [])
+    fail = SQLiteStore.fail
+    monkeypatch.setattr(SQLiteStore, "fail", lambda self, f: calls.append(len(f)) or fail(self, f))
+
+
+def transactions(tmp_path: Path) -> str:
+    return f"failures recorded in transactions of {_FAILS.pop(tmp_path)}"
+
+
 def the_report(tmp_path: Path) -> str:
     """What the report folder holds (a temporary file left would show)."""
     return ", ".join(sorted(p.name for p in (tmp_path / "r").iterdir()))
@@ -264,6 +283,8 @@ CASES = [
     # medium: out of memory (ulimit -v) is not a damaged cache nor a missing package
     ("ask, the ONNX graph does not fit in memory", a_graph_too_large_for_the_memory, ["ask", "tensors"], 2, "out of memory (loading the ONNX graph ", (the_graph, "model.onnx")),
     ("ask, torch cannot be mapped into memory", torch_not_mapped, ["ask", "tensors"], 2, "out of memory (loading _C: libtorch_cpu.so: failed to map segment from shared object)", "3 indexed, 0 failed"),
+    # medium: a folder of empty files, its failures recorded a thousand per transaction
+    ("index, 2,500 empty files", empty_files, ["index", "{docs}"], 1, "3 indexed, 0 unchanged, 2500 failed", (transactions, "failures recorded in transactions of [1000, 1000, 500]")),
     # low: a temporary file's name in a message
     ("evaluate, the comparison's rename refused", a_rename_refused, [*EVALUATE, "--baseline", "{tmp}/base.json"], 2, "{tmp}/r/regression.md: Read-only file system", (the_report, "figures, report.json, report.md")),
     # low: what a killed writer left: reported by status --check, removed by the next writer

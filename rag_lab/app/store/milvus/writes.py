@@ -40,6 +40,8 @@ from rag_lab.chunking import Chunk
 if TYPE_CHECKING:
     from rag_lab.app.store.milvus.store import MilvusStore
 
+FAIL_BATCH = 1_000
+"""Failed documents recorded per step of :meth:`Writes.fail`."""
 _UNREAD = object()
 """A write not known without reading its document's record (:meth:`MilvusStore._settle`)."""
 
@@ -67,10 +69,31 @@ class Writes:
         finally:
             self._settle(write, data, live)
 
-    def fail(self, doc_id: str, path: str, sha256: str | None, reason: str) -> DocumentRecord:
-        record = DocumentRecord(doc_id, path, sha256, Status.FAILED, reason, "", None, None, now())
-        self._without_chunks(doc_id, lambda: self._put(record, None))
-        return record
+    def fail(self, failed: Sequence[DocumentRecord]) -> None:
+        """Record each of ``failed`` and drop its chunks, :data:`FAIL_BATCH` at a time, each
+        batch by the steps :meth:`_without_chunks` takes for one document, one call of the
+        client per step: a pending row per document naming its old write, the records (the
+        commit), then the old writes' chunks and the pending rows deleted."""
+        for at in range(0, len(failed), FAIL_BATCH):
+            batch = failed[at : at + FAIL_BATCH]
+            keys = [doc_key(r.id) for r in batch]
+            held = self._client.get(self._records, ids=keys, output_fields=["value"], **self._read)
+            live = {r["key"]: json.loads(r["value"]).get("write") for r in held}
+            pending = {
+                f"pending:{uuid.uuid4().hex}": (r.id, live.get(k))
+                for r, k in zip(batch, keys, strict=True)
+            }
+            self._upsert_rows(
+                [
+                    (key, json.dumps({"doc": doc, "writes": [w] if w else []}))
+                    for key, (doc, w) in pending.items()
+                ]
+            )
+            self._upsert_rows([(doc_key(r.id), json.dumps(record_json(r, None))) for r in batch])
+            old = [w for _, w in pending.values() if w]
+            if old and self._dimensions is not None:
+                self._client.delete(self._chunks, filter=f"write in {json.dumps(old)}")
+            self._client.delete(self._records, ids=list(pending))
 
     def set_status(self, doc_ids: Sequence[str], status: Status) -> None:
         rows = self._rows("doc:")
@@ -88,11 +111,18 @@ class Writes:
     # --- rows ---------------------------------------------------------------------------
 
     def _upsert(self, key: str, value: str) -> None:
-        if len(value.encode()) > TEXT_MAX:
-            raise ValueError(
-                f"a record of {len(value.encode()):,} bytes: Milvus keeps {TEXT_MAX:,}"
-            )
-        self._client.upsert(self._records, [{"key": key, "value": value, "v": PLACEHOLDER}])
+        self._upsert_rows([(key, value)])
+
+    def _upsert_rows(self, rows: Sequence[tuple[str, str]]) -> None:
+        """Records rows ``(key, value)``, in one call."""
+        for _, value in rows:
+            if len(value.encode()) > TEXT_MAX:
+                raise ValueError(
+                    f"a record of {len(value.encode()):,} bytes: Milvus keeps {TEXT_MAX:,}"
+                )
+        self._client.upsert(
+            self._records, [{"key": k, "value": v, "v": PLACEHOLDER} for k, v in rows]
+        )
 
     def _live_write(self, doc_id: str) -> str | None:
         row = self._get(doc_key(doc_id))
