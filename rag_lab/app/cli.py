@@ -78,7 +78,8 @@ def _main(argv: Sequence[str] | None) -> int:
         args.index = args.store
     elif getattr(args, "index", None) is not None:  # a link's target: a rebuild keeps the link
         args.index = lifecycle.index_file(args.index)
-    with terminal.sigterm_as_interrupt() as signalled:
+    cut_short = _interrupted(args.command, "terminated (SIGTERM), its clean-up cut short")
+    with terminal.sigterm_as_interrupt(f"rag-lab {args.command}: {cut_short}") as signalled:
         try:
             environ.check()
             status = args.run(args)

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import atexit
 import fcntl
+import inspect
 import logging
 import os
 import re
@@ -43,6 +44,10 @@ DEFAULT_NAME = "rag_lab"
 """The index name when the URI gives none (``URI#name`` gives one)."""
 CONNECT_SECONDS = 10.0
 """How long to wait for a Milvus server before saying it cannot be reached."""
+CALL_SECONDS = 600.0
+"""How long one call of the client may wait for an answer (a stopped or overloaded server,
+Milvus Lite short of memory) before the engine is said not to answer; long enough to load a
+collection of millions of vectors."""
 _GRPC_OPTIONS = {"grpc.keepalive_time_ms": 300_000, "grpc.keepalive_permit_without_calls": 0}
 """pymilvus pings every 10 s, even between calls; a gRPC server in Python (Milvus Lite's)
 allows one ping in 5 minutes by default and, after a few more, drops the connection with
@@ -238,7 +243,9 @@ def connect(where: MilvusLocation, *, create: bool, wait: float = 0.0) -> Any:
 
     client = poll(attempt, wait, every=0.2)
     if client:
-        return _Facts(client, where, (pymilvus.MilvusException, *lite_errors))
+        import grpc
+
+        return _Facts(client, where, (pymilvus.MilvusException, grpc.RpcError, *lite_errors))
     if where.local:  # a server started for a client that failed holds the folder's lock
         release_lite(where.uri)
     if not failure:
@@ -254,8 +261,9 @@ def connect(where: MilvusLocation, *, create: bool, wait: float = 0.0) -> Any:
 
 
 class _Facts:
-    """A ``pymilvus.MilvusClient`` whose calls raise the engine's faults that are facts of
-    the environment as the store's facts (:func:`engine_fact`); any other fault as it is."""
+    """A ``pymilvus.MilvusClient`` whose calls wait at most :data:`CALL_SECONDS` each, and
+    raise the engine's faults that are facts of the environment as the store's facts
+    (:func:`engine_fact`); any other fault as it is."""
 
     def __init__(self, client: Any, where: MilvusLocation, errors: tuple[type, ...]) -> None:
         self._client, self._where, self._errors = client, where, errors
@@ -264,8 +272,11 @@ class _Facts:
         found = getattr(self._client, name)
         if name.startswith("_") or not callable(found):
             return found
+        bounded = "timeout" in inspect.signature(found).parameters
 
         def call(*args: Any, **kwargs: Any) -> Any:
+            if bounded and kwargs.get("timeout") is None:
+                kwargs["timeout"] = CALL_SECONDS
             try:
                 return found(*args, **kwargs)
             except self._errors as err:
@@ -281,7 +292,16 @@ def engine_fact(err: BaseException, where: MilvusLocation) -> StoreError | None:
     """What the engine's ``err`` means when the environment, not rag-lab, is at fault: a
     full disk (:class:`~.errors.DiskFull`, Milvus Lite's ``Errno 28`` or a server's); on a
     server, where rag-lab takes no lock, a collection of the index that another process
-    dropped or created meanwhile (:class:`~.errors.IndexContended`). None otherwise."""
+    dropped or created meanwhile (:class:`~.errors.IndexContended`); an engine that does
+    not answer a call in time, or stopped answering (:class:`~.errors.IndexInaccessible`).
+    None otherwise."""
+    status = err.code().name if callable(getattr(err, "code", None)) else None  # gRPC's
+    engine = "Milvus Lite" if where.local else f"the Milvus server at {where}"
+    if status == "DEADLINE_EXCEEDED":
+        return IndexInaccessible(where, f"{engine} did not answer within {CALL_SECONDS:g} s")
+    if status == "UNAVAILABLE":
+        details = where.hide_password(str(err.details()))
+        return IndexInaccessible(where, f"{engine} stopped answering ({details})")
     cause = where.hide_password(getattr(err, "message", None) or cause_text(err))
     if _disk_full(cause):
         return DiskFull(where, _disk(where))
@@ -391,7 +411,7 @@ def release_lite(folder: str) -> None:
         return
     server, db, private, _ = entry
     try:
-        server.stop(grace=2).wait()
+        server.stop(grace=2).wait(5)  # its requests cut after 2 s; bounded all the same
         db.close()
     finally:
         shutil.rmtree(private, ignore_errors=True)
