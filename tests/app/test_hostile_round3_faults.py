@@ -20,6 +20,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import numpy as np
@@ -389,3 +390,97 @@ def test_each_server_case(lite_server, run, tmp_path, monkeypatch, setup, code, 
     assert "Traceback" not in err and "internal error" not in err, err
     last = err.splitlines()[-1]  # after what the run said of its progress: the one error
     assert last.startswith("rag-lab index: ") and fragment.format(uri=uri) in last, err
+
+
+# --- a server that stops answering (SIGSTOP): bounded waits that honour SIGTERM ----------
+
+
+@pytest.fixture(scope="module")
+def own_server(tmp_path_factory):
+    """A ``milvus-lite server`` of this module's own, which its tests stop (SIGSTOP) and
+    resume: (its URI, its pid)."""
+    milvus()
+    from test_store_backends import _free_port, _serve, _stop
+
+    port = _free_port()
+    data = tmp_path_factory.mktemp("stopped-server")
+    exe = Path(sys.executable).with_name("milvus-lite")
+    argv = [str(exe), "server", "--data-dir", str(data), "--host", "127.0.0.1"]
+    proc = _serve([*argv, "--port", str(port)], port, data / "log")
+    yield f"http://127.0.0.1:{port}", proc.pid
+    os.kill(proc.pid, signal.SIGCONT)
+    _stop(proc)
+
+
+STOPPED_MID_INDEX = (
+    "import os, signal, sys; from fakes import HashEncoder; from rag_lab.app import cli, commands\n"
+    "class Stopping(HashEncoder):\n"
+    "    def encode(self, texts, *, progress=None):\n"
+    "        if self.calls == 1:\n"
+    "            os.kill(int(os.environ['SERVER_PID']), signal.SIGSTOP)\n"
+    "            print('stopped', flush=True)\n"
+    "        return super().encode(texts, progress=progress)\n"
+    "commands.Encoder = Stopping\n"
+    "raise SystemExit(cli.main(sys.argv[1:]))\n"
+)
+"""``python -c STOPPED_MID_INDEX ARGS``: ``rag-lab ARGS``, the server (``$SERVER_PID``) stopped
+as the second document is embedded."""
+
+
+@pytest.mark.server
+def test_a_stopped_server_is_given_up_on_after_the_wait(own_server, run, tmp_path, monkeypatch):
+    """Medium: a server stopped mid-index. Each call of the client waits a bounded time
+    (here 1 s), then the command says so in one line, exit 2."""
+    from fakes import GOOD, write
+
+    server, pid = own_server
+    monkeypatch.setattr("rag_lab.app.store.milvus.connection.CALL_SECONDS", 1.0)
+    _rival(monkeypatch, lambda: os.kill(pid, signal.SIGSTOP))
+    uri = f"{server}#given_up"
+    try:
+        status, out, err = run("index", write(tmp_path / "docs", dict(GOOD)), "--store", uri)
+    finally:
+        os.kill(pid, signal.SIGCONT)
+    assert status == exits.ERROR, (out, err)
+    assert err == (
+        f"rag-lab index: the Milvus server at {uri} did not answer within 1 s; check that the "
+        "server runs, and its address and port\n"
+    )
+
+
+@pytest.mark.server
+def test_sigterm_ends_a_writer_whose_server_stopped(own_server, tmp_path):
+    """Medium: SIGTERM while the server does not answer. The writer unwinds as after Ctrl-C,
+    its clean-up (which would wait for the server) cut short after
+    :data:`~rag_lab.app.terminal.GRACE_SECONDS`: exit 143 within a few seconds, one line."""
+    from fakes import GOOD, write
+
+    from rag_lab.app.terminal import GRACE_SECONDS
+
+    server, pid = own_server
+    docs = write(tmp_path / "docs", dict(GOOD))
+    env = {
+        **os.environ,
+        "PYTHONPATH": f"{paths.ROOT}{os.pathsep}{paths.ROOT / 'tests'}",
+        "SERVER_PID": str(pid),
+    }
+    argv = [sys.executable, "-c", STOPPED_MID_INDEX, "index", str(docs), "--store", f"{server}#t"]
+    proc = subprocess.Popen(
+        argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    try:
+        assert "stopped\n" in iter(proc.stdout.readline, "")  # after its "indexing …" line
+        time.sleep(1.0)  # the writer now waits for the server
+        began = time.monotonic()
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=GRACE_SECONDS + 10)
+        took = time.monotonic() - began
+    finally:
+        proc.kill()
+        os.kill(pid, signal.SIGCONT)
+    assert proc.returncode == exits.TERMINATED, err
+    assert took < GRACE_SECONDS + 3, took
+    assert err.startswith(
+        "rag-lab index: terminated (SIGTERM), its clean-up cut short; the index is consistent"
+    ), err
+    assert err.count("\n") == 1, err
