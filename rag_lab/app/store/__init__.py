@@ -11,7 +11,8 @@
   server) at a :class:`MilvusLocation`, with the engine's own (approximate) search.
 - ``identify``: :func:`inspect_file`, is a file a rag-lab index, read before anything is
   written (a file that is not ours is never touched).
-- ``lock``: :func:`writer_lock`, one writer at a time (readers open read-only).
+- ``lock``: :func:`writer_lock`, one writer at a time (readers open read-only); the one
+  bounded wait; a process's private temporary folder.
 - ``errors``: what can be wrong with an index file, as facts (:class:`StoreError` and its
   subclasses): what and where, never a command or an option, which are the caller's words.
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
@@ -40,8 +40,8 @@ from rag_lab.chunking import Chunk
 if TYPE_CHECKING:
     from rag_lab.app.store.milvus.store import MilvusStore
 
-FAIL_BATCH = 1_000
-"""Failed documents recorded per step of :meth:`Writes.fail`."""
+BATCH = 1_000
+"""Documents failed or removed per step (:meth:`Writes._without_chunks`)."""
 _UNREAD = object()
 """A write not known without reading its document's record (:meth:`MilvusStore._settle`)."""
 
@@ -70,30 +70,12 @@ class Writes:
             self._settle(write, data, live)
 
     def fail(self, failed: Sequence[DocumentRecord]) -> None:
-        """Record each of ``failed`` and drop its chunks, :data:`FAIL_BATCH` at a time, each
-        batch by the steps :meth:`_without_chunks` takes for one document, one call of the
-        client per step: a pending row per document naming its old write, the records (the
-        commit), then the old writes' chunks and the pending rows deleted."""
-        for at in range(0, len(failed), FAIL_BATCH):
-            batch = failed[at : at + FAIL_BATCH]
-            keys = [doc_key(r.id) for r in batch]
-            held = self._client.get(self._records, ids=keys, output_fields=["value"], **self._read)
-            live = {r["key"]: json.loads(r["value"]).get("write") for r in held}
-            pending = {
-                f"pending:{uuid.uuid4().hex}": (r.id, live.get(k))
-                for r, k in zip(batch, keys, strict=True)
-            }
-            self._upsert_rows(
-                [
-                    (key, json.dumps({"doc": doc, "writes": [w] if w else []}))
-                    for key, (doc, w) in pending.items()
-                ]
-            )
-            self._upsert_rows([(doc_key(r.id), json.dumps(record_json(r, None))) for r in batch])
-            old = [w for _, w in pending.values() if w]
-            if old and self._dimensions is not None:
-                self._client.delete(self._chunks, filter=f"write in {json.dumps(old)}")
-            self._client.delete(self._records, ids=list(pending))
+        records = {r.id: json.dumps(record_json(r, None)) for r in failed}
+
+        def commit(ids: Sequence[str]) -> None:
+            self._upsert_rows([(doc_key(i), records[i]) for i in ids])
+
+        self._without_chunks(list(records), commit)
 
     def set_status(self, doc_ids: Sequence[str], status: Status) -> None:
         rows = self._rows("doc:")
@@ -104,9 +86,10 @@ class Writes:
                 self._upsert(doc_key(doc_id), json.dumps(data))
 
     def remove(self, doc_ids: Sequence[str]) -> None:
-        for doc_id in doc_ids:
-            key = doc_key(doc_id)
-            self._without_chunks(doc_id, lambda k=key: self._client.delete(self._records, ids=[k]))
+        def commit(ids: Sequence[str]) -> None:
+            self._client.delete(self._records, ids=[doc_key(i) for i in ids])
+
+        self._without_chunks(doc_ids, commit)
 
     # --- rows ---------------------------------------------------------------------------
 
@@ -141,17 +124,26 @@ class Writes:
         if write is not None and self._dimensions is not None:
             self._client.delete(self._chunks, filter=f'write == "{write}"')
 
-    def _without_chunks(self, doc_id: str, commit) -> None:
-        """``commit`` (a record change that leaves ``doc_id`` no chunks), then its old chunks
-        deleted, under a pending row so that a killed process leaves only orphans."""
-        write = uuid.uuid4().hex
-        data = self._pending(write, doc_id, [self._live_write(doc_id)])
-        live: object = _UNREAD
-        try:
-            commit()
-            live = None
-        finally:
-            self._settle(write, data, live)
+    def _without_chunks(self, doc_ids: Sequence[str], commit: Callable) -> None:
+        """``commit(ids)`` (a change of their records that leaves them no chunks), then their
+        old chunks deleted, under pending rows so that a killed process leaves only orphans;
+        :data:`BATCH` documents at a time, one call of the client per step: a pending row per
+        document naming its old write, the commit, the old writes' chunks and the pending
+        rows deleted."""
+        for at in range(0, len(doc_ids), BATCH):
+            ids = doc_ids[at : at + BATCH]
+            keys = [doc_key(i) for i in ids]
+            rows = self._client.get(self._records, ids=keys, output_fields=["value"], **self._read)
+            live = {r["key"]: json.loads(r["value"]).get("write") for r in rows}
+            old = {i: live.get(doc_key(i)) for i in ids}
+            pending = {f"pending:{uuid.uuid4().hex}": i for i in ids}
+            data = {k: {"doc": i, "writes": [old[i]] if old[i] else []} for k, i in pending.items()}
+            self._upsert_rows([(k, json.dumps(d)) for k, d in data.items()])
+            commit(ids)
+            writes = [w for w in old.values() if w]
+            if writes and self._dimensions is not None:
+                self._client.delete(self._chunks, filter=f"write in {json.dumps(writes)}")
+            self._client.delete(self._records, ids=list(pending))
 
     def _settle(self, write: str, data: dict | None = None, live: object = _UNREAD) -> None:
         """Delete the chunks of the pending ``write``'s writes that its document's record
