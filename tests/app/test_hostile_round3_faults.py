@@ -16,6 +16,7 @@ import contextlib
 import errno
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -126,6 +127,16 @@ def a_rebuild_killed(*where: str):
         assert done.returncode == -signal.SIGKILL, done.stderr
 
     return setup
+
+
+def a_rebuild_running(run, docs, path, tmp_path, monkeypatch, stack):
+    """The three files indexed; then a rebuild in progress: its fresh file beside the index,
+    the writer lock held."""
+    from rag_lab.app.store import writer_lock
+
+    indexed(run, docs, path, tmp_path, monkeypatch, stack)
+    stack.enter_context(writer_lock(path))
+    shutil.copy(path, f"{path}.rebuild")
 
 
 def beside_the_index(tmp_path: Path) -> str:
@@ -290,6 +301,7 @@ CASES = [
     ("evaluate, the comparison's rename refused", a_rename_refused, [*EVALUATE, "--baseline", "{tmp}/base.json"], 2, "{tmp}/r/regression.md: Read-only file system", (the_report, "figures, report.json, report.md")),
     # low: what a killed writer left: reported by status --check, removed by the next writer
     ("status --check, a SQLite rebuild killed", a_rebuild_killed(), ["status", "--check"], 2, "index.sqlite.rebuild: left by a rebuild that stopped (the next index or retry removes it)", "3 indexed, 0 failed"),
+    ("status --check while a rebuild runs", a_rebuild_running, ["status", "--check"], 0, "index {tmp}/index.sqlite: sound", (beside_the_index, "index.sqlite, index.sqlite.lock, index.sqlite.rebuild; in $TMPDIR: 0")),
     ("index, a SQLite rebuild killed", a_rebuild_killed(), ["index", "{docs}"], 0, "0 indexed, 3 unchanged", (beside_the_index, "index.sqlite, index.sqlite.lock; in $TMPDIR: 0")),
     ("status --check, a Milvus Lite rebuild killed", a_rebuild_killed("--store", "{tmp}/kb.db"), ["status", "--check", "--store", "{tmp}/kb.db"], 2, "Milvus Lite integrity check: collections of generation g", (lite_and_temp, "Milvus Lite: rag_lab: 3 indexed, 0 failed; in $TMPDIR: 0")),
     ("index, a Milvus Lite rebuild killed", a_rebuild_killed("--store", "{tmp}/kb.db"), ["index", "{docs}", "--store", "{tmp}/kb.db"], 0, "0 indexed, 3 unchanged", (lite_and_temp, "Milvus Lite: rag_lab: 3 indexed, 0 failed; in $TMPDIR: 0")),

@@ -65,10 +65,11 @@ def _check(args: argparse.Namespace) -> int:
             held, documents, engine = store.meta("folder"), len(store.documents()), store.engine
     except IndexDamaged as err:
         problems, held, documents, engine = [f"it cannot be read: {err.what}"], None, 0, None
-    if not writer_running(args.index):  # else a rebuild's file may be in progress
+    left = lifecycle.leftovers(args.index)
+    if left and not writer_running(args.index):  # else a rebuild's, in progress
         problems += [
-            f"{left}: left by a rebuild that stopped (the next index or retry removes it)"
-            for left in lifecycle.leftovers(args.index)
+            f"{p}: left by a rebuild that stopped (the next index or retry removes it)"
+            for p in left
         ]
     mend = f"rag-lab index {held or 'DIR'} --rebuild{index_in_command(args.index)}"
     if args.json:
