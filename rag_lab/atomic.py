@@ -3,7 +3,8 @@
 The content is written to a temporary file beside ``dest`` whose name no other writer
 (process or thread) can pick and which never ends like ``dest``, then renamed over it with
 ``os.replace`` (atomic on POSIX and Windows for files on one file system). If writing fails,
-the temporary file is removed and ``dest`` is left as it was. The temporary name keeps at
+the temporary file is removed and ``dest`` is left as it was; an error of the system that
+named the temporary file names ``dest`` (the one a user knows). The temporary name keeps at
 most :data:`NAME_KEPT` bytes of ``dest``'s (:func:`name_kept`), so that it stays within a
 file system's limit on a name (255 bytes) whatever ``dest``'s is.
 
@@ -45,6 +46,10 @@ def write_atomically(dest: Path, write: Callable[[Path], object]) -> Path:
     try:
         write(tmp)
         os.replace(tmp, dest)
+    except OSError as err:  # the system names the temporary file: name the one asked for
+        if err.filename is None or os.fspath(err.filename) != os.fspath(tmp):
+            raise
+        raise OSError(err.errno, err.strerror, str(dest)) from None
     finally:
         tmp.unlink(missing_ok=True)
     return dest

@@ -4,20 +4,15 @@ Each fills the parser of its subcommand: its description, the shared ``--debug``
 ``--index`` for the commands that read an index), then its own arguments, checked as
 they are parsed (:mod:`rag_lab.app.values`), so that a bad
 value is argparse's one-line refusal (exit 2) before anything runs. The command line
-(:mod:`rag_lab.app.cli`) assembles them and runs the commands.
+(:mod:`rag_lab.app.cli`) makes the root parser, assembles them and runs the commands.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
-import sys
 import textwrap
-from collections.abc import Sequence
 from pathlib import Path
-from typing import NoReturn
 
-from rag_lab import __version__
 from rag_lab.app import index
 from rag_lab.app.values import confidence, cost, count, cutoff, fraction, positive, store_uri
 from rag_lab.chunking import STRATEGIES
@@ -26,72 +21,15 @@ from rag_lab.models.encoder import BACKENDS, DEFAULT_ENCODER, ENCODERS
 from rag_lab.sources import folder
 from rag_lab.sources.pdf import document as pdf
 
-DESCRIPTION = """\
-The lab on your own documents. Index a folder of Markdown, plain-text and PDF files into a
-stamped index, ask it questions (cited sources, or an honest refusal), and measure
-chunking, retrieval and the refusal gate against a question file of the lab's schema.
-"""
-
-EPILOG = f"""\
-the three steps:
-  rag-lab index docs/                          chunk, embed and store every file
-  rag-lab ask "how do I rotate the API key?"   the sources that answer, or NO ANSWER
-  rag-lab evaluate --corpus docs/ --questions questions.yaml
-
-The index is --index PATH (default ${index.INDEX_ENV}, else {index.DEFAULT_PATH}).
-Exit status: 0 done; 1 some documents failed to index (the others are searchable);
-2 bad input or environment (one line says what, where and what to do), or an index that
-cannot be searched; 3 evaluate --baseline: the gate failed against the baseline;
-130 interrupted, 143 SIGTERM (the index stays consistent: run again to resume);
-141 stdout's reader went away (| head: the work is kept, the rest of the output dropped).
-"""
-
-_DEBUG = "show the Python traceback of an error (for reporting a bug)"
+DEBUG = "show the Python traceback of an error (for reporting a bug)"
 _JSON = (
     "print JSON instead of text; an error is then also a JSON object on stdout, "
     '{"error": the line said on stderr, "exit_status": N}'
 )
-
-
 _ONNX_ONLY = (
     "paraphrase-MiniLM-L3-v2 (3 layers, a 128 word-piece window; pip install "
     "'rag_lab[paraphrase]') runs on the onnx backend only"
 )
-
-
-def json_error(message: str, status: int) -> str:
-    """What a command given ``--json`` prints on stdout when it fails, besides its one line
-    on stderr: ``{"error": <that line's words>, "exit_status": <its exit status>}``, so that
-    a program reading stdout always gets one JSON object."""
-    return json.dumps({"error": message, "exit_status": status})
-
-
-class Parser(argparse.ArgumentParser):
-    """argparse's parser; with ``--json`` among the arguments, its refusal (exit 2) is also
-    :func:`json_error` on stdout, as every other error of a ``--json`` command is."""
-
-    def parse_known_args(self, args: Sequence[str] | None = None, namespace=None):
-        given = list(sys.argv[1:] if args is None else args)
-        self._json = "--json" in given[: given.index("--")] if "--" in given else "--json" in given
-        return super().parse_known_args(args, namespace)
-
-    def error(self, message: str) -> NoReturn:
-        if getattr(self, "_json", False):
-            print(json_error(message, 2))
-        super().error(message)
-
-
-def root_parser() -> argparse.ArgumentParser:
-    """``rag-lab`` itself: its description, the three steps, ``--version`` and ``--debug``."""
-    parser = Parser(
-        prog="rag-lab",
-        description=DESCRIPTION,
-        epilog=EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    parser.add_argument("--version", action="version", version=f"rag-lab {__version__}")
-    parser.add_argument("--debug", action="store_true", help=_DEBUG)
-    return parser
 
 
 def define_index_args(parser: argparse.ArgumentParser) -> None:
@@ -455,7 +393,7 @@ def define_questions_args(parser: argparse.ArgumentParser) -> None:
 def _define_shared_args(parser: argparse.ArgumentParser, *, index_file: bool = True) -> None:
     """``--debug`` on every subcommand; ``--index PATH`` on those that use an index."""
     # SUPPRESS: without it the subcommand's default would overwrite `rag-lab --debug CMD`.
-    parser.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=_DEBUG)
+    parser.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=DEBUG)
     if index_file:
         _define_where(
             parser,

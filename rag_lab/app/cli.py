@@ -1,7 +1,8 @@
 """``rag-lab``: the lab on your own documents, from a folder of Markdown to an evaluation report.
 
-The command: it parses the arguments (:mod:`rag_lab.app.arguments`), runs the subcommand's
-body (:mod:`rag_lab.app.commands`) and words what went wrong.
+The command: its root parser (:func:`root_parser`) with each subcommand's arguments
+(:mod:`rag_lab.app.arguments`), the subcommand's body (:mod:`rag_lab.app.commands`) run,
+and what went wrong worded.
 
 One error discipline: the package raises facts (:mod:`rag_lab.errors`), and this module
 words them, one line each on stderr saying what, where and what to do (the commands and
@@ -9,7 +10,7 @@ options to type are named here, and in the command bodies' own refusals);
 :data:`~rag_lab.app.exits.EXIT_STATUS` maps them to exit statuses (:mod:`rag_lab.app.exits`
 says what each means). No traceback reaches the user unless ``--debug``. Under ``--json`` an
 error is also one JSON object on stdout, ``{"error": <the words said on stderr>,
-"exit_status": N}`` (:func:`~rag_lab.app.arguments.json_error`), argparse's refusals
+"exit_status": N}`` (:func:`json_error`), argparse's refusals
 included, so a program reading stdout always gets JSON. Output is written in whatever
 encoding stdout has, characters it cannot encode as ``\\uXXXX``.
 """
@@ -17,11 +18,13 @@ encoding stdout has, characters it cannot encode as ``\\uXXXX``.
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import traceback
 from collections.abc import Sequence
+from typing import NoReturn
 
-from rag_lab import environ
+from rag_lab import __version__, environ
 from rag_lab.app import arguments, lifecycle, terminal, values
 from rag_lab.app.commands.ask import run_ask
 from rag_lab.app.commands.evaluate import run_evaluate
@@ -30,6 +33,8 @@ from rag_lab.app.commands.questions import run_questions
 from rag_lab.app.commands.status import run_status
 from rag_lab.app.exits import CLOSED, TERMINATED, exit_status, nearest
 from rag_lab.app.index import (
+    DEFAULT_PATH,
+    INDEX_ENV,
     BackendMismatch,
     DamagedMeta,
     EmptyIndexError,
@@ -40,7 +45,9 @@ from rag_lab.app.index import (
 )
 from rag_lab.app.ingest import OtherFolder
 from rag_lab.app.store import (
+    DiskFull,
     IndexBusy,
+    IndexContended,
     IndexDamaged,
     IndexInaccessible,
     IndexLocked,
@@ -71,7 +78,8 @@ def _main(argv: Sequence[str] | None) -> int:
         args.index = args.store
     elif getattr(args, "index", None) is not None:  # a link's target: a rebuild keeps the link
         args.index = lifecycle.index_file(args.index)
-    with terminal.sigterm_as_interrupt() as signalled:
+    cut_short = _interrupted(args.command, "terminated (SIGTERM), its clean-up cut short")
+    with terminal.sigterm_as_interrupt(f"rag-lab {args.command}: {cut_short}") as signalled:
         try:
             environ.check()
             status = args.run(args)
@@ -89,7 +97,7 @@ def _main(argv: Sequence[str] | None) -> int:
 
 
 def _say(err: BaseException, args: argparse.Namespace, signalled: list[int], status: int) -> None:
-    """The error's lines on stderr; with ``--json``, also :func:`~.arguments.json_error`
+    """The error's lines on stderr; with ``--json``, also :func:`json_error`
     on stdout (the same words)."""
     if isinstance(err, KeyboardInterrupt):
         lines = [_interrupted(args.command, "terminated (SIGTERM)" if signalled else "interrupted")]
@@ -102,7 +110,7 @@ def _say(err: BaseException, args: argparse.Namespace, signalled: list[int], sta
         terminal.silence(sys.stderr)
     if getattr(args, "json", False):
         try:
-            print(arguments.json_error("\n".join(lines), status), flush=True)
+            print(json_error("\n".join(lines), status), flush=True)
         except BrokenPipeError:
             terminal.silence(sys.stdout)
 
@@ -144,6 +152,10 @@ _ADVICE: dict[type[RagLabError], str] = {
     ),
     IndexReadOnly: "; make it writable, or choose {another}",
     IndexInaccessible: "; check the disk and its permissions",
+    DiskFull: "; free space on it, then run the same command again",
+    IndexContended: (
+        "; run one writer per index name at a time, and this command again when the other is done"
+    ),
     UnknownBackend: "; rebuild it: rag-lab index {folder} --rebuild{where}",
     OnnxOnly: "; leave out --backend (it is then onnx), or choose another --encoder",
     lifecycle.IndexNameTooLong: "; choose a shorter name: --index PATH",
@@ -172,6 +184,8 @@ def _problems(err: BaseException, args: argparse.Namespace) -> list[str]:
         return [_mismatch(err, args)]
     if isinstance(err, RagLabError):
         return [_one_line(err) + _advice(err, args)]
+    if isinstance(err, MemoryError):
+        return [_out_of_memory(err)]
     if isinstance(err, OSError):
         where = f"{err.filename}: " if err.filename else ""
         return [f"{where}{err.strerror or err}"]
@@ -223,11 +237,82 @@ def _mismatch(err: BackendMismatch, args: argparse.Namespace) -> str:
     )
 
 
+def _out_of_memory(err: MemoryError) -> str:
+    """A process that ran out of memory: what it was doing, if known, and its limit on
+    address space (``ulimit -v``), if it has one."""
+    import resource
+
+    soft = resource.getrlimit(resource.RLIMIT_AS)[0]
+    what = f" ({_one_line(err)})" if str(err) else ""
+    limit = (
+        ""
+        if soft == resource.RLIM_INFINITY
+        else f": this process may use {soft // 2**20:,} MiB of address space (ulimit -v)"
+    )
+    return f"out of memory{what}{limit}; raise the limit or free memory, then run again"
+
+
 def _one_line(err: BaseException) -> str:
     return " ".join(str(err).split())
 
 
 # --- the parser -----------------------------------------------------------------------
+
+DESCRIPTION = """\
+The lab on your own documents. Index a folder of Markdown, plain-text and PDF files into a
+stamped index, ask it questions (cited sources, or an honest refusal), and measure
+chunking, retrieval and the refusal gate against a question file of the lab's schema.
+"""
+
+EPILOG = f"""\
+the three steps:
+  rag-lab index docs/                          chunk, embed and store every file
+  rag-lab ask "how do I rotate the API key?"   the sources that answer, or NO ANSWER
+  rag-lab evaluate --corpus docs/ --questions questions.yaml
+
+The index is --index PATH (default ${INDEX_ENV}, else {DEFAULT_PATH}).
+Exit status: 0 done; 1 some documents failed to index (the others are searchable);
+2 bad input or environment (one line says what, where and what to do), or an index that
+cannot be searched; 3 evaluate --baseline: the gate failed against the baseline;
+130 interrupted, 143 SIGTERM (the index stays consistent: run again to resume);
+141 stdout's reader went away (| head: the work is kept, the rest of the output dropped).
+"""
+
+
+def json_error(message: str, status: int) -> str:
+    """What a command given ``--json`` prints on stdout when it fails, besides its one line
+    on stderr: ``{"error": <that line's words>, "exit_status": <its exit status>}``, so that
+    a program reading stdout always gets one JSON object."""
+    return json.dumps({"error": message, "exit_status": status})
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse's parser; with ``--json`` among the arguments, its refusal (exit 2) is also
+    :func:`json_error` on stdout, as every other error of a ``--json`` command is."""
+
+    def parse_known_args(self, args: Sequence[str] | None = None, namespace=None):
+        given = list(sys.argv[1:] if args is None else args)
+        self._json = "--json" in given[: given.index("--")] if "--" in given else "--json" in given
+        return super().parse_known_args(args, namespace)
+
+    def error(self, message: str) -> NoReturn:
+        if getattr(self, "_json", False):
+            print(json_error(message, 2))
+        super().error(message)
+
+
+def root_parser() -> argparse.ArgumentParser:
+    """``rag-lab`` itself: its description, the three steps, ``--version`` and ``--debug``."""
+    parser = Parser(
+        prog="rag-lab",
+        description=DESCRIPTION,
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"rag-lab {__version__}")
+    parser.add_argument("--debug", action="store_true", help=arguments.DEBUG)
+    return parser
+
 
 _RUN = {
     "index": run_index,
@@ -242,7 +327,7 @@ _RUN = {
 
 def _parser() -> argparse.ArgumentParser:
     """``rag-lab`` and its subcommands, each with its summary, arguments and body."""
-    parser = arguments.root_parser()
+    parser = root_parser()
     commands = parser.add_subparsers(
         dest="command", required=True, metavar="COMMAND", title="commands"
     )

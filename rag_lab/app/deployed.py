@@ -19,6 +19,7 @@ the top ``k`` chunks of the ranking, whatever their own distances.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import os
@@ -249,3 +250,21 @@ def corpus_match(store: Store, folder: str | os.PathLike) -> CorpusMatch:
     return CorpusMatch(
         len(held), same, len(both) - same, len(held.keys() - both), len(files.keys() - both)
     )
+
+
+def contents(store: Store) -> dict[str, object]:
+    """What a built index holds, as stamps: its documents (searchable, failed), their chunks,
+    and a sha256 over every document's id, file digest, status and chunk count, so that two
+    reports are said to have the same stamps only when their indexes hold the same."""
+    records = sorted(store.documents(), key=lambda r: r.id)
+    digest = hashlib.sha256()
+    for r in records:
+        digest.update(json.dumps([r.id, r.sha256, r.status.value, r.chunk_count]).encode())
+        digest.update(b"\n")
+    served = [r for r in records if r.status is not Status.FAILED]
+    return {
+        "index documents": len(served),
+        "index failed": len(records) - len(served),
+        "index chunks": sum(r.chunk_count or 0 for r in served),
+        "index sha256": digest.hexdigest(),
+    }

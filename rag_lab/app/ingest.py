@@ -20,6 +20,7 @@ deliberate step that :func:`rag_lab.app.index.retriever` insists on.
 Each document is written in its own transaction (:meth:`rag_lab.app.store.Store.replacing`):
 chunks go in batch by batch as they are embedded and the chunk count is recorded when the
 last one is in; an exception or a killed process in between leaves the previous state.
+Failed documents are recorded together, a thousand per transaction.
 Errors that are not the file's fault (the encoder, the database) are not turned into a
 ``failed`` state: they stop the run, and running it again resumes.
 
@@ -64,6 +65,8 @@ from rag_lab.sources.pdf.document import PdfDocument
 
 WRITE_BATCH = 64
 """Chunks embedded and written per step within a document's transaction."""
+FAIL_BATCH = 1_000
+"""Failed documents recorded per transaction (:class:`_Failures`)."""
 
 
 @dataclass(frozen=True)
@@ -153,11 +156,13 @@ def index_folder(
     record_pdf_options(store, options)
     version = pipeline_version or deployed.pipeline_version(strategy)
     report = _ingest(found.sources, store, encoder, (strategy, version), rebuild, progress, options)
+    failures = _Failures(store)
     for r in records:
         why = unseen.get(r.id)
         if why is not None:
-            _fail(store, r, r.id, r.path, None, why)
+            failures.add(r, r.id, r.path, None, why)
             report.failed[r.id] = why
+    failures.flush()
     store.remove(gone)
     return dataclasses.replace(
         report, removed=gone, not_followed=found.skipped, other=dict(found.other)
@@ -241,6 +246,7 @@ def _ingest(
     cut: dict[str, int] = {}
     warned: dict[str, tuple[str, ...]] = {}
     renamed: dict[str, str] = {}
+    failures = _Failures(store)
     for source in track(sources, "indexing", "file", show=progress):
         prev = previous.get(source.id)
         # A file renamed to the same id (a.md → a.txt) is another file: read as its suffix
@@ -268,7 +274,7 @@ def _ingest(
             if not chunks:
                 raise Unreadable("nothing to index: no text outside headings", digest)
         except Unreadable as err:
-            _fail(store, prev, source.id, source.path, err.sha256, err.reason)
+            failures.add(prev, source.id, source.path, err.sha256, err.reason)
             failed[source.id] = err.reason
             continue
         try:  # a document past the store's limits fails alone, left as it was
@@ -281,7 +287,7 @@ def _ingest(
                     source.path, digest, doc.title, current, reading=got.reading, pages=pages
                 )
         except DocumentTooLarge as err:
-            _fail(store, prev, source.id, source.path, digest, err.reason)
+            failures.add(prev, source.id, source.path, digest, err.reason)
             failed[source.id] = err.reason
             continue
         indexed.append(source.id)
@@ -293,6 +299,7 @@ def _ingest(
             cut[source.id] = bounded.cut
         if got.warnings:
             warned[source.id] = got.warnings
+    failures.flush()
     return IngestReport(
         indexed,
         skipped,
@@ -306,21 +313,38 @@ def _ingest(
     )
 
 
-def _fail(
-    store: Store,
-    prev: DocumentRecord | None,
-    doc_id: str,
-    path: str,
-    sha256: str | None,
-    reason: str,
-) -> None:
-    """Record that document ``doc_id`` (at ``path``) failed; one whose record ``prev`` says it
-    failed already, its file, bytes and reason the same, is left as it is: a folder of
-    failed files is not rewritten on every run."""
-    held = prev is not None and prev.status is Status.FAILED
-    if held and (prev.path, prev.sha256, prev.reason) == (path, sha256, reason):
-        return
-    store.fail(doc_id, path, sha256, reason)
+class _Failures:
+    """The documents of a run that failed, recorded :data:`FAIL_BATCH` at a time
+    (:meth:`~rag_lab.app.store.Store.fail`: one transaction each), not one by one: a folder
+    of 20,000 empty files is one write, not 20,000. One whose record says it failed already,
+    its file, bytes and reason the same, is left as it is: a folder of failed files is not
+    rewritten on every run. What a run stopped before :meth:`flush` did not record, the next
+    run finds failed again."""
+
+    def __init__(self, store: Store) -> None:
+        self._store = store
+        self._pending: list[DocumentRecord] = []
+
+    def add(
+        self,
+        prev: DocumentRecord | None,
+        doc_id: str,
+        path: str,
+        sha256: str | None,
+        reason: str,
+    ) -> None:
+        """Document ``doc_id`` (at ``path``; ``prev`` its record, if any) failed."""
+        held = prev is not None and prev.status is Status.FAILED
+        if held and (prev.path, prev.sha256, prev.reason) == (path, sha256, reason):
+            return
+        self._pending.append(DocumentRecord.failure(doc_id, path, sha256, reason))
+        if len(self._pending) >= FAIL_BATCH:
+            self.flush()
+
+    def flush(self) -> None:
+        if self._pending:
+            self._store.fail(self._pending)
+            self._pending = []
 
 
 def _settle(store: Store, prev: DocumentRecord, current: Stamp, rebuild: bool) -> str | None:

@@ -169,7 +169,19 @@ def writer(path: Location, *, create: bool = True) -> Iterator[None]:
         raise IndexMissing(path)
     check_writable(path)
     with writer_lock(path, lock_seconds(BUSY_SECONDS)):
+        for left in leftovers(path):  # no rebuild runs: this process holds the lock
+            left.unlink(missing_ok=True)
         yield
+
+
+def leftovers(path: Location) -> list[Path]:
+    """What a rebuild killed before it could clean up (``kill -9``, a power cut) left beside
+    a SQLite index: its fresh file and that file's journal. The next writer removes them
+    (:func:`writer`); while a writer holds the lock they may be its own, in progress."""
+    if isinstance(path, MilvusLocation):
+        return []  # a stopped rebuild's generation: the next writer drops it (MilvusStore)
+    fresh = path.with_name(path.name + REBUILD_SUFFIX)
+    return [p for p in (fresh, Path(f"{fresh}-journal")) if p.exists()]
 
 
 @contextmanager

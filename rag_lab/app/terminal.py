@@ -4,7 +4,8 @@ Everything printed passes one filter, :func:`~rag_lab.text.terminal_safe` (a fil
 folder's, a baseline's stamps: an escape sequence in them is shown, never acted on); output
 is written in whatever encoding stdout has; a stream whose reader went away
 (``| head``) is pointed at /dev/null so the rest goes nowhere quietly; SIGTERM (what
-``kill``, ``timeout``, systemd and containers send) unwinds as Ctrl-C does.
+``kill``, ``timeout``, systemd and containers send) unwinds as Ctrl-C does, within a few
+seconds whatever it waits for.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import contextlib
 import os
 import signal
 import sys
+import threading
 from collections.abc import Iterable, Iterator
 from typing import TextIO
 
@@ -60,17 +62,29 @@ def encode_what_streams_accept() -> None:
             stream.reconfigure(errors="backslashreplace")
 
 
+GRACE_SECONDS = 5.0
+"""How long the unwinding after SIGTERM may take before the process ends regardless."""
+
+
 @contextlib.contextmanager
-def sigterm_as_interrupt() -> Iterator[list[int]]:
+def sigterm_as_interrupt(last_words: str = "") -> Iterator[list[int]]:
     """Inside, SIGTERM raises KeyboardInterrupt, so it unwinds as Ctrl-C does (the index
     stays consistent, temporary files are removed); yields the signals received. A second
-    SIGTERM while the first unwinds is ignored, so the clean-up runs to its end."""
+    SIGTERM while the first unwinds is ignored, so the clean-up runs to its end, but for
+    :data:`GRACE_SECONDS` at most: a clean-up that waits longer (for a stopped server, or
+    an engine short of memory) is cut short, ``last_words`` written on stderr and the
+    process ended with status 143, as ``kill -9`` would end it (which the index survives:
+    each document is written whole or not at all)."""
     received: list[int] = []
+    grace: list[threading.Timer] = []
 
     def interrupt(signum: int, frame: object) -> None:
         if received:
             return
         received.append(signum)
+        grace.append(threading.Timer(GRACE_SECONDS, _end, (last_words, 128 + signum)))
+        grace[0].daemon = True
+        grace[0].start()
         raise KeyboardInterrupt
 
     try:
@@ -82,6 +96,16 @@ def sigterm_as_interrupt() -> Iterator[list[int]]:
         yield received
     finally:
         signal.signal(signal.SIGTERM, before)
+        for timer in grace:  # unwound in time
+            timer.cancel()
+
+
+def _end(last_words: str, status: int) -> None:
+    """End the process now, ``last_words`` on stderr (written to the descriptor: the main
+    thread may hold the stream's lock)."""
+    with contextlib.suppress(OSError):
+        os.write(2, (terminal_safe(last_words) + "\n").encode("utf-8", "backslashreplace"))
+    os._exit(status)
 
 
 def silence(stream: object) -> None:

@@ -153,6 +153,7 @@ def session_options(threads: int | None):
     import onnxruntime as ort
 
     options = ort.SessionOptions()
+    options.log_severity_level = 4  # its errors are raised; its log would reach stderr raw
     threads = threads or environ.threads()
     if threads:
         options.intra_op_num_threads = threads
@@ -192,7 +193,8 @@ def _session(backend: str, root: Path | None, path: Path, options) -> tuple[obje
     """An ONNX Runtime session on the graph at ``path``; and, when that graph does not load,
     where it was exported again (else None). A graph in the cache that does not load (cut
     short, overwritten) is a damaged entry, computed again like any other with one warning,
-    not a reason to stop."""
+    not a reason to stop; one that this process lacks the memory to load is not damaged
+    (:class:`MemoryError`, the graph kept)."""
     import onnxruntime as ort
 
     def load(graph: Path):
@@ -202,6 +204,8 @@ def _session(backend: str, root: Path | None, path: Path, options) -> tuple[obje
         return load(path), None
     except Exception as err:  # ONNX Runtime's errors derive from Exception alone
         why = " ".join(str(err).split())
+        if "bad_alloc" in why:  # a sound graph that this process has no memory for
+            raise MemoryError(f"loading the ONNX graph {path}: {why}") from None
         paths.warn_cache(
             path,
             f"the ONNX graph {path} in the cache does not load ({why}); exporting it again "

@@ -30,7 +30,7 @@ from test_hostile_round2_pipes import (
 
 from rag_lab.app import exits
 from rag_lab.app.index import open_index
-from rag_lab.app.store import MilvusLocation, SQLiteStore
+from rag_lab.app.store import DocumentRecord, MilvusLocation, SQLiteStore
 from rag_lab.atomic import write_atomically
 from rag_lab.sources import folder as folder_module
 
@@ -117,7 +117,9 @@ def an_index_that_read_itself(run, docs, path, tmp_path, monkeypatch):
     """``docs/idx.txt``, indexed by a version that read it too: it holds itself, failed."""
     assert run("index", docs, "--index", docs / "idx.txt")[0] == exits.OK
     with SQLiteStore(docs / "idx.txt") as store:
-        store.fail("idx", "idx.txt", None, "binary: a NUL byte at byte 15")
+        store.fail(
+            [DocumentRecord.failure("idx", "idx.txt", None, "binary: a NUL byte at byte 15")]
+        )
 
 
 def pdf_options_of(value: str):

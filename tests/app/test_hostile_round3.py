@@ -578,7 +578,9 @@ def test_milvus_lite_under_a_tmpdir_too_long_for_a_socket_is_one_reason(tmp_path
     long = tmp_path / ("t" * 110)
     long.mkdir()
     monkeypatch.setattr(tempfile, "tempdir", str(long))
-    with pytest.raises(IndexInaccessible, match=r"107 bytes.*TMPDIR"):
+    with pytest.raises(IndexInaccessible, match=r"107 bytes.*TMPDIR") as refused:
         connection.connect(MilvusLocation.parse(str(tmp_path / "kb.db")), create=True)
+    assert f"$TMPDIR ({long})" in str(refused.value)  # named: the user's, not our folder's
+    assert "rag-lab-milvus-" not in str(refused.value)
     assert list(long.iterdir()) == []
     assert str(tmp_path / "kb.db") not in connection._LITE

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from rag_lab.app import index
-from rag_lab.app.store import SQLiteStore, Stamp, Status, StoreError
+from rag_lab.app.store import DocumentRecord, SQLiteStore, Stamp, Status, StoreError
 from rag_lab.chunking import Chunk
 from rag_lab.models.minilm import Fingerprint
 
@@ -121,7 +121,7 @@ def test_a_killed_process_mid_document_leaves_the_previous_state(store, tmp_path
 
 def test_a_failure_drops_the_chunks_and_keeps_the_reason(store):
     put(store, "d", 2)
-    store.fail("d", "d.md", None, "unreadable: Permission denied")
+    store.fail([DocumentRecord.failure("d", "d.md", None, "unreadable: Permission denied")])
     record = store.document("d")
     assert (record.status, record.reason, record.stamp, record.chunk_count) == (
         Status.FAILED,
@@ -178,7 +178,7 @@ def test_the_retriever_searches_stored_vectors_nearest_first(store):
 def test_failed_documents_do_not_block_a_search(store):
     encoder = FixedEncoder({"q": [1, 0]})
     put(store, "d", 1, current_for(encoder))
-    store.fail("bad", "bad.md", "sha", "empty file")
+    store.fail([DocumentRecord.failure("bad", "bad.md", "sha", "empty file")])
     assert [h.chunk.id for h in index.retriever(store, encoder, "p1").nearest("q", 4)] == ["d#0"]
 
 
@@ -208,7 +208,7 @@ def test_a_long_stale_list_is_cut(store, monkeypatch):
 
 
 def test_an_empty_index_is_refused(store):
-    store.fail("bad", "bad.md", None, "empty file")
+    store.fail([DocumentRecord.failure("bad", "bad.md", None, "empty file")])
     with pytest.raises(index.EmptyIndexError, match="nothing is indexed yet"):
         index.retriever(store, FixedEncoder({}), "p1")
 
@@ -218,7 +218,7 @@ def test_status_counts_by_the_stamp_of_the_code_asking(store):
     put(store, "a", 2, current_for(encoder, "p1"))
     put(store, "b", 3, current_for(encoder, "p1"))
     put(store, "c", 5, current_for(encoder, "p2"))
-    store.fail("x", "x.txt", None, "binary: a NUL byte at byte 0")
+    store.fail([DocumentRecord.failure("x", "x.txt", None, "binary: a NUL byte at byte 0")])
     st = index.status(store, current_for(encoder, "p1"))
     assert st.counts == {"indexed": 2, "failed": 1, "stale": 1}
     assert st.chunks == 5  # a and b; c is stale, x has none
@@ -242,7 +242,13 @@ def test_the_status_view_fits_a_page_with_real_names(store):
     new = index.current_stamp(encoder.fingerprint, "chunk=E/512/64;embed=minilm;v2")
     put(store, "20-environment-and-distribution-shift", 2, old)
     put(store, "05-autograd", 1, new)
-    store.fail("21-wiki-export", "21-wiki-export.md", None, "not UTF-8: invalid continuation byte")
+    store.fail(
+        [
+            DocumentRecord.failure(
+                "21-wiki-export", "21-wiki-export.md", None, "not UTF-8: invalid continuation byte"
+            )
+        ]
+    )
     store.set_meta("folder", "/home/someone/projects/course-notes/docs")
     text = index.describe(index.status(store, new))
     assert max(map(len, text.splitlines())) <= index.WIDTH

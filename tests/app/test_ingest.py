@@ -327,7 +327,9 @@ def test_an_unchanged_failed_file_is_not_written_again(docs, store, monkeypatch)
     assert len(first.failed) == 51
     written = []
     fail = store.fail
-    monkeypatch.setattr(store, "fail", lambda *a: written.append(a[0]) or fail(*a))
+    monkeypatch.setattr(
+        store, "fail", lambda failed: written.extend(r.id for r in failed) or fail(failed)
+    )
     again = ingest.index_folder(docs, store, HashEncoder(), progress=False)
     assert (len(again.failed), again.skipped, written) == (51, ["a", "b", "sub/c"], [])
     write(docs, {"empty07.md": "# Seven\n"})  # failed still (no text), for another reason

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from rag_lab.app.store import (
+    DiskFull,
     IndexBusy,
     IndexDamaged,
     IndexInaccessible,
@@ -160,7 +161,7 @@ def test_a_second_writer_is_index_busy_naming_the_first(tmp_path):
         (sqlite3.SQLITE_READONLY, IndexReadOnly),
         (sqlite3.SQLITE_READONLY | (4 << 8), IndexReadOnly),  # extended: READONLY_DBMOVED
         (sqlite3.SQLITE_IOERR, IndexInaccessible),
-        (sqlite3.SQLITE_FULL, IndexInaccessible),
+        (sqlite3.SQLITE_FULL, DiskFull),
         (sqlite3.SQLITE_CANTOPEN, IndexInaccessible),
         (sqlite3.SQLITE_CORRUPT, IndexDamaged),
         (sqlite3.SQLITE_NOTADB, IndexDamaged),

@@ -27,7 +27,7 @@ import pytest
 from fakes import GOOD, HashEncoder, index_to_the_end, killed_runs, versioned, write
 
 from rag_lab.app import index
-from rag_lab.app.store import MilvusLocation, MilvusStore, Stamp, Status
+from rag_lab.app.store import DocumentRecord, MilvusLocation, MilvusStore, Stamp, Status
 from rag_lab.chunking import Chunk
 
 pytest.importorskip("pymilvus", reason="the Milvus client (pip install rag-lab[milvus])")
@@ -229,7 +229,7 @@ def test_a_process_killed_mid_document_leaves_the_previous_state(where):
 def test_a_failure_drops_the_chunks_and_keeps_the_reason(where):
     with index.open_index(where) as store:
         put(store, "d", 2)
-        store.fail("d", "d.md", None, "unreadable: Permission denied")
+        store.fail([DocumentRecord.failure("d", "d.md", None, "unreadable: Permission denied")])
         r = store.document("d")
         assert (r.status, r.reason, r.stamp, r.chunk_count) == (
             Status.FAILED,

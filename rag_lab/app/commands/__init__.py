@@ -36,7 +36,8 @@ EXTRAS = {"paraphrase-MiniLM-L3-v2": ("paraphrase", paraphrase_minilm.PACKAGE)}
 
 def encoder_for(name: str, backend: str) -> Encoder:
     """The encoder ``name`` on ``backend``; a missing ONNX Runtime, or the missing package
-    of an encoder's extra (:data:`EXTRAS`), is a usage error, not a crash."""
+    of an encoder's extra (:data:`EXTRAS`), is a usage error, not a crash. A library that is
+    installed but cannot be mapped into memory (``ulimit -v``) is a :class:`MemoryError`."""
     if name in EXTRAS:
         extra, package = EXTRAS[name]
         try:
@@ -51,6 +52,8 @@ def encoder_for(name: str, backend: str) -> Encoder:
             return Encoder(backend=backend)
         return Encoder(name=name, backend=backend)
     except ImportError as err:
+        if "failed to map segment" in str(err):  # dlopen's ENOMEM: installed, no memory
+            raise MemoryError(f"loading {err.name}: {err}") from None
         raise UsageError(
             f"the {backend} backend needs {err.name or 'a package'} ({err}); reinstall "
             "rag_lab (pip install rag_lab: it is a base dependency), or choose another --backend"

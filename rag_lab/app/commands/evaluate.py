@@ -9,9 +9,9 @@ import contextlib
 import errno
 import json
 import os
+import shutil
 import stat
 import sys
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -20,6 +20,8 @@ from rag_lab import paths, progress
 from rag_lab.app import deployed, index, lifecycle
 from rag_lab.app.commands import UsageError, encoder_for, index_encoder
 from rag_lab.app.exits import OK, REGRESSED
+from rag_lab.app.store import Status
+from rag_lab.app.store.lock import private_folder
 from rag_lab.app.values import index_in_command, index_option
 from rag_lab.questions import QuestionsError
 from rag_lab.sources import folder
@@ -32,7 +34,7 @@ if TYPE_CHECKING:
 
 def run_evaluate(args: argparse.Namespace) -> int:
     # Imported here: only `evaluate` needs the evaluation library (and matplotlib).
-    from rag_lab.evaluation import gate_report, regression, report, runner
+    from rag_lab.evaluation import baseline_file, gate_report, regression, report, runner
 
     questions, out = _evaluation_paths(args)
     _check_trec(args)
@@ -40,19 +42,20 @@ def run_evaluate(args: argparse.Namespace) -> int:
     # The baseline is read before minutes of embedding: a wrong path fails at once.
     baseline = None
     if args.baseline is not None:
-        with _baseline_words(regression.BaselineError):
-            baseline = regression.read_report(args.baseline)
+        with _baseline_words(baseline_file.BaselineError):
+            baseline = baseline_file.read_report(args.baseline)
     encoder = None  # a corpus evaluation's: the default unless --encoder (a built index's own)
     if args.encoder is not None and args.index is None:
         encoder = encoder_for(*index.resolve_encoder(args.encoder, None, None))
+    held = None  # a built index's contents, as stamps
     if args.index is not None:  # before the questions are checked against the corpus
-        check_corpus(args)
+        held = check_corpus(args)
     with _read_once(questions) as readable, _writing_into(out):
         if baseline is not None:  # of the kind this run will be: else pairing fails at the end
-            with _baseline_words(regression.BaselineError):
-                regression.require_kind(baseline, _report_kind(readable), args.baseline)
+            with _baseline_words(baseline_file.BaselineError):
+                baseline_file.require_kind(baseline, _report_kind(readable), args.baseline)
         if args.index is not None:
-            evaluation = _evaluate_index(args, readable)
+            evaluation = _evaluate_index(args, readable, held)
             written = report.write(evaluation, out)
         else:
             with progress.on_stderr():
@@ -84,7 +87,7 @@ def run_evaluate(args: argparse.Namespace) -> int:
     if baseline is None:
         return OK
     new = json.loads(written.json.read_text(encoding="utf-8"))
-    with _baseline_words(regression.BaselineError):
+    with _baseline_words(baseline_file.BaselineError):
         compared = regression.compare(
             baseline,
             new,
@@ -144,11 +147,12 @@ def _check_served(args: argparse.Namespace) -> None:
         raise UsageError("--calibrate chooses the cutoff: drop --cutoff, or --calibrate")
 
 
-def _evaluate_index(args: argparse.Namespace, questions: Path) -> Evaluation:
+def _evaluate_index(args: argparse.Namespace, questions: Path, held: dict) -> Evaluation:
     """``evaluate --index/--store``: the question file asked of the built index as ``ask``
     serves it (:func:`rag_lab.evaluation.runner.evaluate_index`): the index's strategy, the
     ``--retriever``, the stored cutoff unless ``--cutoff``; ``--calibrate`` first stores a
-    cutoff calibrated on twins. The corpus only checks the questions."""
+    cutoff calibrated on twins. The corpus only checks the questions; ``held``: what the
+    index holds, as stamps (read with the corpus check, :func:`check_corpus`)."""
     from rag_lab.evaluation import runner
     from rag_lab.questions import load_questions
     from rag_lab.sources.chroma.questions import questions_kind
@@ -175,9 +179,7 @@ def _evaluate_index(args: argparse.Namespace, questions: Path) -> Evaluation:
         cutoff = deployed.resolve_cutoff(given, store)
         encoder = index_encoder(store, args.encoder)
         retriever = deployed.serving(store, encoder, args.retriever, strategy)
-        version = deployed.pipeline_version(strategy)
-        st = index.status(store, index.current_stamp(encoder.fingerprint, version))
-        failed = [r.id for r in st.failed]
+        failed = [r.id for r in store.documents() if r.status is Status.FAILED]
         return runner.evaluate_index(
             docs,
             qset,
@@ -191,42 +193,26 @@ def _evaluate_index(args: argparse.Namespace, questions: Path) -> Evaluation:
             served={
                 "retriever": args.retriever,
                 "cutoff source": cutoff.source,
-                **_contents(store, st),
+                **held,
             },
         )
 
 
-def _contents(store, st: index.IndexStatus) -> dict[str, object]:
-    """What a built index holds, as stamps: its documents (indexed, failed), its chunks, and
-    a sha256 over every document's id, file digest, status and chunk count, so that two
-    reports are said to have the same stamps only when their indexes hold the same."""
-    import hashlib
-
-    digest = hashlib.sha256()
-    for r in sorted(store.documents(), key=lambda r: r.id):
-        digest.update(json.dumps([r.id, r.sha256, r.status.value, r.chunk_count]).encode())
-        digest.update(b"\n")
-    return {
-        "index documents": st.counts["indexed"],
-        "index failed": st.counts["failed"],
-        "index chunks": st.chunks,
-        "index sha256": digest.hexdigest(),
-    }
-
-
-def check_corpus(args: argparse.Namespace) -> None:
+def check_corpus(args: argparse.Namespace) -> dict[str, object]:
     """``evaluate --index/--store``: the corpus the questions are checked against (``--corpus``,
     else the lab's) against the index's documents (:func:`~rag_lab.app.deployed.corpus_match`).
     None of them there with the same bytes: a usage error (the questions would be checked
     against other documents than the index serves). Some differ: a warning on stderr saying
-    how many (an index behind its folder is measured as it serves)."""
+    how many (an index behind its folder is measured as it serves). Returns what the index
+    holds, as stamps (:func:`~rag_lab.app.deployed.contents`), read in the same opening."""
     corpus = args.corpus or corpus_dir()
     with lifecycle.reading(args.index) as store:
         held = store.meta("folder") or "a folder it does not record"
         match = deployed.corpus_match(store, corpus)
+        stamps = deployed.contents(store)
     where = index_option(args.index)
     if not match.documents or not match.differ:
-        return
+        return stamps
     if not match.same:
         lab = "" if args.corpus is not None else " (without --corpus, the lab's corpus)"
         raise UsageError(
@@ -242,6 +228,7 @@ def check_corpus(args: argparse.Namespace) -> None:
         "the folder again to measure it as the folder is",
         file=sys.stderr,
     )
+    return stamps
 
 
 def _calibrate(args: argparse.Namespace, qset, questions: Path) -> None:
@@ -329,8 +316,9 @@ def _read_once(path: Path) -> Iterator[Path]:
             raise _too_large(path)
         yield path
         return
-    with tempfile.TemporaryDirectory(prefix="rag-lab-questions-") as tmp:
-        copy = Path(tmp) / (path.name or "questions")
+    tmp = private_folder("rag-lab-questions-")  # a killed run's is removed by the next
+    try:
+        copy = tmp / (path.name or "questions")
         with path.open("rb") as f:
             data = f.read(QUESTIONS_MAX_BYTES + 1)
         if len(data) > QUESTIONS_MAX_BYTES:
@@ -342,6 +330,8 @@ def _read_once(path: Path) -> Iterator[Path]:
             if Path(err.path) != copy:
                 raise
             raise QuestionsError(path, err.violations) from None
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 def _too_large(path: Path) -> UsageError:

@@ -10,6 +10,7 @@ from rag_lab.app import deployed, index, lifecycle, output
 from rag_lab.app.commands import index_encoder
 from rag_lab.app.exits import ERROR, OK
 from rag_lab.app.store import IndexDamaged
+from rag_lab.app.store.lock import writer_running
 from rag_lab.app.values import index_in_command
 from rag_lab.chunking import STRATEGIES
 from rag_lab.gate import CUTOFF
@@ -64,6 +65,12 @@ def _check(args: argparse.Namespace) -> int:
             held, documents, engine = store.meta("folder"), len(store.documents()), store.engine
     except IndexDamaged as err:
         problems, held, documents, engine = [f"it cannot be read: {err.what}"], None, 0, None
+    left = lifecycle.leftovers(args.index)
+    if left and not writer_running(args.index):  # else a rebuild's, in progress
+        problems += [
+            f"{p}: left by a rebuild that stopped (the next index or retry removes it)"
+            for p in left
+        ]
     mend = f"rag-lab index {held or 'DIR'} --rebuild{index_in_command(args.index)}"
     if args.json:
         print(

@@ -11,7 +11,8 @@
   server) at a :class:`MilvusLocation`, with the engine's own (approximate) search.
 - ``identify``: :func:`inspect_file`, is a file a rag-lab index, read before anything is
   written (a file that is not ours is never touched).
-- ``lock``: :func:`writer_lock`, one writer at a time (readers open read-only).
+- ``lock``: :func:`writer_lock`, one writer at a time (readers open read-only); the one
+  bounded wait; a process's private temporary folder.
 - ``errors``: what can be wrong with an index file, as facts (:class:`StoreError` and its
   subclasses): what and where, never a command or an option, which are the caller's words.
 
@@ -20,7 +21,9 @@ Imports the core (``chunking``) and :mod:`rag_lab.errors`, nothing else of the p
 
 from rag_lab.app.store.connection import BUSY_SECONDS
 from rag_lab.app.store.errors import (
+    DiskFull,
     IndexBusy,
+    IndexContended,
     IndexDamaged,
     IndexInaccessible,
     IndexLocked,
@@ -46,11 +49,13 @@ __all__ = [
     "BUSY_SECONDS",
     "SCHEMA_VERSION",
     "UPGRADABLE",
+    "DiskFull",
     "DocumentRecord",
     "DocumentTooLarge",
     "DocumentWriter",
     "FileKind",
     "IndexBusy",
+    "IndexContended",
     "IndexDamaged",
     "IndexInaccessible",
     "IndexLocked",

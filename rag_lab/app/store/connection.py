@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from rag_lab.app.store.errors import (
+    DiskFull,
     IndexDamaged,
     IndexInaccessible,
     IndexLocked,
@@ -29,7 +30,6 @@ _LOCKED = {sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED}
 _INACCESSIBLE = {
     sqlite3.SQLITE_CANTOPEN,
     sqlite3.SQLITE_IOERR,
-    sqlite3.SQLITE_FULL,
     sqlite3.SQLITE_PERM,
     sqlite3.SQLITE_NOLFS,
     sqlite3.SQLITE_NOMEM,
@@ -45,6 +45,8 @@ def fact(err: sqlite3.DatabaseError, path: Path, waited: float = BUSY_SECONDS) -
         return IndexNeedsRecovery(path)
     if code in _LOCKED:
         return IndexLocked(path, waited)
+    if code == sqlite3.SQLITE_FULL:
+        return DiskFull(path)
     if code == sqlite3.SQLITE_READONLY:
         return IndexReadOnly(path, f"cannot write the index {path} ({message})")
     if code in _INACCESSIBLE:
@@ -70,6 +72,11 @@ class Connection:
                 self._db = sqlite3.connect(uri, uri=True, isolation_level=None, timeout=timeout)
             else:
                 self._db = sqlite3.connect(file, isolation_level=None, timeout=timeout)
+                # A transaction that outgrows the page cache would spill it into the file,
+                # which takes the exclusive lock until the commit: every reader then waits
+                # (a long document is one transaction while it is embedded). Unspilled, the
+                # lock is taken at the commit only, for as long as writing the pages takes.
+                self._db.execute("PRAGMA cache_spill = OFF")
 
     @contextmanager
     def facts(self) -> Iterator[None]:

@@ -111,6 +111,29 @@ class IndexInaccessible(StoreError):
     """The index cannot be created, opened or read: the disk or the file system refused."""
 
 
+class DiskFull(IndexInaccessible):
+    """The disk that holds the index has no space left (``disk``: which; by default the one
+    mounted where the index's file or folder is). What was written is whole: each document
+    is written whole or not at all."""
+
+    def __init__(self, path: str | os.PathLike, disk: str | None = None) -> None:
+        disk = disk or f"the disk mounted at {mount_point(Path(os.fspath(path)))}"
+        super().__init__(path, f"no space left on {disk}, which holds the index {path}")
+
+
+class IndexContended(StoreError):
+    """On a Milvus server, where rag-lab takes no lock, another process changed the index
+    while this one used it (``cause``: the engine's words, such as a collection that another
+    writer dropped or created meanwhile)."""
+
+    def __init__(self, path: str | os.PathLike, cause: str) -> None:
+        super().__init__(
+            path,
+            f"another process changed the index {path} while this one used it ({cause}); "
+            "rag-lab takes no lock on a Milvus server",
+        )
+
+
 class IndexNotIndexed(StoreError):
     """A Milvus server had not indexed the rows just written within the wait: they are
     stored and searchable, through its temporary index, until it has."""
@@ -124,3 +147,18 @@ class IndexNotIndexed(StoreError):
         )
         self.indexed = indexed
         self.total = total
+
+
+def mount_point(path: Path) -> Path:
+    """The mount point of the file system that holds ``path`` (or would: its nearest
+    existing folder).
+
+    >>> mount_point(Path("/no/such/folder")) == Path("/")
+    True
+    """
+    place = path.absolute()
+    while not place.exists():
+        place = place.parent
+    while not os.path.ismount(place):
+        place = place.parent
+    return place

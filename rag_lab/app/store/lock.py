@@ -1,12 +1,17 @@
-"""One writer at a time: a lock file beside the index, held for a whole run; and the one
-bounded wait every store uses (:func:`poll`).
+"""One writer at a time: a lock file beside the index, held for a whole run; the one
+bounded wait every store uses (:func:`poll`); and a process's private temporary folder,
+which the next run removes if the process was killed before it could
+(:func:`private_folder`).
 
 Readers take no lock (they open the index read-only, and SQLite keeps them consistent).
 """
 
 from __future__ import annotations
 
+import errno
 import os
+import shutil
+import tempfile
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -14,7 +19,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from rag_lab.app.store.connection import BUSY_SECONDS
-from rag_lab.app.store.errors import IndexBusy, IndexInaccessible
+from rag_lab.app.store.errors import DiskFull, IndexBusy, IndexInaccessible
 from rag_lab.app.store.records import now
 
 T = TypeVar("T")
@@ -74,8 +79,50 @@ def writer_lock(path: str | os.PathLike, timeout: float = BUSY_SECONDS) -> Itera
         if not poll(lambda: try_flock(fd), timeout, every=0.1):
             holder = os.pread(fd, 200, 0).decode(errors="replace").strip() or "unknown"
             raise IndexBusy(path, holder, timeout)
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, f"pid {os.getpid()}, since {now()}".encode(), 0)
+        try:
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, f"pid {os.getpid()}, since {now()}".encode(), 0)
+        except OSError as err:
+            if err.errno in (errno.ENOSPC, errno.EDQUOT):
+                raise DiskFull(path) from None
+            raise IndexInaccessible(path, f"cannot write {lock}: {err.strerror or err}") from None
         yield
     finally:
         os.close(fd)
+
+
+def writer_running(path: str | os.PathLike) -> bool:
+    """Whether a process holds the writer lock of the index at ``path`` now (read without
+    writing: a missing lock file is no writer)."""
+    try:
+        fd = os.open(f"{path}.lock", os.O_RDONLY)
+    except OSError:
+        return False
+    try:
+        return try_flock(fd) is None  # closing the descriptor releases a lock taken here
+    finally:
+        os.close(fd)
+
+
+def private_folder(prefix: str) -> Path:
+    """A new folder of this process's own in ``$TMPDIR`` (mode 0700, :func:`tempfile.mkdtemp`),
+    named ``<prefix><pid>-…``. First, this user's folders of the same prefix whose process
+    no longer runs (killed before it could remove its own) are removed."""
+    for old in Path(tempfile.gettempdir()).glob(f"{prefix}*-*"):
+        pid = old.name.removeprefix(prefix).partition("-")[0]
+        if not pid.isdigit() or old.is_symlink() or not old.is_dir() or running(int(pid)):
+            continue
+        if old.stat().st_uid == os.getuid():
+            shutil.rmtree(old, ignore_errors=True)
+    return Path(tempfile.mkdtemp(prefix=f"{prefix}{os.getpid()}-"))
+
+
+def running(pid: int) -> bool:
+    """Whether a process ``pid`` runs (this user's or another's)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

@@ -142,6 +142,11 @@ class DocumentRecord:
             pages,
         )
 
+    @classmethod
+    def failure(cls, doc_id: str, path: str, sha256: str | None, reason: str) -> DocumentRecord:
+        """The record of a document that failed now, with its reason (no chunks)."""
+        return cls(doc_id, path, sha256, Status.FAILED, reason, "", None, None, now())
+
 
 def now() -> str:
     """The current UTC time as records hold it: ISO 8601 to the second."""

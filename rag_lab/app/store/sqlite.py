@@ -154,13 +154,12 @@ class SQLiteStore:
             if writer.record is None:
                 raise RuntimeError(f"{doc_id}: the writer closed without finish()")
 
-    def fail(self, doc_id: str, path: str, sha256: str | None, reason: str) -> DocumentRecord:
-        """Mark ``doc_id`` failed with ``reason`` and drop its chunks, in one transaction."""
-        record = DocumentRecord(doc_id, path, sha256, Status.FAILED, reason, "", None, None, now())
+    def fail(self, failed: Sequence[DocumentRecord]) -> None:
+        """Record each of ``failed`` and drop its chunks, in one transaction."""
         with self._transaction():
-            self._db.execute("DELETE FROM chunks WHERE doc_id = ?", (doc_id,))
-            self._put(record)
-        return record
+            self._db.executemany("DELETE FROM chunks WHERE doc_id = ?", [(r.id,) for r in failed])
+            for record in failed:
+                self._put(record)
 
     def set_status(self, doc_ids: Sequence[str], status: Status) -> None:
         with self._transaction():

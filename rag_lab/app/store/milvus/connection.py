@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import atexit
 import fcntl
+import inspect
 import logging
 import os
 import re
@@ -27,13 +28,26 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from rag_lab.app.store.errors import IndexInaccessible, IndexLocked, IndexMissing, NotOurFile
-from rag_lab.app.store.lock import poll, try_flock
+from rag_lab.app.store.errors import (
+    DiskFull,
+    IndexContended,
+    IndexInaccessible,
+    IndexLocked,
+    IndexMissing,
+    NotOurFile,
+    StoreError,
+    mount_point,
+)
+from rag_lab.app.store.lock import poll, private_folder, try_flock
 
 DEFAULT_NAME = "rag_lab"
 """The index name when the URI gives none (``URI#name`` gives one)."""
 CONNECT_SECONDS = 10.0
 """How long to wait for a Milvus server before saying it cannot be reached."""
+CALL_SECONDS = 600.0
+"""How long one call of the client may wait for an answer (a stopped or overloaded server,
+Milvus Lite short of memory) before the engine is said not to answer; long enough to load a
+collection of millions of vectors."""
 _GRPC_OPTIONS = {"grpc.keepalive_time_ms": 300_000, "grpc.keepalive_permit_without_calls": 0}
 """pymilvus pings every 10 s, even between calls; a gRPC server in Python (Milvus Lite's)
 allows one ping in 5 minutes by default and, after a few more, drops the connection with
@@ -229,17 +243,87 @@ def connect(where: MilvusLocation, *, create: bool, wait: float = 0.0) -> Any:
 
     client = poll(attempt, wait, every=0.2)
     if client:
-        return client
+        import grpc
+
+        return _Facts(client, where, (pymilvus.MilvusException, grpc.RpcError, *lite_errors))
     if where.local:  # a server started for a client that failed holds the folder's lock
         release_lite(where.uri)
     if not failure:
         raise IndexLocked(where, wait)
     cause = where.hide_password(failure[0])
+    if _disk_full(cause):
+        raise DiskFull(where, _disk(where))
     if where.local:
         raise IndexInaccessible(where, f"Milvus Lite could not open it: {cause}")
     raise IndexInaccessible(
         where, f"cannot reach the Milvus server at {without_password(where.uri)}: {cause}"
     )
+
+
+class _Facts:
+    """A ``pymilvus.MilvusClient`` whose calls wait at most :data:`CALL_SECONDS` each, and
+    raise the engine's faults that are facts of the environment as the store's facts
+    (:func:`engine_fact`); any other fault as it is."""
+
+    def __init__(self, client: Any, where: MilvusLocation, errors: tuple[type, ...]) -> None:
+        self._client, self._where, self._errors = client, where, errors
+
+    def __getattr__(self, name: str) -> Any:
+        found = getattr(self._client, name)
+        if name.startswith("_") or not callable(found):
+            return found
+        bounded = "timeout" in inspect.signature(found).parameters
+
+        def call(*args: Any, **kwargs: Any) -> Any:
+            if bounded and kwargs.get("timeout") is None:
+                kwargs["timeout"] = CALL_SECONDS
+            try:
+                return found(*args, **kwargs)
+            except self._errors as err:
+                fact = engine_fact(err, self._where)
+                if fact is None:
+                    raise
+                raise fact from err
+
+        return call
+
+
+def engine_fact(err: BaseException, where: MilvusLocation) -> StoreError | None:
+    """What the engine's ``err`` means when the environment, not rag-lab, is at fault: a
+    full disk (:class:`~.errors.DiskFull`, Milvus Lite's ``Errno 28`` or a server's); on a
+    server, where rag-lab takes no lock, a collection of the index that another process
+    dropped or created meanwhile (:class:`~.errors.IndexContended`); an engine that does
+    not answer a call in time, or stopped answering (:class:`~.errors.IndexInaccessible`).
+    None otherwise."""
+    status = err.code().name if callable(getattr(err, "code", None)) else None  # gRPC's
+    engine = "Milvus Lite" if where.local else f"the Milvus server at {where}"
+    if status == "DEADLINE_EXCEEDED":
+        return IndexInaccessible(where, f"{engine} did not answer within {CALL_SECONDS:g} s")
+    if status == "UNAVAILABLE":
+        details = where.hide_password(str(err.details()))
+        return IndexInaccessible(where, f"{engine} stopped answering ({details})")
+    cause = where.hide_password(getattr(err, "message", None) or cause_text(err))
+    if _disk_full(cause):
+        return DiskFull(where, _disk(where))
+    changed = getattr(err, "code", None) == _COLLECTION_NOT_FOUND or "already exist" in cause
+    if changed and not where.local:
+        return IndexContended(where, f"Milvus: {cause}")
+    return None
+
+
+_COLLECTION_NOT_FOUND = 100
+"""Milvus's code for a collection that does not exist (``pymilvus.ErrorCode``)."""
+
+
+def _disk_full(cause: str) -> bool:
+    return "Errno 28" in cause or "No space left on device" in cause
+
+
+def _disk(where: MilvusLocation) -> str:
+    """The disk a full-disk error is about: Milvus Lite's folder's, or the server's."""
+    if where.local:
+        return f"the disk mounted at {mount_point(Path(where.uri))}"
+    return "the Milvus server's disk"
 
 
 def _reachable(where: MilvusLocation) -> None:
@@ -290,7 +374,8 @@ _SOCKET_MAX = 107
 
 def _lite_uri(folder: str) -> str:
     """The ``unix:`` URI of the Milvus Lite server of ``folder``, started on first use on a
-    socket in a new private folder (0700, :func:`tempfile.mkdtemp`); a server another process
+    socket in a new private folder (0700, :func:`~rag_lab.app.store.lock.private_folder`,
+    which removes those of killed processes first); a server another process
     holds the folder's lock of raises Milvus Lite's ``DataDirLockedError``.
 
     ``start_server_in_thread`` binds ``f"{host}:{port}"``: given ``unix:<socket>`` and port 0
@@ -299,13 +384,14 @@ def _lite_uri(folder: str) -> str:
         return _LITE[folder][3]
     from milvus_lite.adapter.grpc.server import start_server_in_thread
 
-    private = tempfile.mkdtemp(prefix="rag-lab-milvus-")
+    private = str(private_folder("rag-lab-milvus-"))
     socket = os.path.join(private, "milvus")
     if len(os.fsencode(f"{socket}:0")) > _SOCKET_MAX:
         os.rmdir(private)
         raise RuntimeError(
-            f"its socket {socket}:0 would be longer than the {_SOCKET_MAX} bytes a Unix socket's "
-            "path may have: set TMPDIR to a shorter folder"
+            f"its socket in $TMPDIR ({tempfile.gettempdir()}) would be "
+            f"{len(os.fsencode(f'{socket}:0'))} bytes long, over the {_SOCKET_MAX} bytes a "
+            "Unix socket's path may have: set TMPDIR to a shorter folder"
         )
     try:
         server, db, _ = start_server_in_thread(data_dir=folder, host=f"unix:{socket}", port=0)
@@ -325,7 +411,7 @@ def release_lite(folder: str) -> None:
         return
     server, db, private, _ = entry
     try:
-        server.stop(grace=2).wait()
+        server.stop(grace=2).wait(5)  # its requests cut after 2 s; bounded all the same
         db.close()
     finally:
         shutil.rmtree(private, ignore_errors=True)

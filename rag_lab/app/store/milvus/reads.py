@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from rag_lab.app.store.milvus.connection import pymilvus_client_library
+from rag_lab.app.store.milvus.generations import generation_of
 from rag_lab.app.store.milvus.rows import TEXTS, chunk_of, doc_id_of, doc_key, matrix, record_of
 from rag_lab.app.store.records import DocumentRecord
 from rag_lab.chunking import Chunk
@@ -144,6 +145,15 @@ class Reads:
                 problems.append(f"its collection {name} is missing")
         if quick or problems:
             return problems
+        names = self._client.list_collections()
+        others = {generation_of(self.where.name, n) for n in names} - {None, self.generation}
+        if others:
+            problems.append(
+                f"collections of generation{'s' * (len(others) > 1)} "
+                f"{', '.join(sorted(others))}, not the current one, are stored: a rebuild "
+                "that stopped, or on a server one still running (the next writer drops a "
+                "stopped one's)"
+            )
         pending = self._rows("pending:")
         if pending:
             problems.append(

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from rag_lab.app.store.errors import IndexDamaged, IndexMissing, IndexNotIndexed
+from rag_lab.app.store.errors import IndexContended, IndexDamaged, IndexMissing, IndexNotIndexed
 from rag_lab.app.store.lock import poll
 from rag_lab.app.store.milvus.connection import (
     MilvusLocation,
@@ -131,8 +131,21 @@ class MilvusStore(Reads, Writes, Generations):
         try:
             if kind is None and not self.readonly:
                 self.wait_indexed()
+                self._check_current()
         finally:
             self.close()
+
+    def _check_current(self) -> None:
+        """On a server, where rag-lab takes no lock, refuse to end a write quietly when
+        another process swapped in another generation meanwhile (a rebuild): what this one
+        wrote went into the generation it replaced."""
+        pointer = None if self.where.local else self._read_pointer()
+        if pointer is not None and pointer["generation"] != self.generation:
+            raise IndexContended(
+                self.where,
+                f"it was rebuilt meanwhile, and what this run wrote went into the generation "
+                f"it replaced, {self.generation}",
+            )
 
     def wait_indexed(self, timeout: float = INDEX_WAIT_SECONDS) -> None:
         """On a server, flush the chunks and wait until the engine's vector index covers

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
@@ -40,6 +40,8 @@ from rag_lab.chunking import Chunk
 if TYPE_CHECKING:
     from rag_lab.app.store.milvus.store import MilvusStore
 
+BATCH = 1_000
+"""Documents failed or removed per step (:meth:`Writes._without_chunks`)."""
 _UNREAD = object()
 """A write not known without reading its document's record (:meth:`MilvusStore._settle`)."""
 
@@ -67,10 +69,13 @@ class Writes:
         finally:
             self._settle(write, data, live)
 
-    def fail(self, doc_id: str, path: str, sha256: str | None, reason: str) -> DocumentRecord:
-        record = DocumentRecord(doc_id, path, sha256, Status.FAILED, reason, "", None, None, now())
-        self._without_chunks(doc_id, lambda: self._put(record, None))
-        return record
+    def fail(self, failed: Sequence[DocumentRecord]) -> None:
+        records = {r.id: json.dumps(record_json(r, None)) for r in failed}
+
+        def commit(ids: Sequence[str]) -> None:
+            self._upsert_rows([(doc_key(i), records[i]) for i in ids])
+
+        self._without_chunks(list(records), commit)
 
     def set_status(self, doc_ids: Sequence[str], status: Status) -> None:
         rows = self._rows("doc:")
@@ -81,18 +86,26 @@ class Writes:
                 self._upsert(doc_key(doc_id), json.dumps(data))
 
     def remove(self, doc_ids: Sequence[str]) -> None:
-        for doc_id in doc_ids:
-            key = doc_key(doc_id)
-            self._without_chunks(doc_id, lambda k=key: self._client.delete(self._records, ids=[k]))
+        def commit(ids: Sequence[str]) -> None:
+            self._client.delete(self._records, ids=[doc_key(i) for i in ids])
+
+        self._without_chunks(doc_ids, commit)
 
     # --- rows ---------------------------------------------------------------------------
 
     def _upsert(self, key: str, value: str) -> None:
-        if len(value.encode()) > TEXT_MAX:
-            raise ValueError(
-                f"a record of {len(value.encode()):,} bytes: Milvus keeps {TEXT_MAX:,}"
-            )
-        self._client.upsert(self._records, [{"key": key, "value": value, "v": PLACEHOLDER}])
+        self._upsert_rows([(key, value)])
+
+    def _upsert_rows(self, rows: Sequence[tuple[str, str]]) -> None:
+        """Records rows ``(key, value)``, in one call."""
+        for _, value in rows:
+            if len(value.encode()) > TEXT_MAX:
+                raise ValueError(
+                    f"a record of {len(value.encode()):,} bytes: Milvus keeps {TEXT_MAX:,}"
+                )
+        self._client.upsert(
+            self._records, [{"key": k, "value": v, "v": PLACEHOLDER} for k, v in rows]
+        )
 
     def _live_write(self, doc_id: str) -> str | None:
         row = self._get(doc_key(doc_id))
@@ -111,17 +124,26 @@ class Writes:
         if write is not None and self._dimensions is not None:
             self._client.delete(self._chunks, filter=f'write == "{write}"')
 
-    def _without_chunks(self, doc_id: str, commit) -> None:
-        """``commit`` (a record change that leaves ``doc_id`` no chunks), then its old chunks
-        deleted, under a pending row so that a killed process leaves only orphans."""
-        write = uuid.uuid4().hex
-        data = self._pending(write, doc_id, [self._live_write(doc_id)])
-        live: object = _UNREAD
-        try:
-            commit()
-            live = None
-        finally:
-            self._settle(write, data, live)
+    def _without_chunks(self, doc_ids: Sequence[str], commit: Callable) -> None:
+        """``commit(ids)`` (a change of their records that leaves them no chunks), then their
+        old chunks deleted, under pending rows so that a killed process leaves only orphans;
+        :data:`BATCH` documents at a time, one call of the client per step: a pending row per
+        document naming its old write, the commit, the old writes' chunks and the pending
+        rows deleted."""
+        for at in range(0, len(doc_ids), BATCH):
+            ids = doc_ids[at : at + BATCH]
+            keys = [doc_key(i) for i in ids]
+            rows = self._client.get(self._records, ids=keys, output_fields=["value"], **self._read)
+            live = {r["key"]: json.loads(r["value"]).get("write") for r in rows}
+            old = {i: live.get(doc_key(i)) for i in ids}
+            pending = {f"pending:{uuid.uuid4().hex}": i for i in ids}
+            data = {k: {"doc": i, "writes": [old[i]] if old[i] else []} for k, i in pending.items()}
+            self._upsert_rows([(k, json.dumps(d)) for k, d in data.items()])
+            commit(ids)
+            writes = [w for w in old.values() if w]
+            if writes and self._dimensions is not None:
+                self._client.delete(self._chunks, filter=f"write in {json.dumps(writes)}")
+            self._client.delete(self._records, ids=list(pending))
 
     def _settle(self, write: str, data: dict | None = None, live: object = _UNREAD) -> None:
         """Delete the chunks of the pending ``write``'s writes that its document's record
