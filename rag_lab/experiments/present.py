@@ -45,9 +45,10 @@ def findings(entries: Sequence[Entry], claims: Sequence[str]) -> Findings:
     return Findings([e for claim in claims for e in entries if e.claim == claim])
 
 
-def every_claim(entries: Sequence[Entry]) -> str:
-    """Every claim of a notebook, one :func:`rag_lab.claims.render.entry_line` bullet each."""
-    return "\n".join(render.entry_line(e) for e in entries)
+def every_claim(entries: Sequence[Entry], with_benchmark: bool = False) -> str:
+    """Every claim of a notebook, one :func:`rag_lab.claims.render.entry_line` bullet each
+    (``with_benchmark``: each names its benchmark, for a notebook that judges on several)."""
+    return "\n".join(render.entry_line(e, with_benchmark) for e in entries)
 
 
 def environment(with_model: bool = True) -> str:
