@@ -1,7 +1,7 @@
 """JSON values on disk by a key that holds everything deciding them, checked on every read.
 
 The one file cache of the lab: generated answers (:mod:`rag_lab.models.answer_cache`), text
-extracted from PDFs and OCR (:mod:`rag_lab.experiments.nb11_extraction`). A value is a pure
+extracted from PDFs and OCR (:mod:`rag_lab.evaluation.extraction_pdfs`). A value is a pure
 function of its key (model bytes, exact input, library versions), so a stored value is the
 value. One JSON file per entry, ``<root>/<digest>.json``, where ``digest`` is the sha256 of the
 canonical JSON of the key. Each file echoes its key in full and carries a sha256 of its own

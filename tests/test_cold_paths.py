@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 from rag_lab.documents import Document
-from rag_lab.experiments import nb11_extraction as nb11
+from rag_lab.evaluation import extraction_pdfs as pdfs
 from rag_lab.models import encoder as encoder_module
 from rag_lab.models.encoder import Encoder
 from rag_lab.sources.pdf.typeset import scan, typeset
@@ -127,12 +127,12 @@ def _pdf(tmp_path):
 
 def test_extraction_is_stored_then_served_and_a_damaged_entry_is_read_again(cache, tmp_path):
     pdf = _pdf(tmp_path)
-    first = nb11.extract_cached(pdf, "pdfium default")
+    first = pdfs.extract_cached(pdf, "pdfium default")
     assert "Tensors have shapes" in first.text
     (entry,) = (cache / "pdf-text").glob("*.json")
-    assert nb11.extract_cached(pdf, "pdfium default") == first
+    assert pdfs.extract_cached(pdf, "pdfium default") == first
     entry.write_text("{not json")
-    assert nb11.extract_cached(pdf, "pdfium default") == first
+    assert pdfs.extract_cached(pdf, "pdfium default") == first
     assert json.loads(entry.read_text())["value"] == list(first.pages)
 
 
@@ -141,7 +141,7 @@ def test_ocr_reads_a_scan_into_an_empty_cache_then_serves_it(cache, tmp_path):
         pytest.fail("tesseract is not installed: make setup installs it (apt-get tesseract-ocr)")
     scanned = tmp_path / "scanned.pdf"
     scan(_pdf(tmp_path), scanned, dpi=150)
-    (page,) = nb11.ocr_cached(scanned, [1], dpi=150)
+    (page,) = pdfs.ocr_cached(scanned, [1], dpi=150)
     assert "Tensors" in page.text and page.words > 20 and page.confidence > 50
     assert len(list((cache / "pdf-text").glob("*.json"))) == 1
-    assert nb11.ocr_cached(scanned, [1], dpi=150) == [page]
+    assert pdfs.ocr_cached(scanned, [1], dpi=150) == [page]

@@ -11,6 +11,8 @@ and return records; records render themselves as tables only when asked:
   distances and sweep, questions answered by excerpts (Chroma's format);
 - ``failures``: what the deployed configuration missed or refused, and what it returned
   instead;
+- ``extraction``, ``extraction_pdfs``: the corpus typeset as PDFs, read back by each reader
+  (cached), and what extraction keeps and costs before and through retrieval;
 - ``verdicts``, ``ledger``: the one verdict vocabulary, and the claims ledger with its one
   stated rule; ``hypotheses``: the chapter's claims as hypotheses, judged on any corpus;
 - ``chapter``: the chapter's published figures, the only place they are written;

@@ -1,5 +1,8 @@
 """The corpus typeset as PDFs, the readers, and the text they extract: cached by the PDF's
-bytes, the reader and its library's version (OCR: Tesseract's), so a warm run extracts nothing."""
+bytes, the reader and its library's version (OCR: Tesseract's), so a warm run extracts nothing.
+
+What :mod:`rag_lab.evaluation.extraction` measures is read from here.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +11,6 @@ import math
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
-from importlib.metadata import version
 from multiprocessing import get_context
 from pathlib import Path
 
@@ -71,14 +73,9 @@ def scan_all(sets: Typeset, folder: Path) -> Typeset:
 
 
 def library_versions() -> dict[str, str]:
-    """The version of each extractor's library (what the cache keys on)."""
-    pdfium = version("pypdfium2")
-    return {
-        "pypdf": version("pypdf"),
-        "pdfminer": version("pdfminer.six"),
-        "pdfium": pdfium,
-        "rag-lab": f"reader {pdf_document.READER_VERSION}, pypdfium2 {pdfium}",
-    }
+    """Each extractor's library and its version, and the app's reader's (what the cache keys on)."""
+    out = {e: pdf_document.library_version(e) for e in ex.EXTRACTORS}
+    return out | {"rag-lab": f"reader {pdf_document.READER_VERSION}, {out['pdfium']}"}
 
 
 def _cache() -> JsonCache:
@@ -149,12 +146,3 @@ def extracted_docs(
             pages = ex.remove_repeated_lines(pages)[0]
         out.append(Document(doc.id, doc.title, canonical(pages), format="plain"))
     return out
-
-
-def excerpt(by_doc: Mapping[str, ex.PdfText], doc: str, lines: int = 6, start: str = "") -> str:
-    """``lines`` non-blank lines of a document as a reader gave them, from the first line
-    holding ``start`` (the top by default); each cut to 100 characters."""
-    text = canonical(by_doc[doc].pages).split("\n")
-    at = next(i for i, ln in enumerate(text) if start in ln)
-    shown = [ln.rstrip() for ln in text[at:] if ln.strip()][:lines]
-    return "\n".join(ln if len(ln) <= 100 else ln[:99] + "…" for ln in shown)

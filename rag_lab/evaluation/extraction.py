@@ -1,13 +1,19 @@
-"""What survives extraction (a needle found in its document's text, whitespace normalised;
-runs of 8 consecutive words, which reading in the wrong order breaks), the running lines
-(a page's first and last drawn line) and what they cost, retrieval over the extracted text
-against the clean Markdown, and what OCR reads."""
+"""What PDF extraction keeps and what it costs, measured on the corpus typeset in each layout
+and read by each reader (:mod:`rag_lab.evaluation.extraction_pdfs`): :func:`measure` is the
+whole run, a record of tables.
+
+What survives is a needle found in its document's text (whitespace normalised) and runs of 8
+consecutive words, which reading in the wrong order breaks; then the running lines (a page's
+first and last drawn line) and what they cost, retrieval over the extracted text against the
+clean Markdown, and what OCR reads of scans.
+"""
 
 from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from itertools import accumulate
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -15,10 +21,11 @@ from scipy.stats import fisher_exact
 
 from rag_lab.chunking import Chunk, chunk_corpus
 from rag_lab.documents import Document
+from rag_lab.evaluation import extraction_pdfs as pdfs
+from rag_lab.evaluation.extraction_pdfs import Extracted, Typeset, extracted_docs
 from rag_lab.evaluation.lab import Lab
+from rag_lab.evaluation.paired import paired_table
 from rag_lab.evaluation.runs import dense_ranks
-from rag_lab.experiments.nb11_extraction import pdfs
-from rag_lab.experiments.nb11_extraction.pdfs import Extracted, Typeset, extracted_docs
 from rag_lab.markdown import MarkdownDoc
 from rag_lab.metrics import Ranks, hits_at, recall_at, relevant_chunks
 from rag_lab.models.minilm import count_word_pieces
@@ -37,6 +44,9 @@ CLEAN = "Markdown"
 """The corpus every extracted one is set against: the documents as written."""
 STRATEGY = "E"
 """The chunking measured over extracted text: the app's (paragraphs, sentences, header)."""
+DRAWING_ORDER = "pdfium default"
+"""The reader layout analysis is set against: ``rag-lab index``'s default, which reads in
+the order the page was drawn."""
 THRESHOLDS = (70, 80, 90, 95)
 """Mean page confidences (0–100) under which an OCR'd page is flagged."""
 
@@ -96,7 +106,7 @@ def survival_table(docs, sets: Mapping[str, Typeset], extracted: Extracted, need
 
 def best_and_worst(table: pd.DataFrame) -> dict[str, tuple[str, str]]:
     """Per layout, the reader keeping the most needles and the one keeping the fewest;
-    ties are broken by 8-word runs kept, then by the order of :data:`~.pdfs.READERS`."""
+    ties are broken by 8-word runs kept, then by the order of :data:`~.extraction_pdfs.READERS`."""
     out, columns = {}, ["needles kept", "8-word runs kept", "pos"]
     for layout, rows in table.groupby("layout", sort=False):
         key = rows.assign(pos=[pdfs.READERS.index(r) for r in rows["reader"]])
@@ -116,11 +126,6 @@ def rows_table(docs: Sequence[Document], extracted: Extracted) -> pd.DataFrame:
             out[reader] = [kept, len(rows), *wilson(kept, len(rows))]
     frame = pd.DataFrame.from_dict(out, "index", columns=["kept", "rows", "lo", "hi"])
     return frame.assign(tables=sum(MarkdownDoc(d.text).tables for d in docs)).rename_axis("reader")
-
-
-def table_of_rows(docs: Sequence[Document]) -> tuple[str, tuple[str, ...]]:
-    """The first document with a table, and that table's first data row."""
-    return next((d.id, rows[1]) for d in docs if len(rows := ts.table_rows(d)) > 1)
 
 
 def needles_in_tables(docs: Sequence[Document], needles: Mapping[str, Sequence[str]]) -> int:
@@ -336,3 +341,47 @@ def app_refusals(scanned: Typeset) -> pd.DataFrame:
             reasons[f"failed: {err.reason}"] += 1
     frame = pd.DataFrame({"scans": pd.Series(reasons), "of": len(scanned.files)})
     return frame.rename_axis("rag-lab index without --ocr")
+
+
+# --- the whole run --------------------------------------------------------------------------
+
+
+def measure(lab: Lab, folder: str) -> dict:
+    """Every record of notebook 11, the PDFs written under ``folder``: retrieval over each
+    layout's best and worst reader and both corpora of each mitigation; OCR (``ocr…``) only
+    when Tesseract runs here (``tesseract``: its version, else None); ``versions``: the
+    readers' libraries."""
+    docs, needles, folder = lab.docs, pdfs.needles_by_doc(lab.queries), Path(folder)
+    sets = pdfs.typeset_all(docs, needles, folder)
+    r = {"sets": sets, "extracted": (extracted := pdfs.extract_all(sets))}
+    r["versions"] = pdfs.library_versions()
+    r["survival"] = survival_table(docs, sets, extracted, needles)
+    r["layouts"], r["rows"] = layout_table(sets), rows_table(docs, extracted)
+    r["needles_in_tables"] = needles_in_tables(docs, needles)
+    r["waste"], r["removal"] = running_tables(docs, sets, extracted, needles)
+    picks = best_and_worst(r["survival"])
+    rw, cb = picks["running-header"][1], picks["two-column-rows"][0]
+    wanted = [(layout, reader, False) for layout, pair in picks.items() for reader in pair]
+    wanted += [("running-header", rw, True), ("two-column-rows", DRAWING_ORDER, False)]
+    measured, same = corpora(lab, extracted, wanted)
+    systems = retrieval_systems(lab, measured)
+    r["same_text"] = pd.DataFrame({"the same text as": same}).rename_axis("left out")
+    r["destroyed"] = destroyed_table(lab, measured, systems)
+    versus_clean = [(n, CLEAN) for n in systems if n != CLEAN]
+    r["loss"] = paired_table(systems, versus_clean, KS, lab.clusters)
+    rh, rows = f"running-header · {rw}", f"two-column-rows · {cb}"
+    pairs = {"remove running lines": (rh, f"{rh} · lines removed")}
+    pairs["layout analysis"] = (f"two-column-rows · {DRAWING_ORDER}", rows)
+    r["mitigations"] = mitigations(systems, pairs, lab.clusters)
+    r["scanned"] = scanned = pdfs.scan_all(sets["one-column"], folder)
+    r["text_layer"] = text_characters(pdfs.extract_all({"scans": scanned}, pdfs.LIBRARY_READERS))
+    r["refusals"] = app_refusals(scanned)
+    try:
+        r["tesseract"] = ex.tesseract_version()
+    except ex.OcrUnavailable:
+        return r | {"tesseract": None}
+    r["ocr_pages"], r["ocr_needles"] = pages, read = ocr_run(scanned, needles)
+    return r | {
+        "ocr": ocr_tables(scanned, pages, read),
+        "thresholds": ocr_threshold_table(pages, read),
+    }
