@@ -78,7 +78,7 @@ def run(
     unit itself. ``generator.calls`` grows by one per answer, generated or cached."""
     items = [(q.id, q.text, q.needle, q.question.id) for q in queries]
     items += [(n.id, n.query, None, n.id) for n in negatives]
-    calls = generator.calls if generator else []
+    calls = generator.calls if generator is not None else []
     rows = []
     with bar(len(items), "answering", "question") as b:
         for id_, text, needle, unit in items:

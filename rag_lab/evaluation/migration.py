@@ -191,7 +191,9 @@ class StampCheck:
     refused: frozenset[str]  # the documents the refusal names as stale
 
 
-def entries(m: Migration, check: StampCheck, notebook="08", benchmark="d2l") -> list[Entry]:
+def entries(
+    m: Migration, check: StampCheck, notebook: str = "08", benchmark: str = "d2l"
+) -> list[Entry]:
     """The chapter's claim, measured: recall lost on the stale half (none on the other), more
     queries of the stale half let through with no needle in the context (confident nonsense),
     and the stamps' refusal naming exactly the stale documents."""
@@ -202,8 +204,8 @@ def entries(m: Migration, check: StampCheck, notebook="08", benchmark="d2l") -> 
         ("migration-current-half@R5", ~m.query_stale),
     ):
         out += paired_entries(notebook, benchmark, [claim_id], *_subset(m, mask))
-    keep, (_, clusters) = np.flatnonzero(m.query_stale), _subset(m, m.query_stale)
-    a, b = m.answered_without_needle(MIXED)[keep], m.answered_without_needle(CURRENT)[keep]
+    stale, clusters = m.query_stale, _subset(m, m.query_stale)[1]
+    a, b = m.answered_without_needle(MIXED)[stale], m.answered_without_needle(CURRENT)[stale]
     d, t = paired_difference(a, b, clusters), cluster_paired(a, b, clusters)
     nonsense = entry(
         "migration-confident-nonsense",
