@@ -37,7 +37,7 @@ from rag_lab.evaluation.lab import Lab
 from rag_lab.evaluation.ledger import PAIRED_METHOD, Entry, count_entry, entry, paired_entries
 from rag_lab.evaluation.render import Table
 from rag_lab.gate import CUTOFF
-from rag_lab.metrics import first_hit_ranks, relevant_chunks
+from rag_lab.metrics import first_hit_ranks, recall_at, relevant_chunks
 from rag_lab.models.minilm import Fingerprint
 from rag_lab.ranking import order
 from rag_lab.stats import cluster_paired, paired_difference
@@ -153,16 +153,8 @@ def recall_table(m: Migration, ks: Sequence[int] = (1, K, 20)) -> pd.DataFrame:
     for half, mask in (("stale half", m.query_stale), ("current half", ~m.query_stale)):
         ranks, _ = _subset(m, mask)
         for k in ks:
-            hits = {w: np.array([r is not None and r <= k for r in ranks[w]]) for w in ranks}
-            rows.append(
-                {
-                    "questions": half,
-                    "k": k,
-                    "queries": int(mask.sum()),
-                    CURRENT: hits[CURRENT].mean(),
-                    MIXED: hits[MIXED].mean(),
-                }
-            )
+            row = {"questions": half, "k": k, "queries": int(mask.sum())}
+            rows.append(row | {w: recall_at(ranks[w], k) for w in (CURRENT, MIXED)})
     return pd.DataFrame(rows).set_index(["questions", "k"])
 
 
