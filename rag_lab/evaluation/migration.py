@@ -18,7 +18,8 @@ pooling). Measured against the same index embedded whole by the current pipeline
   none of the chunks the prompt would get holds their needle, and negatives answered.
 
 The stamps' refusal of such an index is measured on a real SQLite index by
-:func:`rag_lab.experiments.nb08_index_hygiene.stamped_index` (notebook 08).
+:func:`rag_lab.experiments.nb08_index_hygiene.stamped_index` (notebook 08): a
+:class:`StampCheck`, judged with the rest by :func:`entries`.
 """
 
 from __future__ import annotations
@@ -33,9 +34,10 @@ import pandas as pd
 from rag_lab import dense
 from rag_lab.claims.judge import PairedRecord
 from rag_lab.evaluation.lab import Lab
-from rag_lab.evaluation.ledger import PAIRED_METHOD, Entry, entry, paired_entries
+from rag_lab.evaluation.ledger import PAIRED_METHOD, Entry, count_entry, entry, paired_entries
+from rag_lab.evaluation.render import Table
 from rag_lab.gate import CUTOFF
-from rag_lab.metrics import first_hit_ranks, relevant_chunks
+from rag_lab.metrics import first_hit_ranks, recall_at, relevant_chunks
 from rag_lab.models.minilm import Fingerprint
 from rag_lab.ranking import order
 from rag_lab.stats import cluster_paired, paired_difference
@@ -108,15 +110,6 @@ class Migration:
         ranks = np.array([r if r is not None else k + 1 for r in self.ranks(which)])
         return passes & (ranks > k)
 
-    def negatives_answered(self, which: str) -> np.ndarray:
-        """Per negative: its nearest chunk passes the cutoff (a bluff)."""
-        negative = (self.current if which == CURRENT else self.mixed)[1]
-        return negative.min(axis=1) <= self.cutoff
-
-    def top_is_stale(self) -> np.ndarray:
-        """Per answerable query of the half-migrated index: is its nearest chunk stale?"""
-        return self.stale_rows[[order(row, descending=False)[0] for row in self.mixed[0]]]
-
 
 def migrate(lab: Lab, old=None, strategy: str = STRATEGY) -> Migration:
     """Build the half-migrated index of ``strategy`` and every distance both indexes give."""
@@ -148,9 +141,10 @@ def migrate(lab: Lab, old=None, strategy: str = STRATEGY) -> Migration:
 
 
 def _subset(m: Migration, mask: np.ndarray) -> tuple[dict[str, list], list[str]]:
-    keep = np.flatnonzero(mask)
-    ranks = {w: [m.ranks(w)[i] for i in keep] for w in (CURRENT, MIXED)}
-    return ranks, [m.clusters[i] for i in keep]
+    def kept(values):
+        return [v for v, k in zip(values, mask, strict=True) if k]
+
+    return {w: kept(m.ranks(w)) for w in (CURRENT, MIXED)}, kept(m.clusters)
 
 
 def recall_table(m: Migration, ks: Sequence[int] = (1, K, 20)) -> pd.DataFrame:
@@ -159,16 +153,8 @@ def recall_table(m: Migration, ks: Sequence[int] = (1, K, 20)) -> pd.DataFrame:
     for half, mask in (("stale half", m.query_stale), ("current half", ~m.query_stale)):
         ranks, _ = _subset(m, mask)
         for k in ks:
-            hits = {w: np.array([r is not None and r <= k for r in ranks[w]]) for w in ranks}
-            rows.append(
-                {
-                    "questions": half,
-                    "k": k,
-                    "queries": int(mask.sum()),
-                    CURRENT: hits[CURRENT].mean(),
-                    MIXED: hits[MIXED].mean(),
-                }
-            )
+            row = {"questions": half, "k": k, "queries": int(mask.sum())}
+            rows.append(row | {w: recall_at(ranks[w], k) for w in (CURRENT, MIXED)})
     return pd.DataFrame(rows).set_index(["questions", "k"])
 
 
@@ -188,28 +174,34 @@ def nearest_distances(m: Migration) -> dict[str, np.ndarray]:
     }
 
 
-def entries(m: Migration, notebook: str = "08", benchmark: str = "d2l") -> list[Entry]:
-    """The chapter's claim, measured: recall lost on the stale half, and confident nonsense."""
-    ranks, clusters = _subset(m, m.query_stale)
-    lost = paired_entries(notebook, benchmark, ["migration-loses-stale@R5"], ranks, clusters)
-    ranks_fresh, clusters_fresh = _subset(m, ~m.query_stale)
-    fresh = paired_entries(
-        notebook, benchmark, ["migration-current-half@R5"], ranks_fresh, clusters_fresh
-    )
-    return [*lost, *fresh, _nonsense(m, notebook, benchmark)]
+@dataclass(frozen=True)
+class StampCheck:
+    """A real SQLite index half built by each pipeline, asked by the current one."""
+
+    documents: int
+    refusal: str | None  # as the index words it, its folder hidden; None if it searched
+    refused: frozenset[str]  # the documents the refusal names as stale
 
 
-def _nonsense(m: Migration, notebook: str, benchmark: str) -> Entry:
-    """On the stale half: more queries the gate lets through with no needle in the context."""
-    keep = np.flatnonzero(m.query_stale)
-    a, b = m.answered_without_needle(MIXED)[keep], m.answered_without_needle(CURRENT)[keep]
-    clusters = [m.clusters[i] for i in keep]
-    d = paired_difference(a, b, clusters)
-    t = cluster_paired(a, b, clusters)
-    return entry(
+def entries(
+    m: Migration, check: StampCheck, notebook: str = "08", benchmark: str = "d2l"
+) -> list[Entry]:
+    """The chapter's claim, measured: recall lost on the stale half (none on the other), more
+    queries of the stale half let through with no needle in the context (confident nonsense),
+    and the stamps' refusal naming exactly the stale documents."""
+    at = {"notebook": notebook, "benchmark": benchmark}
+    out = []
+    for claim_id, mask in (
+        ("migration-loses-stale@R5", m.query_stale),
+        ("migration-current-half@R5", ~m.query_stale),
+    ):
+        out += paired_entries(notebook, benchmark, [claim_id], *_subset(m, mask))
+    stale, clusters = m.query_stale, _subset(m, m.query_stale)[1]
+    a, b = m.answered_without_needle(MIXED)[stale], m.answered_without_needle(CURRENT)[stale]
+    d, t = paired_difference(a, b, clusters), cluster_paired(a, b, clusters)
+    nonsense = entry(
         "migration-confident-nonsense",
-        notebook=notebook,
-        benchmark=benchmark,
+        **at,
         record=PairedRecord(d, t),
         here=f"{int(a.sum())} vs {int(b.sum())} of {len(a)} queries",
         estimate=d.estimate,
@@ -217,6 +209,43 @@ def _nonsense(m: Migration, notebook: str, benchmark: str) -> Entry:
         p=t.p,
         method=PAIRED_METHOD,
     )
+    refused = count_entry(
+        "migration-refused",
+        **at,
+        holds=check.refusal is not None and check.refused == m.stale,
+        here=f"{len(check.refused)} of {check.documents} named, {len(m.stale)} stale",
+    )
+    return [*out, nonsense, refused]
+
+
+def distances_table(m: Migration) -> Table:
+    """:func:`distance_figure` in numbers."""
+    found = nearest_distances(m)
+    frame = pd.DataFrame(
+        [[len(d), np.median(d), (d <= m.cutoff).sum()] for d in found.values()],
+        columns=["queries", "median distance", "within the cutoff"],
+        index=pd.Index(list(found), name="nearest"),
+    )
+    return Table(frame, caption="cosine distance")
+
+
+def bluffs_table(m: Migration) -> Table:
+    """Counts at the cutoff, in each index: the stale half's queries answered, with no needle
+    in the top k; queries whose nearest chunk is stale; negatives answered (bluffs)."""
+    stale, both = m.query_stale, (m.current, m.mixed)
+    top = m.stale_rows[[order(row, descending=False)[0] for row in m.mixed[0]]]
+    rows = {
+        "stale half: answered": [((d[0].min(axis=1) <= m.cutoff) & stale).sum() for d in both],
+        f"… needle not in top {K}": [
+            m.answered_without_needle(w)[stale].sum() for w in (CURRENT, MIXED)
+        ],
+        "nearest chunk is stale": ["–", top.sum()],
+        "… for the stale half's queries": ["–", top[stale].sum()],
+        "negatives answered": [(d[1].min(axis=1) <= m.cutoff).sum() for d in both],
+    }
+    frame = pd.DataFrame.from_dict(rows, orient="index", columns=[CURRENT, MIXED])
+    frame["of"] = [stale.sum(), stale.sum(), len(top), stale.sum(), len(m.mixed[1])]
+    return Table(frame.rename_axis("at the cutoff"))
 
 
 def distance_figure(m: Migration):

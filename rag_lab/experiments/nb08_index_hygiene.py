@@ -1,5 +1,7 @@
 """Notebook 08: a stamped index through a day of its life (:func:`run`), and the half-migrated
-index of :mod:`rag_lab.evaluation.migration` built for real, with stamps (:func:`stamped_index`)."""
+index of :mod:`rag_lab.evaluation.migration` built for real, with stamps (:func:`stamped_index`).
+
+Both drive the application (:mod:`rag_lab.app`), which the evaluation library may not import."""
 
 from __future__ import annotations
 
@@ -9,9 +11,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-import numpy as np
-import pandas as pd
-
 from rag_lab.app import index, ingest
 from rag_lab.app.index import STRATEGY, IndexStatus, StaleIndexError
 from rag_lab.app.ingest import IngestReport
@@ -19,10 +18,8 @@ from rag_lab.app.store import Store
 from rag_lab.chunking import chunk_document
 from rag_lab.claims.verdicts import Verdict
 from rag_lab.documents import Document
-from rag_lab.evaluation import migration
-from rag_lab.evaluation.ledger import Entry, count_entry, fixed_entry
-from rag_lab.evaluation.migration import CURRENT, MIXED, Migration
-from rag_lab.experiments.present import Table
+from rag_lab.evaluation.ledger import Entry, fixed_entry
+from rag_lab.evaluation.migration import StampCheck
 from rag_lab.pipeline import Answer, Refusal, answer
 from rag_lab.search import TextEncoder
 
@@ -137,77 +134,24 @@ def entries(h: Hygiene) -> list[Entry]:
     return [fixed_entry(c, **at, holds=ok, reason=r, here=x) for c, (ok, r, x) in checks.items()]
 
 
-# --- the half-migrated index ------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class StampCheck:
-    """A real SQLite index half built by each pipeline, asked by the current one."""
-
-    documents: int
-    refusal: str | None  # as the index words it, its folder shown as FOLDER; None if searched
-    refused: frozenset[str]  # the documents the refusal names as stale
-
-
-def stamped_index(docs, stale: frozenset[str], old, current, folder) -> StampCheck:
-    """Index the ``stale`` documents' files with ``old``, then the whole folder with
-    ``current`` (the unchanged stale files keep their vectors and are marked stale, as an
-    interrupted migration leaves them), and search it with the current encoder."""
-    files = Path(folder).resolve() / "corpus"
-    files.mkdir(parents=True, exist_ok=True)
-    store = index.open_index(files.parent / "index.sqlite")
-    try:
-        for encoder, batch in ((old, stale), (current, {d.id for d in docs} - stale)):
-            for d in docs:
-                if d.id in batch:
-                    shutil.copy(d.path, files / d.path.name)
-            ingest.index_folder(files, store, encoder, progress=False)
-        refusal = _refusal(store, current)
-        if refusal is None:
-            return StampCheck(len(store.documents()), None, frozenset())
-        text = str(refusal).replace(str(files), FOLDER)
-        return StampCheck(len(store.documents()), text, frozenset(r.id for r in refusal.stale))
-    finally:
-        store.close()
-
-
-def migration_entries(m: Migration, check: StampCheck) -> list[Entry]:
-    """The half-migrated index's claims, and the stamps' refusal naming its stale documents."""
-    refused = count_entry(
-        "migration-refused",
-        notebook="08",
-        benchmark="d2l",
-        holds=check.refusal is not None and check.refused == m.stale,
-        here=f"{len(check.refused)} of {check.documents} named, {len(m.stale)} stale",
-    )
-    return [*migration.entries(m), refused]
-
-
-def distances_table(m: Migration) -> Table:
-    """:func:`rag_lab.evaluation.migration.distance_figure` in numbers."""
-    found = migration.nearest_distances(m)
-    frame = pd.DataFrame(
-        [[len(d), np.median(d), (d <= m.cutoff).sum()] for d in found.values()],
-        columns=["queries", "median distance", "within the cutoff"],
-        index=pd.Index(list(found), name="nearest"),
-    )
-    return Table(frame, caption="cosine distance")
-
-
-def bluffs_table(m: Migration) -> Table:
-    """Counts at the cutoff, in each index: the stale half's queries answered, with no needle
-    in the top k; queries whose nearest chunk is stale; negatives answered."""
-    stale, top = m.query_stale, m.top_is_stale()
-    answered = [((d[0].min(axis=1) <= m.cutoff) & stale).sum() for d in (m.current, m.mixed)]
-    rows = {
-        "stale half: answered": answered,
-        f"… needle not in top {migration.K}": [
-            m.answered_without_needle(w)[stale].sum() for w in (CURRENT, MIXED)
-        ],
-        "nearest chunk is stale": ["–", top.sum()],
-        "… for the stale half's queries": ["–", top[stale].sum()],
-        "negatives answered": [m.negatives_answered(w).sum() for w in (CURRENT, MIXED)],
-    }
-    frame = pd.DataFrame.from_dict(rows, orient="index", columns=[CURRENT, MIXED])
-    frame["of"] = [stale.sum(), stale.sum(), len(top), stale.sum(), len(m.mixed[1])]
-    return Table(frame.rename_axis("at the cutoff"))
+def stamped_index(docs, stale: frozenset[str], old, current) -> StampCheck:
+    """In a temporary folder: index the ``stale`` documents' files with ``old``, then the whole
+    folder with ``current`` (the unchanged stale files keep their vectors and are marked
+    stale, as an interrupted migration leaves them), and search it with ``current``."""
+    with tempfile.TemporaryDirectory() as tmp:
+        files = Path(tmp).resolve() / "corpus"
+        files.mkdir()
+        store = index.open_index(files.parent / "index.sqlite")
+        try:
+            for encoder, batch in ((old, stale), (current, {d.id for d in docs} - stale)):
+                for d in docs:
+                    if d.id in batch:
+                        shutil.copy(d.path, files / d.path.name)
+                ingest.index_folder(files, store, encoder, progress=False)
+            refusal, documents = _refusal(store, current), len(store.documents())
+        finally:
+            store.close()
+    if refusal is None:
+        return StampCheck(documents, None, frozenset())
+    text = str(refusal).replace(str(files), FOLDER)
+    return StampCheck(documents, text, frozenset(r.id for r in refusal.stale))

@@ -198,7 +198,7 @@ class Generator:
     Creating one loads nothing: the model is loaded by the first call that misses the answer
     cache, so a pipeline that refuses, or a warm re-run, never touches the weights. ``calls``
     grows by one record per call, hit or miss (``cached`` tells them apart), which is how
-    :func:`rag_lab.experiments.nb09_generation.run` pairs answers with queries.
+    :func:`rag_lab.evaluation.generation.run` pairs answers with queries.
     ``cache=False`` always runs the model and stores nothing.
     """
 

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
 from rag_lab.claims.verdicts import Verdict
 from rag_lab.evaluation import migration
-from rag_lab.evaluation.migration import CURRENT, MIXED, ClsPooled, Migration
+from rag_lab.evaluation.migration import CURRENT, MIXED, ClsPooled, Migration, StampCheck
 from rag_lab.models.minilm import Fingerprint
 
 
@@ -46,7 +48,13 @@ def test_ranks_and_answers_without_the_needle():
         current, np.array([[0.7, 0.65], [0.3, 0.4]]), [False, True], [True, False], [{0}, {0}]
     )
     assert far.answered_without_needle(MIXED, k=1).tolist() == [False, False]
-    assert m.top_is_stale().tolist() == [True, False]
+    # The first query's nearest chunk in the half-migrated index is the stale one.
+    bluffs = migration.bluffs_table(m).frame
+    assert (
+        bluffs.loc["nearest chunk is stale", MIXED]
+        == bluffs.loc["… for the stale half's queries", MIXED]
+        == 1
+    )
 
 
 def test_recall_table_splits_by_half():
@@ -59,31 +67,75 @@ def test_recall_table_splits_by_half():
     assert table.loc[("current half", 1), MIXED] == 1.0
 
 
-def test_entries_follow_the_ledger_rule():
-    # 16 questions, 2 phrasings each; the first 8 are in the stale half, where the needle's
-    # chunk 0 falls behind six others (beyond k = 5) in the mixed index.
+def half_migrated() -> Migration:
+    """16 questions asked twice; the first 8 have their needle (chunk 0, current) in the stale
+    half, and in the half-migrated index chunk 0 falls behind the six stale chunks (beyond
+    k = 5). One negative is within the cutoff of the whole index only."""
     n, chunks = 32, 7
     current = np.tile([0.2] + [0.5] * (chunks - 1), (n, 1))
     mixed = current.copy()
     mixed[:16, 0] = 0.95
-    stale = [True] * 16 + [False] * 16
-    m = toy(current, mixed, [False] + [True] * (chunks - 1), stale, [{0}] * n)
-    by = {e.claim: e for e in migration.entries(m)}
-    lost = by["migration-loses-stale@R5"]
+    m = toy(current, mixed, [False] + [True] * (chunks - 1), [True] * 16 + [False] * 16, [{0}] * n)
+    negatives = np.full((3, chunks), 0.9)
+    negatives[0, 0] = 0.3
+    mixed_negatives = negatives.copy()
+    mixed_negatives[0, 0] = 0.95
+    return dataclasses.replace(m, current=(current, negatives), mixed=(mixed, mixed_negatives))
+
+
+def stamp_check(refused=frozenset({"old"}), refusal="refusing to search: …") -> StampCheck:
+    return StampCheck(2, refusal, refused)
+
+
+def test_entries_follow_the_ledger_rule():
+    m = half_migrated()
+    part = migration.entries(m, stamp_check())
+    assert [e.claim for e in part] == [
+        "migration-loses-stale@R5",
+        "migration-current-half@R5",
+        "migration-confident-nonsense",
+        "migration-refused",
+    ]
+    lost, same, nonsense, refused = part
     assert lost.verdict is Verdict.REPRODUCES
     assert lost.here.startswith("+8/")
     assert lost.estimate == pytest.approx(1.0)
     # The current half is untouched: every question's difference is 0, which says nothing
-    same = by["migration-current-half@R5"]
     assert same.estimate == 0.0
     assert same.verdict is Verdict.NO_VARIATION
     assert same.margin == 0.05 and same.ci[0] < -same.margin < same.margin < same.ci[1]
-    nonsense = by["migration-confident-nonsense"]
     # Chunks at 0.5 pass the 0.6 cutoff while the needle is out of the context: 16 vs 0.
     assert nonsense.here == "16 vs 0 of 16 queries"
     assert nonsense.verdict is Verdict.REPRODUCES
     assert nonsense.estimate == pytest.approx(1.0) and nonsense.p_adjusted is None
     assert lost.p_adjusted == lost.p  # a family of one
+    # The stamps' refusal must name exactly the stale documents.
+    assert refused.verdict is Verdict.REPRODUCES
+    wrong = migration.entries(m, stamp_check(refused=frozenset({"new"})))[3]
+    assert wrong.verdict is Verdict.CONTRADICTED
+    went_ahead = stamp_check(refused=frozenset(), refusal=None)
+    assert migration.entries(m, went_ahead)[3].verdict is Verdict.CONTRADICTED
+
+
+def test_the_bluffs_table_counts_each_index():
+    bluffs = migration.bluffs_table(half_migrated()).frame
+    assert bluffs.loc["stale half: answered", [CURRENT, MIXED]].tolist() == [16, 16]
+    assert bluffs.loc["… needle not in top 5", [CURRENT, MIXED]].tolist() == [0, 16]
+    assert bluffs.loc["nearest chunk is stale"].tolist() == ["–", 16, 32]
+    assert bluffs.loc["… for the stale half's queries"].tolist() == ["–", 16, 16]
+    assert bluffs.loc["negatives answered", [CURRENT, MIXED]].tolist() == [1, 0]
+
+
+def test_the_distances_table_gives_each_distribution_in_numbers():
+    table = migration.distances_table(half_migrated())
+    frame = table.frame
+    # Here the stale chunks (0.5) are nearer than the needle's (0.95): found, and first.
+    assert frame.loc["stale chunks (older pipeline)"].tolist() == [32, 0.5, 32]
+    current = frame.loc["current chunks"]
+    assert current["median distance"] == pytest.approx(0.575)  # 0.2 or 0.95, half each
+    assert current["within the cutoff"] == 16
+    assert frame.loc["negatives, whole index"].tolist() == [3, 0.9, 1]
+    assert table.width <= 100
 
 
 class Tokens:

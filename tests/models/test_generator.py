@@ -9,7 +9,7 @@ import pytest
 from fakes import DOC, FixedRetriever
 
 from rag_lab.citations import Hit
-from rag_lab.experiments import nb09_generation as report
+from rag_lab.evaluation import generation as report
 from rag_lab.models import generator as generate
 from rag_lab.models.generator import Generator, weights
 from rag_lab.models.minilm import ModelError
