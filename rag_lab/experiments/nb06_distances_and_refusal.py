@@ -13,11 +13,11 @@ from rag_lab import gate
 from rag_lab.chunking import Chunk
 from rag_lab.claims.verdicts import Verdict
 from rag_lab.evaluation import chapter, hypotheses, twins
+from rag_lab.evaluation.identifiers import classify
 from rag_lab.evaluation.ledger import Entry, count_entry, fixed_entry
 from rag_lab.evaluation.refusal import Refusal
 from rag_lab.evaluation.twins import Calibration
 from rag_lab.experiments.present import Table
-from rag_lab.experiments.probes import classify
 from rag_lab.questions import Negative
 from rag_lab.stats import ALPHA
 

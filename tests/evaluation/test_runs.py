@@ -5,7 +5,7 @@ import numpy as np
 from rag_lab import fusion
 from rag_lab.chunking import Chunk
 from rag_lab.evaluation import runs
-from rag_lab.experiments.timing import time_per_call
+from rag_lab.evaluation.latency import time_per_call
 from rag_lab.metrics import relevant_chunks
 from rag_lab.questions import Query, Question
 from rag_lab.search import ChunkIndex

@@ -6,6 +6,7 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from rag_lab.chunking import Chunk
@@ -125,3 +126,39 @@ def test_the_overlap_strata_split_the_queries_by_the_words_they_share():
     frame = nb04.overlap_strata(systems, queries, ks=(1,)).frame
     assert frame["queries"].tolist() == [2, 2]
     assert frame["BM25"].tolist() == [0.0, 1.0] and frame["dense"].tolist() == [1.0, 0.0]
+
+
+def test_the_probe_recall_view_counts_the_queries_missed():
+    queries = queries_of(12)
+    ranks = {"dense": [None] * 24, "BM25": [1] * 24, "hybrid": [9] * 24}
+    recall = nb04.recall_view(ranks, queries).frame
+    assert [recall.loc[name, "R@1"][:5] for name in ranks] == ["0.000", "1.000", "0.000"]
+    assert [recall.loc[name, "R@8"][:5] for name in ranks] == ["0.000", "1.000", "0.000"]
+    assert recall.loc["dense", "queries missed"] == 24
+
+
+def traps_of(distances: list[float], holds: list[bool]) -> pd.DataFrame:
+    n = len(distances)
+    return pd.DataFrame(
+        {
+            "query": ["q?"] * n,
+            "distance": distances,
+            "nearest chunk": ["d > s"] * n,
+            "passes": [d < 0.675 for d in distances],
+            "rare terms": ["term"] * n,
+            "holds rare term": holds,
+            "kind": ["near miss"] * n,
+            "shared": ["term"] * n,
+        },
+        index=pd.Index([f"t{i}" for i in range(1, n + 1)], name="id"),
+    )
+
+
+def test_the_trap_tables_show_where_each_trap_lands_and_what_it_shares():
+    traps = traps_of([0.66, 0.70, 0.61, 0.80], [True, False, False, False])
+    where, why = nb04.trap_tables(traps)
+    assert where.frame["passes"].tolist() == [True, False, True, False]
+    assert where.frame["distance"].tolist() == [0.66, 0.70, 0.61, 0.80]
+    assert why.frame["holds rare term"].tolist() == [True, False, False, False]
+    assert list(why.frame.columns) == ["rare terms", "holds rare term", "kind", "shared"]
+    assert where.width <= 100 and why.width <= 100

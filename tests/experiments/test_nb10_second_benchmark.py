@@ -9,7 +9,7 @@ matplotlib.use("Agg")
 import pandas as pd
 import pytest
 
-from rag_lab.evaluation import plots, recall_curves
+from rag_lab.evaluation import plots, recall_curves, spans
 from rag_lab.experiments import nb10_second_benchmark as nb10
 from rag_lab.experiments.present import MAX_WIDTH
 
@@ -57,7 +57,7 @@ def test_per_corpus_view_counts_the_pairs_where_overlap_lowers_precision():
 
 
 def _sweep() -> pd.DataFrame:
-    """Two rows of :func:`nb10.sweep_table`, its columns in its order."""
+    """Two rows of :func:`rag_lab.evaluation.spans.sweep_table`, its columns in its order."""
     rows = {
         name: {
             "size": 256,
@@ -146,7 +146,7 @@ def test_geometry_counts_one_needle_per_excerpt():
     two = (Span("d", 0, 10), Span("d", 20, 151))
     bench = SimpleNamespace(references=[two, (Span("d", 0, 65),)])
     destroyed = pd.DataFrame({"excerpts destroyed": [2, 0]}, index=["A", "B"])
-    lengths, counts = nb10.geometry_inputs(bench, SimpleNamespace(destroyed=destroyed))
+    lengths, counts = spans.geometry_inputs(bench, SimpleNamespace(destroyed=destroyed))
     assert lengths == [10, 131, 65] and counts == {"A": 2, "B": 0}
     view = nb10.geometry_view(lengths, counts).frame
     assert view.loc["A", "observed"] == 2 and view.loc["B", "overlap"] == 64
