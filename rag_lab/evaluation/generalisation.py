@@ -10,16 +10,8 @@ import os
 from collections.abc import Mapping, Sequence
 
 from rag_lab.claims import generalisation_plan
-from rag_lab.evaluation import (
-    chapter,
-    chunking,
-    hypotheses,
-    identifiers,
-    overlap,
-    refusal,
-    retrieval,
-    spans,
-)
+from rag_lab.evaluation import chunking, hypotheses, identifiers, overlap, refusal, retrieval, spans
+from rag_lab.evaluation.chapter import CUTOFF, STRICT_CUTOFF
 from rag_lab.evaluation.lab import Lab
 from rag_lab.evaluation.ledger import Entry, value_entry
 from rag_lab.models.encoder import Encoder
@@ -39,7 +31,7 @@ def matched_cutoff(gated: refusal.Refusal, refused: int) -> float:
     return float(swept.loc[swept["refused"] <= refused, "cutoff"].min())
 
 
-CUTOFFS = {"bluffs@0.675": chapter.CUTOFF, "bluffs@0.525": chapter.STRICT_CUTOFF}
+CUTOFFS = {"bluffs@0.675": CUTOFF, "bluffs@0.525": STRICT_CUTOFF}
 """The ledger's bluff counts, each at the chapter's cutoff under the reference encoder."""
 
 

@@ -84,7 +84,7 @@ def interaction_table(
                 "questions": f"{len(ident)} + {len(ordinary)}",
             }
         )
-    return pd.DataFrame(rows).set_index("k")
+    return pd.DataFrame(rows).set_index("k").rename_axis("R@k")
 
 
 def interaction_entries(

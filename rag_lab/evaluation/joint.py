@@ -26,17 +26,8 @@ import pandas as pd
 
 from rag_lab.claims.judge import PairedRecord
 from rag_lab.claims.verdicts import Verdict
-from rag_lab.evaluation import chapter
-from rag_lab.evaluation.ledger import (
-    PAIRED_METHOD,
-    Entry,
-    PairedClaim,
-    count_entry,
-    entry,
-    fixed_entry,
-    mrr_entry,
-    paired_entries,
-)
+from rag_lab.evaluation import chapter, ledger
+from rag_lab.evaluation.ledger import PAIRED_METHOD, Entry, entry, mrr_entry, paired_entries
 from rag_lab.evaluation.runs import Rankings
 from rag_lab.metrics import Ranks, first_hit_ranks, hits_at, relevant_chunks
 from rag_lab.models.cross_encoder import ENV_VAR, HUB_ID, Reranker
@@ -237,7 +228,7 @@ def reranking_entries(
     at = {"notebook": "05", "benchmark": "d2l"}
     if real:
         name, clusters = system_name(reranker), [q.question.id for q in queries]
-        lift = PairedClaim("cross>hybrid@R1", a=name)
+        lift = ledger.PairedClaim("cross>hybrid@R1", a=name)
         quality = [
             *paired_entries(**at, claims=[lift], ranks=ranks, clusters=clusters),
             mrr_entry("cross>hybrid@MRR", **at, a=ranks[name], b=ranks[HYBRID], clusters=clusters),
@@ -248,14 +239,14 @@ def reranking_entries(
             "meaningless"
         )
         quality = [
-            fixed_entry(c, **at, verdict=Verdict.NOT_MEASURED, reason=reason)
+            ledger.fixed_entry(c, **at, verdict=Verdict.NOT_MEASURED, reason=reason)
             for c in ("cross>hybrid@R1", "cross>hybrid@MRR")
         ]
     here = f"{cross:.0f} ms against {scan:.2f} ms" + ("" if real else " (stand-in)")
     return [
         *quality,
-        count_entry("cross-cost", **at, holds=cross >= 100 * scan, here=here),
-        fixed_entry(
+        ledger.count_entry("cross-cost", **at, holds=cross >= 100 * scan, here=here),
+        ledger.fixed_entry(
             "colbert",
             **at,
             verdict=Verdict.NOT_TESTABLE,

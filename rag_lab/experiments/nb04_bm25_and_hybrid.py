@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -16,9 +16,8 @@ from rag_lab.evaluation.recall import recall_table
 from rag_lab.evaluation.retrieval import TWO_BY_TWO_KS, Systems
 from rag_lab.experiments.nb03_dense_retrieval import PAIRED, PER_QUERY, by_question
 from rag_lab.experiments.present import Table
-from rag_lab.metrics import Ranks, first_hit_ranks, hits_at, relevant_chunks
+from rag_lab.metrics import Ranks, hits_at
 from rag_lab.questions import Query
-from rag_lab.search import ChunkIndex
 from rag_lab.stats import paired_difference
 
 HEADLINE = (
@@ -134,12 +133,6 @@ def costs(latencies: Sequence[Latency], shorten: int | None = None, note: str = 
     )
 
 
-def first_hits(index: ChunkIndex, queries: Sequence[Query]) -> Callable[[list], Ranks]:
-    """``rankings → first-hit ranks``, a hit a chunk of ``index`` holding the needle whole."""
-    relevant = relevant_chunks(index.chunks, queries)
-    return lambda rankings: first_hit_ranks(rankings, relevant)
-
-
 def fusion_tables(runs: FusionRuns, clusters: Sequence[Hashable]) -> tuple[Table, Table]:
     """Recall@k of every fusion by question, and the weight of dense each fold was ranked
     with (chosen by cross-validation on the other folds)."""
@@ -154,15 +147,6 @@ def convex_table(runs: FusionRuns, clusters: Sequence[Hashable]) -> Table:
     pairs = [(how, runs.rrf(REFERENCE_K)) for how in runs.ranks if not how.startswith("RRF")]
     family = paired.paired_table(runs.ranks, pairs, FUSION_KS, clusters)
     return Table(family.view(columns=["pair", *PAIRED]).rename(columns={"questions": "won/lost"}))
-
-
-def interaction_table(
-    probe_ranks: dict[str, Ranks], probe_queries: Sequence[Query], systems: Systems
-) -> Table:
-    """:func:`rag_lab.evaluation.identifiers.interaction_table` on the probes and the questions."""
-    probes = [q.question.id for q in probe_queries]
-    frame = identifiers.interaction_table(probe_ranks, probes, systems.ranks, systems.clusters)
-    return Table(frame.rename_axis("R@k"))
 
 
 def recall_view(

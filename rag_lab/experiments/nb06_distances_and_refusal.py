@@ -15,7 +15,7 @@ from rag_lab.claims.verdicts import Verdict
 from rag_lab.evaluation import chapter, hypotheses, twins
 from rag_lab.evaluation.identifiers import classify
 from rag_lab.evaluation.ledger import Entry, count_entry, fixed_entry
-from rag_lab.evaluation.refusal import Refusal
+from rag_lab.evaluation.refusal import GAP, Refusal
 from rag_lab.evaluation.twins import Calibration
 from rag_lab.experiments.present import Table
 from rag_lab.questions import Negative
@@ -29,17 +29,6 @@ HEADLINE = (
     "literal-match-bluff",
     "0.675-uncalibrated",
 )
-GAP = "|L2²/2 − (1 − cos)|"
-
-
-def identity_all_pairs(vectors: np.ndarray) -> float:
-    """max |L2²/2 − (1 − cos)| over all pairs of rows, computed in float32 as an index would."""
-    v = np.asarray(vectors, np.float32)
-    dots = v @ v.T
-    sq = np.sum(v * v, axis=1)
-    norms = np.sqrt(sq)
-    cos = dots / (norms[:, None] * norms[None, :])
-    return float(np.max(np.abs((sq[:, None] + sq[None, :] - 2 * dots) / 2 - (1 - cos))))
 
 
 def identity_table(vectors: np.ndarray, gap: float) -> pd.DataFrame:
@@ -50,15 +39,6 @@ def identity_table(vectors: np.ndarray, gap: float) -> pd.DataFrame:
     pair |= {"1 − cos": 1 - cos, GAP: abs(l2 * l2 / 2 - (1 - cos))}
     rows = ["chunks 0 and 1", f"max, {len(vectors)} × {len(vectors)}"]
     return pd.DataFrame([pair, {GAP: gap}], index=pd.Index(rows, name="pair"))
-
-
-def length_dependence(raw: np.ndarray, lengths: Sequence[int]) -> pd.Series:
-    """Unnormalised vectors: norm spread, the identity's worst gap, Spearman(length, norm)."""
-    norms = np.linalg.norm(np.asarray(raw, np.float64), axis=1)
-    values = {"norm min": norms.min(), "norm max": norms.max()}
-    values |= {f"max {GAP}": identity_all_pairs(raw)}
-    values |= {"Spearman(length, norm)": sps.spearmanr(lengths, norms).statistic}
-    return pd.Series(values, name="without the Normalize layer")
 
 
 def bluffs_table(

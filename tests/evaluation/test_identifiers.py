@@ -51,6 +51,15 @@ def test_entries_read_the_interval():
     assert flipped.verdict is Verdict.CONTRADICTED
 
 
+def test_interaction_table_on_the_probes_and_the_questions():
+    probe = {"BM25": [1, 1, 1, 1, 9, 9], "dense": [9, 9, 9, 9, 9, 9]}
+    probe_clusters = [f"p{i}" for i in range(3) for _ in ("course", "ticket")]
+    ordinary, clusters = {"BM25": [1] * 8, "dense": [1] * 8}, [f"q{i // 2}" for i in range(8)]
+    table = identifiers.interaction_table(probe, probe_clusters, ordinary, clusters)
+    assert table.loc[4, "identifier gap"] == pytest.approx(2 / 3)
+    assert table.loc[4, "questions"] == "3 + 4" and table.index.name == "R@k"
+
+
 def test_an_interval_across_zero_is_inconclusive():
     # BM25 wins half the identifier questions at k = 4 and loses the other half.
     probe = {"BM25": [1, 1, None, None] * 4, "dense": [None, None, 1, 1] * 4}

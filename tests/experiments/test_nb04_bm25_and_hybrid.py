@@ -3,13 +3,8 @@ identifier interaction."""
 
 from __future__ import annotations
 
-from types import SimpleNamespace
-
-import numpy as np
 import pandas as pd
-import pytest
 
-from rag_lab.chunking import Chunk
 from rag_lab.claims.verdicts import Verdict
 from rag_lab.evaluation import hypotheses
 from rag_lab.evaluation.fusion import FusionRuns
@@ -36,17 +31,6 @@ def runs(rrf60=HYBRID):
     return FusionRuns(ranks, {"min-max": [0.7] * 4, "z-score": [0.65] * 4}, 4)
 
 
-def test_first_hits_need_the_needle_whole():
-    def chunk(i, text):
-        return Chunk("d", i, text, text, "", 0, len(text))
-
-    index = SimpleNamespace(chunks=[chunk(0, "the kv cache grows"), chunk(1, "kv")])
-    q = Query(Question("q1", "d", "kv cache", "what grows?", "t"), "course")
-    hits = nb04.first_hits(index, [q])
-    assert hits([np.array([1, 0])]) == [2]  # chunk 1 holds half the needle: not a hit
-    assert hits([np.array([0, 1])]) == [1]
-
-
 def test_fusion_tables_show_every_run_and_each_folds_weights():
     recall, weights = nb04.fusion_tables(runs(), CLUSTERS)
     assert list(recall.frame.index) == list(runs().ranks)
@@ -69,15 +53,6 @@ def test_the_convex_table_pairs_each_normalisation_with_rrf_60_at_every_k():
     assert frame.loc[("min-max vs RRF k=60", 1), "a − b by question"].startswith("+0.125 [")
     assert frame.loc[("min-max vs RRF k=60", 1), "won/lost"] == "+1/−0"
     assert frame.loc[("z-score vs RRF k=60", 8), "a − b by question"].startswith("+0.000 [")
-
-
-def test_interaction_table_on_the_probes_and_the_questions():
-    queries = [Query(Question(f"p{i}", "d", "n", "c", "t"), ph) for i in range(3)
-               for ph in ("course", "ticket")]  # fmt: skip
-    probe = {"BM25": [1, 1, 1, 1, 9, 9], "dense": [9, 9, 9, 9, 9, 9]}
-    table = nb04.interaction_table(probe, queries, systems())
-    assert table.frame.loc[4, "identifier gap"] == pytest.approx(2 / 3)
-    assert table.frame.loc[4, "questions"] == "3 + 4"
 
 
 def queries_of(n_questions: int) -> list[Query]:
