@@ -168,7 +168,7 @@ def recall_view(
 
 
 def trap_tables(traps: pd.DataFrame) -> tuple[Table, Table]:
-    """:func:`trap_table` in two tables that fit a page: where each trap lands, and why."""
+    """:func:`~rag_lab.evaluation.identifiers.trap_table` in two tables that fit a page."""
     where = traps[["distance", "passes", "nearest chunk"]]
     why = traps[["rare terms", "holds rare term", "kind", "shared"]]
     return (

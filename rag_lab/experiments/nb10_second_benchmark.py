@@ -69,7 +69,7 @@ def per_corpus_view(table: pd.DataFrame, overall: pd.DataFrame, k: int = SWEEP_K
 
 
 def sweep_views(sweep: pd.DataFrame, k: int = SWEEP_K) -> tuple[Table, Table]:
-    """:func:`sweep_table` in two tables: what each chunking retrieves, then what it costs."""
+    """:func:`~rag_lab.evaluation.spans.sweep_table` as two tables: what it retrieves, costs."""
     r, iou = f"R@{k}", f"IoU @{k}"
     retrieved = sweep.loc[:, "size":iou].drop(columns=[f"{r} lo", f"{r} hi"])
     values = sweep[[r, f"{r} lo", f"{r} hi"]].to_numpy()
