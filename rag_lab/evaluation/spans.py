@@ -22,10 +22,11 @@ import pandas as pd
 from rag_lab import dense
 from rag_lab.chunking import STRATEGIES, Strategy, chunk_corpus, sized
 from rag_lab.documents import Document
-from rag_lab.evaluation import fusion
+from rag_lab.evaluation import fusion, hypotheses
 from rag_lab.evaluation.chapter import STRATEGY_PAIRS, SYSTEM_PAIRS
 from rag_lab.evaluation.jsonable import frame_json
 from rag_lab.evaluation.lab import Chunked
+from rag_lab.evaluation.ledger import Entry, mean_entry
 from rag_lab.evaluation.retrieval import STRATEGY_KS, SYSTEM_KS, Retrieval, compare
 from rag_lab.evaluation.runs import rank_all
 from rag_lab.metrics import (
@@ -50,6 +51,8 @@ SPAN_KS = (5, 10)
 """Chroma's metrics are reported at these k."""
 SWEEP_K = SPAN_KS[0]
 """The k of the chunk-size sweep, and of the overlap's precision claims."""
+OVERLAP_PAIRS = (("D", "C"), ("F", "E"))
+"""Each chunking with the overlap against the same without (the precision claims)."""
 METRICS = ("recall", "precision", "iou")
 
 
@@ -300,6 +303,25 @@ def measure(bench: Bench) -> SpanEvaluation:
         destroyed_ids(bench, six),
         {n: span_metrics(bench, n, SPAN_KS[0])["precision"].to_numpy() for n in six},
     )
+
+
+def entries(theirs: SpanEvaluation, notebook: str = "10") -> list[Entry]:
+    """The chapter's claims on Chroma's benchmark; without sections, no header claim is testable."""
+    destroyed = {s: int(theirs.destroyed.loc[s, "questions destroyed"]) for s in ("A", "B")}
+    p, at = theirs.precision, {"notebook": notebook, "benchmark": "chroma"}
+    return [
+        *hypotheses.destroyed_entries(destroyed, theirs.questions, notebook, "chroma"),
+        *hypotheses.strategy_entries(
+            theirs.strategies, notebook, "chroma", sections=theirs.sections, destroyed=theirs.lost
+        ),
+        *hypotheses.system_entries(theirs.systems, notebook, "chroma"),
+        *(
+            mean_entry(
+                f"{a}<{b}@P{SWEEP_K}", **at, a=p[a], b=p[b], clusters=range(theirs.questions)
+            )
+            for a, b in OVERLAP_PAIRS
+        ),
+    ]
 
 
 # --- beyond the headline: the size sweep, the fusions, the geometry's inputs ---------------

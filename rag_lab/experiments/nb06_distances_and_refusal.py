@@ -7,19 +7,15 @@ from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
-from scipy import stats as sps
 
 from rag_lab import gate
 from rag_lab.chunking import Chunk
-from rag_lab.claims.verdicts import Verdict
-from rag_lab.evaluation import chapter, hypotheses, twins
+from rag_lab.evaluation import chapter
 from rag_lab.evaluation.identifiers import classify
-from rag_lab.evaluation.ledger import Entry, count_entry, fixed_entry
 from rag_lab.evaluation.refusal import GAP, Refusal
 from rag_lab.evaluation.twins import Calibration
 from rag_lab.experiments.present import Table
 from rag_lab.questions import Negative
-from rag_lab.stats import ALPHA
 
 HEADLINE = (
     "distances-overlap",
@@ -91,43 +87,3 @@ def twin_distance_table(c: Calibration) -> Table:
     frame = pd.DataFrame({"the query": c.twins.nearest, "its twin": c.twins.twin})
     quartiles = frame.quantile([0.25, 0.5, 0.75]).T.set_axis(["25 %", "median", "75 %"], axis=1)
     return Table(quartiles.rename_axis("nearest chunk of"))
-
-
-def entries(
-    identity_unit: float,
-    gated: Refusal,
-    traps: pd.DataFrame,
-    calibrated: Calibration,
-    raw: np.ndarray,
-    lengths: Sequence[int],
-) -> list[Entry]:
-    """This notebook's part of the ledger; the literal-match bluff is judged on the traps, the
-    length-norm claim by Spearman's test of independence of text length and unnormalised norm."""
-    at = {"notebook": "06", "benchmark": "d2l"}
-    landed = traps[traps["passes"] & traps["holds rare term"]]
-    rho, p = sps.spearmanr(lengths, np.linalg.norm(np.asarray(raw, np.float64), axis=1))
-    return [
-        fixed_entry(
-            "identity",
-            **at,
-            verdict=Verdict.BY_CONSTRUCTION,
-            reason="an identity of unit vectors (‖a − b‖² = 2 − 2 a·b); measured, the float32 "
-            f"error is {identity_unit:.1e}",
-            here=f"max error {identity_unit:.1e}",
-        ),
-        *hypotheses.refusal_entries(gated, "06", "d2l"),
-        count_entry(
-            "length-norm",
-            **at,
-            holds=bool(p < ALPHA),
-            here=f"Spearman {rho:+.3f} over {len(lengths)} chunks, p = {p:.1e}",
-            estimate=float(rho),
-        ),
-        count_entry(
-            "literal-match-bluff",
-            **at,
-            holds=len(landed) > 0,
-            here=", ".join(f"{i} at {d:.3f}" for i, d in landed["distance"].items()) or "none",
-        ),
-        *twins.entries(calibrated, "06", "d2l"),
-    ]

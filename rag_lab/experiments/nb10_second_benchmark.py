@@ -12,15 +12,14 @@ from rag_lab.chunking import OVERLAP
 from rag_lab.evaluation import chapter, fusion, hypotheses
 from rag_lab.evaluation.chroma_table import Row
 from rag_lab.evaluation.geometry import expected_destroyed
-from rag_lab.evaluation.ledger import Entry, mean_entry
+from rag_lab.evaluation.ledger import Entry
 from rag_lab.evaluation.recall import fmt_interval
 from rag_lab.evaluation.retrieval import Retrieval, Strategies, Systems
-from rag_lab.evaluation.spans import SWEEP_K, Bench, SpanEvaluation
+from rag_lab.evaluation.spans import OVERLAP_PAIRS, SWEEP_K, Bench
 from rag_lab.experiments.present import Table
 from rag_lab.metrics import hits_at
 
 HEADLINE = ("A-destroys", "B=A@R20", "F<E@R20", "BM25>dense@R1", "hybrid>BM25@R4")
-OVERLAP_PAIRS = (("D", "C"), ("F", "E"))  # with the overlap against the same without
 
 
 def corpus_view(bench: Bench) -> Table:
@@ -107,25 +106,6 @@ def geometry_view(lengths: Sequence[int], destroyed: dict[str, int]) -> Table:
         e = expected_destroyed(lengths, destroyed[name], overlap=overlap)
         rows[name] = asdict(e) | {"agrees": e.agrees}
     return Table(pd.DataFrame.from_dict(rows, orient="index").rename_axis("strategy"))
-
-
-def entries(theirs: SpanEvaluation) -> list[Entry]:
-    """The chapter's claims on Chroma's benchmark; without sections, no header claim is testable."""
-    destroyed = {s: int(theirs.destroyed.loc[s, "questions destroyed"]) for s in ("A", "B")}
-    p, at = theirs.precision, {"notebook": "10", "benchmark": "chroma"}
-    return [
-        *hypotheses.destroyed_entries(destroyed, theirs.questions, "10", "chroma"),
-        *hypotheses.strategy_entries(
-            theirs.strategies, "10", "chroma", sections=theirs.sections, destroyed=theirs.lost
-        ),
-        *hypotheses.system_entries(theirs.systems, "10", "chroma"),
-        *(
-            mean_entry(
-                f"{a}<{b}@P{SWEEP_K}", **at, a=p[a], b=p[b], clusters=range(theirs.questions)
-            )
-            for a, b in OVERLAP_PAIRS
-        ),
-    ]
 
 
 def ours(dense: Strategies, systems: Systems) -> list[Entry]:

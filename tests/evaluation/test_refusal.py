@@ -1,11 +1,13 @@
-"""The refusal gate's distances and the identity behind them, on vectors built here."""
+"""The refusal gate's distances, the identity behind them and their claims, on vectors built
+here."""
 
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 
-from rag_lab.evaluation import refusal
+from rag_lab.evaluation import hypotheses, refusal
 from rag_lab.questions import Negative, Query, Question
 
 
@@ -40,3 +42,46 @@ def test_distances_and_overlap():
         0.65,
     )
     assert bool(both["overlap"]) and both["in-domain above best out-of-domain"] == 1
+
+
+def test_the_identity_and_the_literal_trap_are_judged_on_the_run(monkeypatch):
+
+    from rag_lab.claims import claim
+    from rag_lab.claims.verdicts import Verdict
+
+    # the refusal rates and the twins are judged by their own modules, tested there
+    monkeypatch.setattr(hypotheses, "refusal_entries", lambda *a: [])
+    monkeypatch.setattr(hypotheses.twins, "entries", lambda *a: [])
+    traps = pd.DataFrame(
+        {"passes": [True, True, False], "holds rare term": [True, False, True]},
+        index=pd.Index(["t1", "t2", "t3"], name="id"),
+    ).assign(distance=[0.661, 0.6, 0.7])
+    raw, lengths = np.arange(1.0, 7.0).reshape(3, 2), [1, 2, 3]
+    identity, _, literal = hypotheses.distance_entries(8.3e-7, None, traps, None, raw, lengths)
+    assert (identity.claim, identity.verdict) == ("identity", Verdict.BY_CONSTRUCTION)
+    assert identity.here == "max error 8.3e-07" and "8.3e-07" in identity.reason
+    assert (literal.claim, literal.verdict) == ("literal-match-bluff", Verdict.REPRODUCES)
+    assert literal.here == "t1 at 0.661" and literal.reason == claim(literal.claim).rule
+    none = hypotheses.distance_entries(
+        8.3e-7, None, traps.assign(passes=False), None, raw, lengths
+    )[2]
+    assert none.verdict is Verdict.CONTRADICTED and none.here == "none"
+
+
+def test_length_norm_is_judged_by_spearman_s_test(monkeypatch):
+    from rag_lab.claims.verdicts import Verdict
+
+    monkeypatch.setattr(hypotheses, "refusal_entries", lambda *a: [])
+    monkeypatch.setattr(hypotheses.twins, "entries", lambda *a: [])
+    traps = pd.DataFrame({"passes": [False], "holds rare term": [False], "distance": [0.7]})
+
+    def length_norm(raw, lengths):
+        return hypotheses.distance_entries(8.3e-7, None, traps, None, raw, lengths)[1]
+
+    lengths = list(range(10, 60))
+    grows = np.outer(np.array(lengths, float), np.ones(4))  # the norm grows with the length
+    e = length_norm(grows, lengths)
+    assert e.claim == "length-norm" and e.verdict is Verdict.REPRODUCES
+    assert e.estimate == pytest.approx(1.0)
+    flat = np.ones((50, 4)) + np.random.default_rng(0).normal(0, 1e-3, (50, 4))
+    assert length_norm(flat, lengths).verdict is Verdict.CONTRADICTED
