@@ -11,7 +11,7 @@ from itertools import pairwise
 
 import pandas as pd
 
-from rag_lab.chunking import OVERLAP, TARGET, Chunk, offset_errors
+from rag_lab.chunking import OVERLAP, Chunk, offset_errors
 from rag_lab.documents import Document
 from rag_lab.evaluation import chapter, geometry
 from rag_lab.evaluation.chunking import Destroyed, Sizes, WordPieces, destroyed_questions
@@ -87,11 +87,8 @@ def cut_table(
 
 
 def geometry_table(lengths: Sequence[int], destroyed: Mapping[str, int]) -> Table:
-    """For A and B: the destroyed needles observed, the geometry's expectation from the
-    needles' lengths with its central 95 % range (``low``, ``high``), and the chapter's count."""
-    rows = {}
-    for s, overlap in {"A": 0, "B": OVERLAP}.items():
-        e = geometry.expected_destroyed(lengths, destroyed[s], TARGET, overlap)
-        rows[s] = vars(e) | {"expected": round(e.expected, 1), "in range": e.agrees}
-    frame = pd.DataFrame.from_dict(rows, orient="index").drop(columns="n")
-    return Table(frame.assign(chapter=CHAPTER_DESTROYED).rename_axis("strategy"))
+    """:func:`rag_lab.evaluation.geometry.expected_table` (its expectation rounded, with its
+    central 95 % range ``low``, ``high``), beside the chapter's count."""
+    frame = geometry.expected_table(lengths, destroyed).drop(columns="n")
+    frame = frame.round({"expected": 1}).rename(columns={"agrees": "in range"})
+    return Table(frame.assign(chapter=CHAPTER_DESTROYED))

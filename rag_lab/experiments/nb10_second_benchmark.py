@@ -4,14 +4,11 @@ one index per strategy, and each question is asked once (per-query tests are by 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import asdict
 
 import pandas as pd
 
-from rag_lab.chunking import OVERLAP
 from rag_lab.evaluation import chapter, fusion, hypotheses
 from rag_lab.evaluation.chroma_table import Row
-from rag_lab.evaluation.geometry import expected_destroyed
 from rag_lab.evaluation.ledger import Entry
 from rag_lab.evaluation.recall import fmt_interval
 from rag_lab.evaluation.retrieval import Retrieval, Strategies, Systems
@@ -97,15 +94,6 @@ def fusion_view(runs: fusion.FusionRuns, hybrid: Sequence, ks=(1, 4, 5, 10, 20))
     )
     frame["ranks = hybrid"] = [list(r) == list(hybrid) for r in runs.ranks.values()]
     return Table(frame)
-
-
-def geometry_view(lengths: Sequence[int], destroyed: dict[str, int]) -> Table:
-    """Excerpts A and B destroy against what the geometry predicts from their lengths."""
-    rows = {}
-    for name, overlap in (("A", 0), ("B", OVERLAP)):
-        e = expected_destroyed(lengths, destroyed[name], overlap=overlap)
-        rows[name] = asdict(e) | {"agrees": e.agrees}
-    return Table(pd.DataFrame.from_dict(rows, orient="index").rename_axis("strategy"))
 
 
 def ours(dense: Strategies, systems: Systems) -> list[Entry]:
