@@ -39,7 +39,7 @@ from rag_lab import paths
 from rag_lab.app.index import DEFAULT_BACKEND, STRATEGY
 from rag_lab.chunking import chunk_document
 from rag_lab.documents import Document
-from rag_lab.experiments.timing import machine
+from rag_lab.evaluation.latency import machine
 from rag_lab.models.encoder import BACKENDS
 from rag_lab.sources.d2l import load_corpus
 

@@ -54,7 +54,7 @@ from rag_lab.app import index
 from rag_lab.app.store import MilvusLocation, MilvusStore, SQLiteStore
 from rag_lab.app.store.milvus.reads import HNSW_EF
 from rag_lab.chunking import Chunk
-from rag_lab.experiments.timing import machine
+from rag_lab.evaluation.latency import machine
 from rag_lab.models.encoder import Encoder
 
 SIZES = (10_000, 100_000, 1_000_000)

@@ -39,15 +39,8 @@ RERANK_TOP_N = 25
 RERANK_R1 = {"dense": 0.094, "cross-encoder": 0.312}
 RERANK_MRR = {"dense": 0.280, "cross-encoder": 0.447}
 
-IDENTITY_MAX_DIFF = 8.3e-07
-WORST_IN_DOMAIN = 0.721
-BEST_OUT_OF_DOMAIN = 0.497
 PROMPT_TOKENS = 591
 """Tokens of the prompt the chapter's first question becomes (its generator's tokenizer)."""
-
-TRAP_DISTANCE = 0.671
-"""How close the chapter's literal-trap example (a question the corpus does not answer)
-came to a chunk sharing its rare term: under the cutoff."""
 
 CUTOFF = gate.CUTOFF
 """The cutoff the chapter settles on (cosine distance, strictly under it is kept); the lab's

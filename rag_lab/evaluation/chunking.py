@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from rag_lab.chunking import STRATEGIES, Chunk
+from rag_lab.documents import Document
 from rag_lab.evaluation.jsonable import frame_json
 from rag_lab.metrics import relevant_chunks
 from rag_lab.models.minilm import count_word_pieces, minilm_fingerprint
@@ -76,6 +77,11 @@ class Destroyed:
     def count(self, strategy: str) -> int:
         return len(self.questions[strategy])
 
+    def counts(self) -> dict[str, int]:
+        """Destroyed questions per strategy, as :func:`rag_lab.evaluation.geometry.entries`
+        takes them."""
+        return {s: len(ids) for s, ids in self.questions.items()}
+
     def view(self) -> pd.DataFrame:
         """As shown: ``destroyed``, ``of``, and the ids (``none``)."""
         rows = [
@@ -105,6 +111,26 @@ def destroyed(chunks_by: Mapping[str, Sequence[Chunk]], questions: Sequence[Ques
             for name, c in chunks_by.items()
         },
         len(questions),
+    )
+
+
+def preamble_loss(
+    docs: Sequence[Document], chunks: Sequence[Chunk], questions: Sequence[Question]
+) -> pd.Series:
+    """What a chunker that starts at the first ``## `` heading, as the chapter's does, would
+    silently drop: here the text before it is a section of its own."""
+    intro = [c for c in chunks if c.section == ""]
+    characters = sum(len(c.content) for c in intro)
+    return pd.Series(
+        {
+            "documents with an intro": len({c.doc_id for c in intro}),
+            "intro chunks": len(intro),
+            "intro characters": characters,
+            "share of corpus": round(characters / sum(len(d.text) for d in docs), 3),
+            "needles in intros": ", ".join(
+                q.id for q in questions if any(q.needle in c.content for c in intro)
+            ),
+        }
     )
 
 

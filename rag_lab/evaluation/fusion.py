@@ -28,7 +28,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from rag_lab import dense, fusion
-from rag_lab.metrics import Ranks, hits_at
+from rag_lab.metrics import Ranks, first_hit_ranks, hits_at, relevant_chunks
+from rag_lab.questions import Query
 from rag_lab.ranking import order
 from rag_lab.search import ChunkIndex, TextEncoder
 
@@ -123,6 +124,14 @@ def fuse(
                 picked[i] = by_weight[w][i]
         ranks[how] = picked
     return FusionRuns(ranks, chosen, folds)
+
+
+def needle_runs(index: ChunkIndex, queries: Sequence[Query], encoder: TextEncoder) -> FusionRuns:
+    """:func:`fuse` on ``index``, a hit a chunk holding the query's needle whole, the folds
+    drawn over the queries' questions."""
+    relevant = relevant_chunks(index.chunks, queries)
+    s = scores(index, [q.text for q in queries], encoder)
+    return fuse(s, lambda r: first_hit_ranks(r, relevant), [q.question.id for q in queries])
 
 
 def assign_folds(clusters: Sequence[Hashable], folds: int, seed: int = SEED) -> np.ndarray:

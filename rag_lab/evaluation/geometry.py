@@ -23,10 +23,11 @@ observed count is what the geometry predicts.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass
 
 import numpy as np
+import pandas as pd
 
 from rag_lab.chunking import OVERLAP, TARGET
 
@@ -99,6 +100,16 @@ def implied_length(destroyed: float, n: int, size: int = TARGET, overlap: int = 
     ``destroyed`` of them destroyed: ``1 + overlap + size · destroyed / n``. The chapter's 4
     of 32 under blind cuts implies needles of about 65 characters."""
     return 1 + overlap + size * destroyed / n
+
+
+def expected_table(lengths: Sequence[int], destroyed: Mapping[str, int]) -> pd.DataFrame:
+    """A (no overlap) and B (:data:`~rag_lab.chunking.OVERLAP`): the counts in ``destroyed``
+    beside :func:`expected_destroyed` from the needles' ``lengths``, and whether each agrees."""
+    rows = {}
+    for s, overlap in {"A": 0, "B": OVERLAP}.items():
+        e = expected_destroyed(lengths, destroyed[s], overlap=overlap)
+        rows[s] = asdict(e) | {"agrees": e.agrees}
+    return pd.DataFrame.from_dict(rows, orient="index").rename_axis("strategy")
 
 
 def entries(

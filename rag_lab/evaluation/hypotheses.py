@@ -11,12 +11,16 @@ functions.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Hashable, Mapping
+from collections.abc import Collection, Hashable, Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+from scipy import stats as sps
 
 from rag_lab import gate
 from rag_lab.claims.judge import IntervalRecord
 from rag_lab.claims.verdicts import Verdict
-from rag_lab.evaluation import chapter
+from rag_lab.evaluation import chapter, twins
 from rag_lab.evaluation.chunking import Chunking
 from rag_lab.evaluation.ledger import (
     Entry,
@@ -30,7 +34,7 @@ from rag_lab.evaluation.ledger import (
 from rag_lab.evaluation.refusal import Refusal
 from rag_lab.evaluation.retrieval import Retrieval
 from rag_lab.metrics import hits_at
-from rag_lab.stats import clustered_wilson, ratio_of_means, wilson
+from rag_lab.stats import ALPHA, clustered_wilson, ratio_of_means, wilson
 
 STRATEGY_CLAIMS = ["E>A@R20", "E>C@R20", "F<E@R20", "B=A@R8", "B=A@R20", "C>A@R20"]
 """Between chunkings under dense retrieval (declared in ``rag_lab/claims/chapter.yaml``);
@@ -233,6 +237,50 @@ def refusal_entries(g: Refusal, notebook: str = "06", benchmark: str = "d2l") ->
             here=f"{bluffs_lo} against {bluffs_hi} bluffs, {refused_lo} against "
             f"{int(hi['refused'])} refused",
         ),
+    ]
+
+
+def distance_entries(
+    identity_unit: float,
+    gated: Refusal,
+    traps: pd.DataFrame,
+    calibrated: twins.Calibration,
+    raw: np.ndarray,
+    lengths: Sequence[int],
+    notebook: str = "06",
+    benchmark: str = "d2l",
+) -> list[Entry]:
+    """The distances: the identity on unit vectors (``identity_unit``, its float32 error), the
+    gate (:func:`refusal_entries`), the length-norm claim by Spearman's test of independence of
+    text length and unnormalised norm (``raw``), the literal-match bluff judged on the traps
+    (:func:`rag_lab.evaluation.identifiers.trap_table`), and the twins' calibration."""
+    at = {"notebook": notebook, "benchmark": benchmark}
+    landed = traps[traps["passes"] & traps["holds rare term"]]
+    rho, p = sps.spearmanr(lengths, np.linalg.norm(np.asarray(raw, np.float64), axis=1))
+    return [
+        fixed_entry(
+            "identity",
+            **at,
+            verdict=Verdict.BY_CONSTRUCTION,
+            reason="an identity of unit vectors (‖a − b‖² = 2 − 2 a·b); measured, the float32 "
+            f"error is {identity_unit:.1e}",
+            here=f"max error {identity_unit:.1e}",
+        ),
+        *refusal_entries(gated, notebook, benchmark),
+        count_entry(
+            "length-norm",
+            **at,
+            holds=bool(p < ALPHA),
+            here=f"Spearman {rho:+.3f} over {len(lengths)} chunks, p = {p:.1e}",
+            estimate=float(rho),
+        ),
+        count_entry(
+            "literal-match-bluff",
+            **at,
+            holds=len(landed) > 0,
+            here=", ".join(f"{i} at {d:.3f}" for i, d in landed["distance"].items()) or "none",
+        ),
+        *twins.entries(calibrated, notebook, benchmark),
     ]
 
 

@@ -18,17 +18,21 @@ questions, the interval by question), with the model time per query beside the c
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
 from rag_lab.claims.judge import PairedRecord
-from rag_lab.evaluation import chapter
+from rag_lab.claims.verdicts import Verdict
+from rag_lab.evaluation import chapter, ledger
 from rag_lab.evaluation.ledger import PAIRED_METHOD, Entry, entry, mrr_entry, paired_entries
-from rag_lab.metrics import first_hit_ranks, hits_at, relevant_chunks
+from rag_lab.evaluation.runs import Rankings
+from rag_lab.metrics import Ranks, first_hit_ranks, hits_at, relevant_chunks
+from rag_lab.models.cross_encoder import ENV_VAR, HUB_ID, Reranker
 from rag_lab.questions import Query
+from rag_lab.rerank import Scorer, rerank_all
 from rag_lab.search import ChunkIndex
 from rag_lab.stats import cluster_paired_values, paired_mean_difference
 
@@ -38,6 +42,7 @@ SEED = 0
 TOP_N = chapter.RERANK_TOP_N
 PHRASING = "course"
 LLM, HYBRID = "LLM reranker", "hybrid"
+LATE = "hybrid + late interaction"
 
 
 def sample(queries: Sequence[Query], n: int = SAMPLE, seed: int = SEED) -> list[Query]:
@@ -97,6 +102,24 @@ def rerank(
             for r, h in zip(relevant, hybrid, strict=True)
         ),
     )
+
+
+def system_name(reranker: Reranker) -> str:
+    return f"{HYBRID} + {reranker.label}"
+
+
+def second_stage(
+    index: ChunkIndex, rankings: Rankings, scorers: Mapping[str, Scorer], n: int = TOP_N
+) -> dict[str, Ranks]:
+    """First-hit ranks of the hybrid, then of its top ``n`` reranked by each scorer on ``text``."""
+    texts = [c.text for c in index.chunks]
+    relevant = relevant_chunks(index.chunks, rankings.queries)
+    first = rankings.by_system[HYBRID]
+    ranks = {HYBRID: first_hit_ranks(first, relevant)}
+    for name, score in scorers.items():
+        reranked = rerank_all(first, rankings.queries, texts, score, n)
+        ranks[name] = first_hit_ranks(reranked, relevant)
+    return ranks
 
 
 def chance(j: Joint, k: int, top_n: int = TOP_N) -> np.ndarray:
@@ -187,3 +210,47 @@ def entries(j: Joint, notebook: str = "05", benchmark: str = "d2l") -> list[Entr
         method=PAIRED_METHOD,
     )
     return [r1, mrr, above]
+
+
+def reranking_entries(
+    ranks: Mapping[str, Ranks],
+    latencies: Sequence,
+    reranker: Reranker | None,
+    queries: Sequence[Query],
+) -> list[Entry]:
+    """The chapter's cross-encoder claims: its quality (judged only with the real weights), its
+    cost against the vector scan (``latencies``, :mod:`rag_lab.evaluation.latency`), ColBERT."""
+    cross, scan = (
+        next(lat.median for lat in latencies if lat.stage.startswith(stage))
+        for stage in ("cross-encoder", "vector scan")
+    )
+    real = reranker is not None and not reranker.standin
+    at = {"notebook": "05", "benchmark": "d2l"}
+    if real:
+        name, clusters = system_name(reranker), [q.question.id for q in queries]
+        lift = ledger.PairedClaim("cross>hybrid@R1", a=name)
+        quality = [
+            *paired_entries(**at, claims=[lift], ranks=ranks, clusters=clusters),
+            mrr_entry("cross>hybrid@MRR", **at, a=ranks[name], b=ranks[HYBRID], clusters=clusters),
+        ]
+    else:
+        reason = (
+            f"the weights of {HUB_ID} are not here (${ENV_VAR}); the stand-in's scores are "
+            "meaningless"
+        )
+        quality = [
+            ledger.fixed_entry(c, **at, verdict=Verdict.NOT_MEASURED, reason=reason)
+            for c in ("cross>hybrid@R1", "cross>hybrid@MRR")
+        ]
+    here = f"{cross:.0f} ms against {scan:.2f} ms" + ("" if real else " (stand-in)")
+    return [
+        *quality,
+        ledger.count_entry("cross-cost", **at, holds=cross >= 100 * scan, here=here),
+        ledger.fixed_entry(
+            "colbert",
+            **at,
+            verdict=Verdict.NOT_TESTABLE,
+            reason="no ColBERT checkpoint here: MaxSim over all-MiniLM-L6-v2's token vectors "
+            "(trained to be mean-pooled) tests those weights, not the method",
+        ),
+    ]

@@ -24,6 +24,7 @@ import pandas as pd
 
 from rag_lab import dense
 from rag_lab.chunking import Chunk
+from rag_lab.evaluation.chunking import Destroyed
 from rag_lab.evaluation.lab import Lab
 from rag_lab.evaluation.ledger import Entry, count_entry, paired_entries
 from rag_lab.metrics import first_hit_ranks, hits_at, relevant_chunks
@@ -196,3 +197,14 @@ def pull_entries(
             )
         )
     return out
+
+
+def rescued_by_overlap(destroyed: Destroyed) -> dict[str, tuple[str, ...]]:
+    """Per strategy with an overlap: the questions its twin without it destroys
+    (:data:`WITHOUT`) and it holds whole, in question order."""
+    lost = destroyed.questions
+    return {
+        s: tuple(q for q in lost[b] if q not in lost[s])
+        for s, b in WITHOUT.items()
+        if {s, b} <= set(lost)
+    }

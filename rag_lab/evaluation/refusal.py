@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from scipy import stats as sps
 
 from rag_lab import dense, gate
 from rag_lab.evaluation import chapter
@@ -244,3 +245,27 @@ def refusal_of(
 def _chapter_count(table: dict, cutoff: float | None, total: int) -> str:
     value = table.get(cutoff)
     return "" if value is None else f"{value}/{total}"
+
+
+# --- the identity behind the distance, and what breaks without normalisation --------------
+
+GAP = "|L2²/2 − (1 − cos)|"
+
+
+def identity_all_pairs(vectors: np.ndarray) -> float:
+    """max |L2²/2 − (1 − cos)| over all pairs of rows, computed in float32 as an index would."""
+    v = np.asarray(vectors, np.float32)
+    dots = v @ v.T
+    sq = np.sum(v * v, axis=1)
+    norms = np.sqrt(sq)
+    cos = dots / (norms[:, None] * norms[None, :])
+    return float(np.max(np.abs((sq[:, None] + sq[None, :] - 2 * dots) / 2 - (1 - cos))))
+
+
+def length_dependence(raw: np.ndarray, lengths: Sequence[int]) -> pd.Series:
+    """Unnormalised vectors: norm spread, the identity's worst gap, Spearman(length, norm)."""
+    norms = np.linalg.norm(np.asarray(raw, np.float64), axis=1)
+    values = {"norm min": norms.min(), "norm max": norms.max()}
+    values |= {f"max {GAP}": identity_all_pairs(raw)}
+    values |= {"Spearman(length, norm)": sps.spearmanr(lengths, norms).statistic}
+    return pd.Series(values, name="without the Normalize layer")

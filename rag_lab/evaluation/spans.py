@@ -10,6 +10,8 @@ each), so every question is its own cluster.
 
 from __future__ import annotations
 
+import itertools
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -20,9 +22,11 @@ import pandas as pd
 from rag_lab import dense
 from rag_lab.chunking import STRATEGIES, Strategy, chunk_corpus, sized
 from rag_lab.documents import Document
+from rag_lab.evaluation import fusion, hypotheses
 from rag_lab.evaluation.chapter import STRATEGY_PAIRS, SYSTEM_PAIRS
 from rag_lab.evaluation.jsonable import frame_json
 from rag_lab.evaluation.lab import Chunked
+from rag_lab.evaluation.ledger import Entry, mean_entry
 from rag_lab.evaluation.retrieval import STRATEGY_KS, SYSTEM_KS, Retrieval, compare
 from rag_lab.evaluation.runs import rank_all
 from rag_lab.metrics import (
@@ -33,15 +37,22 @@ from rag_lab.metrics import (
     span_first_hit_ranks,
     span_scores,
 )
+from rag_lab.models.encoder import Encoder
+from rag_lab.models.minilm import count_word_pieces, minilm_fingerprint
 from rag_lab.ranking import order
 from rag_lab.search import TextEncoder
+from rag_lab.sources.chroma import load as load_chroma
 from rag_lab.spans import Span, SpanQuestion
-from rag_lab.stats import bootstrap_mean
+from rag_lab.stats import bootstrap_mean, wilson
 
 SIZES = (256, 512, 1024)
 """Chunk sizes in characters of the size sweep; 512 is the chapter's."""
 SPAN_KS = (5, 10)
 """Chroma's metrics are reported at these k."""
+SWEEP_K = SPAN_KS[0]
+"""The k of the chunk-size sweep, and of the overlap's precision claims."""
+OVERLAP_PAIRS = (("D", "C"), ("F", "E"))
+"""Each chunking with the overlap against the same without (the precision claims)."""
 METRICS = ("recall", "precision", "iou")
 
 
@@ -104,6 +115,14 @@ def bench_of(
     named = strategies(sweep)
     chunks_by = {n: chunk_corpus(docs, s) for n, s in named.items()}
     return Bench(list(docs), encoder, chunks_by, questions=list(questions), strategies=named)
+
+
+def chroma(
+    path: str | os.PathLike | None = None, encoder: TextEncoder | None = None, *, sweep: bool = True
+) -> Bench:
+    """Chroma's benchmark loaded and verified (:func:`rag_lab.sources.chroma.load`), chunked
+    every way (:func:`bench_of`; ``encoder`` None: the packaged one); nothing embedded yet."""
+    return bench_of(*load_chroma(path), encoder or Encoder(), sweep=sweep)
 
 
 def embed_all(bench: Bench) -> list[str]:
@@ -284,3 +303,62 @@ def measure(bench: Bench) -> SpanEvaluation:
         destroyed_ids(bench, six),
         {n: span_metrics(bench, n, SPAN_KS[0])["precision"].to_numpy() for n in six},
     )
+
+
+def entries(theirs: SpanEvaluation, notebook: str = "10") -> list[Entry]:
+    """The chapter's claims on Chroma's benchmark; without sections, no header claim is testable."""
+    destroyed = {s: int(theirs.destroyed.loc[s, "questions destroyed"]) for s in ("A", "B")}
+    p, at = theirs.precision, {"notebook": notebook, "benchmark": "chroma"}
+    return [
+        *hypotheses.destroyed_entries(destroyed, theirs.questions, notebook, "chroma"),
+        *hypotheses.strategy_entries(
+            theirs.strategies, notebook, "chroma", sections=theirs.sections, destroyed=theirs.lost
+        ),
+        *hypotheses.system_entries(theirs.systems, notebook, "chroma"),
+        *(
+            mean_entry(
+                f"{a}<{b}@P{SWEEP_K}", **at, a=p[a], b=p[b], clusters=range(theirs.questions)
+            )
+            for a, b in OVERLAP_PAIRS
+        ),
+    ]
+
+
+# --- beyond the headline: the size sweep, the fusions, the geometry's inputs ---------------
+
+
+def sweep_table(bench: Bench, context_tokens, k: int = SWEEP_K) -> pd.DataFrame:
+    """Per size, without and with overlap: what k chunks retrieve and cost in a prompt."""
+    window = minilm_fingerprint().max_seq_length
+    rows = []
+    for size, base in itertools.product(SIZES, "CD"):
+        name = sized(base, size).name
+        texts = [c.text for c in bench.chunks_by[name]]
+        tokens = np.array(context_tokens(texts))
+        top = [r[:k] for r in bench.dense_rankings(name)]
+        hits = hits_at(bench.ranks(name), k)
+        lo, hi = wilson(int(hits.sum()), len(hits))
+        means = span_metrics(bench, name, k)[list(METRICS)].mean().rename({"iou": "IoU"})
+        row = {"strategy": name, "size": size, "overlap": base == "D"}
+        row |= {f"R@{k}": hits.mean(), f"R@{k} lo": lo, f"R@{k} hi": hi}
+        row |= {f"{m} @{k}": v for m, v in means.items()}
+        row |= {"chunks": len(texts)}
+        row[f"characters for {k} chunks"] = np.mean([sum(len(texts[i]) for i in t) for t in top])
+        row[f"generator tokens for {k}"] = float(np.mean([tokens[t].sum() for t in top]))
+        row[f"chunks past {window} word-pieces"] = int((count_word_pieces(texts) > window).sum())
+        rows.append(row)
+    return pd.DataFrame(rows).set_index("strategy")
+
+
+def fusion_runs(bench: Bench, name: str) -> fusion.FusionRuns:
+    """:func:`rag_lab.evaluation.fusion.fuse` on strategy ``name``, a hit being Chroma's."""
+    s = fusion.scores(bench.index(name), [q.text for q in bench.questions], bench.encoder)
+    spans, references = bench.spans(name), bench.references
+    return fusion.fuse(s, lambda r: span_first_hit_ranks(r, spans, references), bench.ids)
+
+
+def geometry_inputs(bench: Bench, theirs: SpanEvaluation) -> tuple[list[int], dict[str, int]]:
+    """One needle per excerpt: each excerpt's length, and the excerpts A and B destroy."""
+    lengths = [s.end - s.start for r in bench.references for s in r]
+    destroyed = {s: int(theirs.destroyed.loc[s, "excerpts destroyed"]) for s in ("A", "B")}
+    return lengths, destroyed

@@ -1,8 +1,7 @@
 """Notebook 02: what each chunking does to the corpus, beside the chapter's counts.
 
 The measures are :mod:`rag_lab.evaluation.chunking`'s; this module adds what only the notebook
-shows: offsets sliced back, where blind cuts fall in the needles they destroy, and what a
-chunker starting at the first section would drop.
+shows: offsets sliced back, and where blind cuts fall in the needles they destroy.
 """
 
 from __future__ import annotations
@@ -12,11 +11,11 @@ from itertools import pairwise
 
 import pandas as pd
 
-from rag_lab.chunking import OVERLAP, TARGET, Chunk, offset_errors
+from rag_lab.chunking import OVERLAP, Chunk, offset_errors
 from rag_lab.documents import Document
 from rag_lab.evaluation import chapter, geometry
 from rag_lab.evaluation.chunking import Destroyed, Sizes, WordPieces, destroyed_questions
-from rag_lab.evaluation.overlap import WITHOUT
+from rag_lab.evaluation.overlap import WITHOUT, rescued_by_overlap
 from rag_lab.experiments.present import Table
 from rag_lab.questions import Question
 
@@ -34,17 +33,6 @@ def offset_table(chunks_by: Mapping[str, Sequence[Chunk]], docs: Sequence[Docume
     rows = {s: [len(c), len(offset_errors(c, docs))] for s, c in chunks_by.items()}
     frame = pd.DataFrame.from_dict(rows, orient="index", columns=["chunks", "offset errors"])
     return Table(frame.rename_axis("strategy"))
-
-
-def rescued_by_overlap(destroyed: Destroyed) -> dict[str, tuple[str, ...]]:
-    """Per strategy with an overlap: the questions its twin without it destroys
-    (:data:`rag_lab.evaluation.overlap.WITHOUT`) and it holds whole, in question order."""
-    lost = destroyed.questions
-    return {
-        s: tuple(q for q in lost[b] if q not in lost[s])
-        for s, b in WITHOUT.items()
-        if {s, b} <= set(lost)
-    }
 
 
 def destroyed_table(destroyed: Destroyed) -> Table:
@@ -98,37 +86,9 @@ def cut_table(
     return Table(frame, shorten={"needle, ‖ at A's cut": 48})
 
 
-def preamble_loss(
-    docs: Sequence[Document], chunks: Sequence[Chunk], questions: Sequence[Question]
-) -> pd.Series:
-    """What a chunker that starts at the first ``## `` heading, as the chapter's does, would
-    silently drop: here the text before it is a section of its own."""
-    intro = [c for c in chunks if c.section == ""]
-    characters = sum(len(c.content) for c in intro)
-    return pd.Series(
-        {
-            "documents with an intro": len({c.doc_id for c in intro}),
-            "intro chunks": len(intro),
-            "intro characters": characters,
-            "share of corpus": round(characters / sum(len(d.text) for d in docs), 3),
-            "needles in intros": ", ".join(
-                q.id for q in questions if any(q.needle in c.content for c in intro)
-            ),
-        }
-    )
-
-
-def destroyed_counts(destroyed: Destroyed) -> dict[str, int]:
-    """Destroyed needles per strategy, as :func:`rag_lab.evaluation.geometry.entries` takes them."""
-    return {s: destroyed.count(s) for s in destroyed.questions}
-
-
 def geometry_table(lengths: Sequence[int], destroyed: Mapping[str, int]) -> Table:
-    """For A and B: the destroyed needles observed, the geometry's expectation from the
-    needles' lengths with its central 95 % range (``low``, ``high``), and the chapter's count."""
-    rows = {}
-    for s, overlap in {"A": 0, "B": OVERLAP}.items():
-        e = geometry.expected_destroyed(lengths, destroyed[s], TARGET, overlap)
-        rows[s] = vars(e) | {"expected": round(e.expected, 1), "in range": e.agrees}
-    frame = pd.DataFrame.from_dict(rows, orient="index").drop(columns="n")
-    return Table(frame.assign(chapter=CHAPTER_DESTROYED).rename_axis("strategy"))
+    """:func:`rag_lab.evaluation.geometry.expected_table` (its expectation rounded, with its
+    central 95 % range ``low``, ``high``), beside the chapter's count."""
+    frame = geometry.expected_table(lengths, destroyed).drop(columns="n")
+    frame = frame.round({"expected": 1}).rename(columns={"agrees": "in range"})
+    return Table(frame.assign(chapter=CHAPTER_DESTROYED))

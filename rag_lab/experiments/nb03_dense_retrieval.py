@@ -12,7 +12,6 @@ from rag_lab.evaluation.chunking import Destroyed
 from rag_lab.evaluation.paired import paired_table
 from rag_lab.evaluation.recall import RecallTable, fmt_interval
 from rag_lab.evaluation.retrieval import STRATEGY_KS, Strategies, by_phrasing
-from rag_lab.experiments.nb02_chunking import rescued_by_overlap
 from rag_lab.experiments.present import Table
 from rag_lab.models.encoder import Timing
 from rag_lab.questions import Query
@@ -80,7 +79,7 @@ def index_cost_table(cold: Timing, backend: str) -> Table:
 def rescue_table(destroyed: Destroyed, quoted_cut: Mapping[str, Sequence[str]]) -> Table:
     """Per strategy with an overlap: the needles its twin destroys, those the overlap rescues
     (notebook 02's count) and those whole in an embedded text only (``quoted_cut``)."""
-    rescued = rescued_by_overlap(destroyed)
+    rescued = overlap.rescued_by_overlap(destroyed)
     rows = {
         s: {
             "twin": overlap.WITHOUT[s],

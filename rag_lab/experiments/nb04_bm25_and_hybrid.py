@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -11,14 +11,13 @@ import pandas as pd
 from rag_lab.bm25 import tokenize
 from rag_lab.evaluation import chapter, identifiers, paired
 from rag_lab.evaluation.fusion import REFERENCE_K, FusionRuns
+from rag_lab.evaluation.latency import CONDITION, Latency, cost_table
 from rag_lab.evaluation.recall import recall_table
 from rag_lab.evaluation.retrieval import TWO_BY_TWO_KS, Systems
 from rag_lab.experiments.nb03_dense_retrieval import PAIRED, PER_QUERY, by_question
 from rag_lab.experiments.present import Table
-from rag_lab.experiments.timing import CONDITION, Latency, cost_table
-from rag_lab.metrics import Ranks, first_hit_ranks, hits_at, relevant_chunks
+from rag_lab.metrics import Ranks, hits_at
 from rag_lab.questions import Query
-from rag_lab.search import ChunkIndex
 from rag_lab.stats import paired_difference
 
 HEADLINE = (
@@ -134,12 +133,6 @@ def costs(latencies: Sequence[Latency], shorten: int | None = None, note: str = 
     )
 
 
-def first_hits(index: ChunkIndex, queries: Sequence[Query]) -> Callable[[list], Ranks]:
-    """``rankings → first-hit ranks``, a hit a chunk of ``index`` holding the needle whole."""
-    relevant = relevant_chunks(index.chunks, queries)
-    return lambda rankings: first_hit_ranks(rankings, relevant)
-
-
 def fusion_tables(runs: FusionRuns, clusters: Sequence[Hashable]) -> tuple[Table, Table]:
     """Recall@k of every fusion by question, and the weight of dense each fold was ranked
     with (chosen by cross-validation on the other folds)."""
@@ -156,10 +149,29 @@ def convex_table(runs: FusionRuns, clusters: Sequence[Hashable]) -> Table:
     return Table(family.view(columns=["pair", *PAIRED]).rename(columns={"questions": "won/lost"}))
 
 
-def interaction_table(
-    probe_ranks: dict[str, Ranks], probe_queries: Sequence[Query], systems: Systems
+def recall_view(
+    ranks: Mapping[str, Ranks],
+    queries: Sequence[Query],
+    ks: Sequence[int] = identifiers.KS,
+    axis: str = "retriever",
+    of: str = "on {} identifier queries",
 ) -> Table:
-    """:func:`rag_lab.evaluation.identifiers.interaction_table` on the probes and the questions."""
-    probes = [q.question.id for q in probe_queries]
-    frame = identifiers.interaction_table(probe_ranks, probes, systems.ranks, systems.clusters)
-    return Table(frame.rename_axis("R@k"))
+    """Recall@k with its interval by question; ``of`` names the ``n`` queries in the caption."""
+    clusters = [q.question.id for q in queries]
+    view = recall_table(ranks, ks, clusters).view(intervals="by question")
+    return Table(
+        view.drop(columns="n").rename(columns={"no hit": "queries missed"}).rename_axis(axis),
+        caption=f"Recall@k {of.format(view['n'].iloc[0])}, 95 % interval with the "
+        f"{len(set(clusters))} questions as the sample; queries missed: no chunk in the ranking "
+        "holds the needle",
+    )
+
+
+def trap_tables(traps: pd.DataFrame) -> tuple[Table, Table]:
+    """:func:`~rag_lab.evaluation.identifiers.trap_table` in two tables that fit a page."""
+    where = traps[["distance", "passes", "nearest chunk"]]
+    why = traps[["rare terms", "holds rare term", "kind", "shared"]]
+    return (
+        Table(where, shorten={"nearest chunk": 56}),
+        Table(why, shorten={"rare terms": 26, "shared": 24}),
+    )

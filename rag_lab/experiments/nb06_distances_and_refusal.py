@@ -7,19 +7,15 @@ from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
-from scipy import stats as sps
 
 from rag_lab import gate
 from rag_lab.chunking import Chunk
-from rag_lab.claims.verdicts import Verdict
-from rag_lab.evaluation import chapter, hypotheses, twins
-from rag_lab.evaluation.ledger import Entry, count_entry, fixed_entry
-from rag_lab.evaluation.refusal import Refusal
+from rag_lab.evaluation import chapter
+from rag_lab.evaluation.identifiers import classify
+from rag_lab.evaluation.refusal import GAP, Refusal
 from rag_lab.evaluation.twins import Calibration
 from rag_lab.experiments.present import Table
-from rag_lab.experiments.probes import classify
 from rag_lab.questions import Negative
-from rag_lab.stats import ALPHA
 
 HEADLINE = (
     "distances-overlap",
@@ -29,17 +25,6 @@ HEADLINE = (
     "literal-match-bluff",
     "0.675-uncalibrated",
 )
-GAP = "|L2²/2 − (1 − cos)|"
-
-
-def identity_all_pairs(vectors: np.ndarray) -> float:
-    """max |L2²/2 − (1 − cos)| over all pairs of rows, computed in float32 as an index would."""
-    v = np.asarray(vectors, np.float32)
-    dots = v @ v.T
-    sq = np.sum(v * v, axis=1)
-    norms = np.sqrt(sq)
-    cos = dots / (norms[:, None] * norms[None, :])
-    return float(np.max(np.abs((sq[:, None] + sq[None, :] - 2 * dots) / 2 - (1 - cos))))
 
 
 def identity_table(vectors: np.ndarray, gap: float) -> pd.DataFrame:
@@ -50,15 +35,6 @@ def identity_table(vectors: np.ndarray, gap: float) -> pd.DataFrame:
     pair |= {"1 − cos": 1 - cos, GAP: abs(l2 * l2 / 2 - (1 - cos))}
     rows = ["chunks 0 and 1", f"max, {len(vectors)} × {len(vectors)}"]
     return pd.DataFrame([pair, {GAP: gap}], index=pd.Index(rows, name="pair"))
-
-
-def length_dependence(raw: np.ndarray, lengths: Sequence[int]) -> pd.Series:
-    """Unnormalised vectors: norm spread, the identity's worst gap, Spearman(length, norm)."""
-    norms = np.linalg.norm(np.asarray(raw, np.float64), axis=1)
-    values = {"norm min": norms.min(), "norm max": norms.max()}
-    values |= {f"max {GAP}": identity_all_pairs(raw)}
-    values |= {"Spearman(length, norm)": sps.spearmanr(lengths, norms).statistic}
-    return pd.Series(values, name="without the Normalize layer")
 
 
 def bluffs_table(
@@ -111,43 +87,3 @@ def twin_distance_table(c: Calibration) -> Table:
     frame = pd.DataFrame({"the query": c.twins.nearest, "its twin": c.twins.twin})
     quartiles = frame.quantile([0.25, 0.5, 0.75]).T.set_axis(["25 %", "median", "75 %"], axis=1)
     return Table(quartiles.rename_axis("nearest chunk of"))
-
-
-def entries(
-    identity_unit: float,
-    gated: Refusal,
-    traps: pd.DataFrame,
-    calibrated: Calibration,
-    raw: np.ndarray,
-    lengths: Sequence[int],
-) -> list[Entry]:
-    """This notebook's part of the ledger; the literal-match bluff is judged on the traps, the
-    length-norm claim by Spearman's test of independence of text length and unnormalised norm."""
-    at = {"notebook": "06", "benchmark": "d2l"}
-    landed = traps[traps["passes"] & traps["holds rare term"]]
-    rho, p = sps.spearmanr(lengths, np.linalg.norm(np.asarray(raw, np.float64), axis=1))
-    return [
-        fixed_entry(
-            "identity",
-            **at,
-            verdict=Verdict.BY_CONSTRUCTION,
-            reason="an identity of unit vectors (‖a − b‖² = 2 − 2 a·b); measured, the float32 "
-            f"error is {identity_unit:.1e}",
-            here=f"max error {identity_unit:.1e}",
-        ),
-        *hypotheses.refusal_entries(gated, "06", "d2l"),
-        count_entry(
-            "length-norm",
-            **at,
-            holds=bool(p < ALPHA),
-            here=f"Spearman {rho:+.3f} over {len(lengths)} chunks, p = {p:.1e}",
-            estimate=float(rho),
-        ),
-        count_entry(
-            "literal-match-bluff",
-            **at,
-            holds=len(landed) > 0,
-            here=", ".join(f"{i} at {d:.3f}" for i, d in landed["distance"].items()) or "none",
-        ),
-        *twins.entries(calibrated, "06", "d2l"),
-    ]

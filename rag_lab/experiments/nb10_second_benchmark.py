@@ -3,37 +3,20 @@ one index per strategy, and each question is asked once (per-query tests are by 
 
 from __future__ import annotations
 
-import itertools
-import os
 from collections.abc import Sequence
-from dataclasses import asdict
 
-import numpy as np
 import pandas as pd
 
-from rag_lab.chunking import OVERLAP, sized
 from rag_lab.evaluation import chapter, fusion, hypotheses
 from rag_lab.evaluation.chroma_table import Row
-from rag_lab.evaluation.geometry import expected_destroyed
-from rag_lab.evaluation.ledger import Entry, mean_entry
+from rag_lab.evaluation.ledger import Entry
 from rag_lab.evaluation.recall import fmt_interval
 from rag_lab.evaluation.retrieval import Retrieval, Strategies, Systems
-from rag_lab.evaluation.spans import METRICS, SIZES, Bench, SpanEvaluation, bench_of, span_metrics
+from rag_lab.evaluation.spans import OVERLAP_PAIRS, SWEEP_K, Bench
 from rag_lab.experiments.present import Table
-from rag_lab.metrics import hits_at, span_first_hit_ranks
-from rag_lab.models.encoder import Encoder
-from rag_lab.models.minilm import count_word_pieces, minilm_fingerprint
-from rag_lab.sources.chroma import load as load_chroma
-from rag_lab.stats import wilson
+from rag_lab.metrics import hits_at
 
-SWEEP_K = 5  # the k of Chroma's metrics and of the chunk-size sweep
 HEADLINE = ("A-destroys", "B=A@R20", "F<E@R20", "BM25>dense@R1", "hybrid>BM25@R4")
-OVERLAP_PAIRS = (("D", "C"), ("F", "E"))  # with the overlap against the same without
-
-
-def setup(path: str | os.PathLike | None = None) -> Bench:
-    """Load and verify Chroma's benchmark, chunk it every way; nothing is embedded yet."""
-    return bench_of(*load_chroma(path), Encoder())
 
 
 def corpus_view(bench: Bench) -> Table:
@@ -81,31 +64,8 @@ def per_corpus_view(table: pd.DataFrame, overall: pd.DataFrame, k: int = SWEEP_K
     return Table(frame)
 
 
-def sweep_table(bench: Bench, context_tokens, k: int = SWEEP_K) -> pd.DataFrame:
-    """Per size, without and with overlap: what k chunks retrieve and cost in a prompt."""
-    window = minilm_fingerprint().max_seq_length
-    rows = []
-    for size, base in itertools.product(SIZES, "CD"):
-        name = sized(base, size).name
-        texts = [c.text for c in bench.chunks_by[name]]
-        tokens = np.array(context_tokens(texts))
-        top = [r[:k] for r in bench.dense_rankings(name)]
-        hits = hits_at(bench.ranks(name), k)
-        lo, hi = wilson(int(hits.sum()), len(hits))
-        means = span_metrics(bench, name, k)[list(METRICS)].mean().rename({"iou": "IoU"})
-        row = {"strategy": name, "size": size, "overlap": base == "D"}
-        row |= {f"R@{k}": hits.mean(), f"R@{k} lo": lo, f"R@{k} hi": hi}
-        row |= {f"{m} @{k}": v for m, v in means.items()}
-        row |= {"chunks": len(texts)}
-        row[f"characters for {k} chunks"] = np.mean([sum(len(texts[i]) for i in t) for t in top])
-        row[f"generator tokens for {k}"] = float(np.mean([tokens[t].sum() for t in top]))
-        row[f"chunks past {window} word-pieces"] = int((count_word_pieces(texts) > window).sum())
-        rows.append(row)
-    return pd.DataFrame(rows).set_index("strategy")
-
-
 def sweep_views(sweep: pd.DataFrame, k: int = SWEEP_K) -> tuple[Table, Table]:
-    """:func:`sweep_table` in two tables: what each chunking retrieves, then what it costs."""
+    """:func:`~rag_lab.evaluation.spans.sweep_table` as two tables: what it retrieves, costs."""
     r, iou = f"R@{k}", f"IoU @{k}"
     retrieved = sweep.loc[:, "size":iou].drop(columns=[f"{r} lo", f"{r} hi"])
     values = sweep[[r, f"{r} lo", f"{r} hi"]].to_numpy()
@@ -126,13 +86,6 @@ def published_view(rows: Sequence[Row]) -> Table:
     return Table(frame)
 
 
-def fusion_runs(bench: Bench, name: str) -> fusion.FusionRuns:
-    """:func:`rag_lab.evaluation.fusion.fuse` on strategy ``name``, a hit being Chroma's."""
-    s = fusion.scores(bench.index(name), [q.text for q in bench.questions], bench.encoder)
-    spans, references = bench.spans(name), bench.references
-    return fusion.fuse(s, lambda r: span_first_hit_ranks(r, spans, references), bench.ids)
-
-
 def fusion_view(runs: fusion.FusionRuns, hybrid: Sequence, ks=(1, 4, 5, 10, 20)) -> Table:
     """Recall@k of every fusion, and whether its ranks are the systems table's ``hybrid``."""
     frame = pd.DataFrame(
@@ -141,41 +94,6 @@ def fusion_view(runs: fusion.FusionRuns, hybrid: Sequence, ks=(1, 4, 5, 10, 20))
     )
     frame["ranks = hybrid"] = [list(r) == list(hybrid) for r in runs.ranks.values()]
     return Table(frame)
-
-
-def geometry_inputs(bench: Bench, theirs: SpanEvaluation) -> tuple[list[int], dict[str, int]]:
-    """One needle per excerpt: each excerpt's length, and the excerpts A and B destroy."""
-    lengths = [s.end - s.start for r in bench.references for s in r]
-    destroyed = {s: int(theirs.destroyed.loc[s, "excerpts destroyed"]) for s in ("A", "B")}
-    return lengths, destroyed
-
-
-def geometry_view(lengths: Sequence[int], destroyed: dict[str, int]) -> Table:
-    """Excerpts A and B destroy against what the geometry predicts from their lengths."""
-    rows = {}
-    for name, overlap in (("A", 0), ("B", OVERLAP)):
-        e = expected_destroyed(lengths, destroyed[name], overlap=overlap)
-        rows[name] = asdict(e) | {"agrees": e.agrees}
-    return Table(pd.DataFrame.from_dict(rows, orient="index").rename_axis("strategy"))
-
-
-def entries(theirs: SpanEvaluation) -> list[Entry]:
-    """The chapter's claims on Chroma's benchmark; without sections, no header claim is testable."""
-    destroyed = {s: int(theirs.destroyed.loc[s, "questions destroyed"]) for s in ("A", "B")}
-    p, at = theirs.precision, {"notebook": "10", "benchmark": "chroma"}
-    return [
-        *hypotheses.destroyed_entries(destroyed, theirs.questions, "10", "chroma"),
-        *hypotheses.strategy_entries(
-            theirs.strategies, "10", "chroma", sections=theirs.sections, destroyed=theirs.lost
-        ),
-        *hypotheses.system_entries(theirs.systems, "10", "chroma"),
-        *(
-            mean_entry(
-                f"{a}<{b}@P{SWEEP_K}", **at, a=p[a], b=p[b], clusters=range(theirs.questions)
-            )
-            for a, b in OVERLAP_PAIRS
-        ),
-    ]
 
 
 def ours(dense: Strategies, systems: Systems) -> list[Entry]:

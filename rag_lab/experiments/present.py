@@ -13,9 +13,9 @@ from importlib import metadata
 
 from rag_lab import __version__
 from rag_lab.claims import render
+from rag_lab.evaluation import latency
 from rag_lab.evaluation.ledger import Entry
 from rag_lab.evaluation.render import MAX_WIDTH, Table, wrapped  # noqa: F401 (Table: re-exported)
-from rag_lab.experiments import timing
 
 VERBATIM_CLASS = "rag-lab-verbatim"
 """The HTML class of a :class:`Verbatim`: the page check (:mod:`rag_lab.experiments.pages`)
@@ -70,7 +70,7 @@ def environment(with_model: bool = True) -> str:
             f"{fp.key}; backend {DEFAULT_BACKEND}, its graph's sha256 {graph[:12]}…"
         )
     wrapped_lines = [textwrap.fill(line, MAX_WIDTH, subsequent_indent="  ") for line in lines]
-    return "\n".join([*wrapped_lines, timing.machine()])
+    return "\n".join([*wrapped_lines, latency.machine()])
 
 
 @dataclass(frozen=True)

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 from scipy import stats
 
 from rag_lab.chunking import OVERLAP, TARGET, chunk_document
 from rag_lab.documents import Document
+from rag_lab.evaluation import geometry, spans
 from rag_lab.evaluation.geometry import (
     destroy_probability,
     expected_destroyed,
@@ -70,3 +72,19 @@ def test_entries_judge_counts_by_the_predicted_range():
     bad = {e.claim: e for e in entries(lengths, {"A": 15, "B": 1}, "02", "d2l")}
     assert bad["geometry-A"].verdict is Verdict.CONTRADICTED
     assert bad["geometry-B"].verdict is Verdict.CONTRADICTED
+
+
+def test_geometry_counts_one_needle_per_excerpt():
+    from types import SimpleNamespace
+
+    from rag_lab.spans import Span
+
+    two = (Span("d", 0, 10), Span("d", 20, 151))
+    bench = SimpleNamespace(references=[two, (Span("d", 0, 65),)])
+    destroyed = pd.DataFrame({"excerpts destroyed": [2, 0]}, index=["A", "B"])
+    lengths, counts = spans.geometry_inputs(bench, SimpleNamespace(destroyed=destroyed))
+    assert lengths == [10, 131, 65] and counts == {"A": 2, "B": 0}
+    view = geometry.expected_table(lengths, counts)
+    assert view.loc["A", "observed"] == 2 and view.loc["B", "overlap"] == 64
+    # Expected under A: (9 + 130 + 64)/512; under B only the 131-character one can go.
+    assert view.loc["A", "expected"] == pytest.approx(203 / 512) and view.loc["B", "agrees"]

@@ -1,11 +1,14 @@
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from rag_lab import fusion
 from rag_lab.chunking import Chunk
+from rag_lab.evaluation import fusion as evaluation_fusion
 from rag_lab.evaluation import runs
-from rag_lab.experiments.timing import time_per_call
+from rag_lab.evaluation.latency import time_per_call
 from rag_lab.metrics import relevant_chunks
 from rag_lab.questions import Query, Question
 from rag_lab.search import ChunkIndex
@@ -86,3 +89,13 @@ def test_time_per_call_takes_the_best_run():
     lat = time_per_call("noop", calls.append, [1, 2, 3], repeats=2)
     assert lat.ms.shape == (3,) and (lat.ms >= 0).all()
     assert len(calls) == 1 + 3 * 2  # one warm-up, then repeats per input
+
+
+def test_the_needle_runs_rrf_60_is_the_hybrid():
+    index = ChunkIndex.build(CHUNKS, ENCODER)
+    eight = [replace(QUESTION, id=f"q{i}") for i in range(evaluation_fusion.FOLDS)]
+    queries = [Query(q, p) for q in eight for p in ("course", "ticket")]
+    fused = evaluation_fusion.needle_runs(index, queries, ENCODER)
+    hybrid = runs.rank_all(index, queries, ENCODER).ranks(index)["hybrid"]
+    # both phrasings put chunk 1, the only one holding "gamma delta" whole, first (BM25 and RRF)
+    assert fused.ranks[fused.rrf(60)] == hybrid == [1] * 16

@@ -39,13 +39,6 @@ def test_destroyed_answers_and_where_the_cut_falls():
     )
 
 
-def test_the_preamble_is_kept_and_counted():
-    loss = chunk_report.preamble_loss([DOC], chunk_corpus([DOC], "C"), QUESTIONS)
-    assert loss["intro chunks"] == 1 and loss["intro characters"] == len("Intro words.")
-    assert loss["share of corpus"] == round(len("Intro words.") / len(DOC.text), 3)
-    assert loss["needles in intros"] == "q2"
-
-
 @pytest.mark.model
 def test_header_tokens_are_the_difference_with_and_without_the_header():
     by = {name: chunk_corpus([DOC], name) for name in ("C", "E")}
@@ -109,11 +102,6 @@ def test_what_the_overlap_rescues_is_counted_once_from_the_record():
         {"A": ("q1", "q3", "q5"), "B": ("q3",), "C": ("q2",), "D": ("q2",), "E": (), "F": ()},
         6,
     )
-    assert chunk_report.rescued_by_overlap(destroyed) == {
-        "B": ("q1", "q5"),
-        "D": (),
-        "F": (),
-    }
     table = chunk_report.destroyed_table(destroyed).frame
     assert table["destroyed"].tolist() == [3, 1, 1, 1, 0, 0]
     assert table["rescued"].tolist() == ["–", 2, "–", 0, "–", 0]
@@ -169,8 +157,7 @@ def test_the_tables_fit_a_page():
 def test_the_geometry_table_and_claims_follow_the_counts():
     by = {name: chunk_corpus([DOC], name) for name in STRATEGIES}
     destroyed = chunking.destroyed(by, QUESTIONS)
-    counts = chunk_report.destroyed_counts(destroyed)
-    assert counts["A"] == 1 and counts["B"] == 0 and set(counts) == set(by)
+    counts = destroyed.counts()
     lengths = [len(q.needle) for q in QUESTIONS]
     table = chunk_report.geometry_table(lengths, counts).frame
     assert table["observed"].tolist() == [1, 0] and table["overlap"].tolist() == [0, 64]

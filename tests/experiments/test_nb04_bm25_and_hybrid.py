@@ -3,12 +3,8 @@ identifier interaction."""
 
 from __future__ import annotations
 
-from types import SimpleNamespace
+import pandas as pd
 
-import numpy as np
-import pytest
-
-from rag_lab.chunking import Chunk
 from rag_lab.claims.verdicts import Verdict
 from rag_lab.evaluation import hypotheses
 from rag_lab.evaluation.fusion import FusionRuns
@@ -35,17 +31,6 @@ def runs(rrf60=HYBRID):
     return FusionRuns(ranks, {"min-max": [0.7] * 4, "z-score": [0.65] * 4}, 4)
 
 
-def test_first_hits_need_the_needle_whole():
-    def chunk(i, text):
-        return Chunk("d", i, text, text, "", 0, len(text))
-
-    index = SimpleNamespace(chunks=[chunk(0, "the kv cache grows"), chunk(1, "kv")])
-    q = Query(Question("q1", "d", "kv cache", "what grows?", "t"), "course")
-    hits = nb04.first_hits(index, [q])
-    assert hits([np.array([1, 0])]) == [2]  # chunk 1 holds half the needle: not a hit
-    assert hits([np.array([0, 1])]) == [1]
-
-
 def test_fusion_tables_show_every_run_and_each_folds_weights():
     recall, weights = nb04.fusion_tables(runs(), CLUSTERS)
     assert list(recall.frame.index) == list(runs().ranks)
@@ -68,15 +53,6 @@ def test_the_convex_table_pairs_each_normalisation_with_rrf_60_at_every_k():
     assert frame.loc[("min-max vs RRF k=60", 1), "a − b by question"].startswith("+0.125 [")
     assert frame.loc[("min-max vs RRF k=60", 1), "won/lost"] == "+1/−0"
     assert frame.loc[("z-score vs RRF k=60", 8), "a − b by question"].startswith("+0.000 [")
-
-
-def test_interaction_table_on_the_probes_and_the_questions():
-    queries = [Query(Question(f"p{i}", "d", "n", "c", "t"), ph) for i in range(3)
-               for ph in ("course", "ticket")]  # fmt: skip
-    probe = {"BM25": [1, 1, 1, 1, 9, 9], "dense": [9, 9, 9, 9, 9, 9]}
-    table = nb04.interaction_table(probe, queries, systems())
-    assert table.frame.loc[4, "identifier gap"] == pytest.approx(2 / 3)
-    assert table.frame.loc[4, "questions"] == "3 + 4"
 
 
 def queries_of(n_questions: int) -> list[Query]:
@@ -125,3 +101,39 @@ def test_the_overlap_strata_split_the_queries_by_the_words_they_share():
     frame = nb04.overlap_strata(systems, queries, ks=(1,)).frame
     assert frame["queries"].tolist() == [2, 2]
     assert frame["BM25"].tolist() == [0.0, 1.0] and frame["dense"].tolist() == [1.0, 0.0]
+
+
+def test_the_probe_recall_view_counts_the_queries_missed():
+    queries = queries_of(12)
+    ranks = {"dense": [None] * 24, "BM25": [1] * 24, "hybrid": [9] * 24}
+    recall = nb04.recall_view(ranks, queries).frame
+    assert [recall.loc[name, "R@1"][:5] for name in ranks] == ["0.000", "1.000", "0.000"]
+    assert [recall.loc[name, "R@8"][:5] for name in ranks] == ["0.000", "1.000", "0.000"]
+    assert recall.loc["dense", "queries missed"] == 24
+
+
+def traps_of(distances: list[float], holds: list[bool]) -> pd.DataFrame:
+    n = len(distances)
+    return pd.DataFrame(
+        {
+            "query": ["q?"] * n,
+            "distance": distances,
+            "nearest chunk": ["d > s"] * n,
+            "passes": [d < 0.675 for d in distances],
+            "rare terms": ["term"] * n,
+            "holds rare term": holds,
+            "kind": ["near miss"] * n,
+            "shared": ["term"] * n,
+        },
+        index=pd.Index([f"t{i}" for i in range(1, n + 1)], name="id"),
+    )
+
+
+def test_the_trap_tables_show_where_each_trap_lands_and_what_it_shares():
+    traps = traps_of([0.66, 0.70, 0.61, 0.80], [True, False, False, False])
+    where, why = nb04.trap_tables(traps)
+    assert where.frame["passes"].tolist() == [True, False, True, False]
+    assert where.frame["distance"].tolist() == [0.66, 0.70, 0.61, 0.80]
+    assert why.frame["holds rare term"].tolist() == [True, False, False, False]
+    assert list(why.frame.columns) == ["rare terms", "holds rare term", "kind", "shared"]
+    assert where.width <= 100 and why.width <= 100

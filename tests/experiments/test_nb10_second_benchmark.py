@@ -57,7 +57,7 @@ def test_per_corpus_view_counts_the_pairs_where_overlap_lowers_precision():
 
 
 def _sweep() -> pd.DataFrame:
-    """Two rows of :func:`nb10.sweep_table`, its columns in its order."""
+    """Two rows of :func:`rag_lab.evaluation.spans.sweep_table`, its columns in its order."""
     rows = {
         name: {
             "size": 256,
@@ -136,22 +136,6 @@ def test_published_view_sets_ours_with_its_interval_beside_the_published_value()
     assert shown.loc["fixed 250/0", "recall"].startswith("75.0 [")
     assert shown.loc["recursive 200/0", "precision"].startswith("75.0 [")
     assert view.width <= MAX_WIDTH
-
-
-def test_geometry_counts_one_needle_per_excerpt():
-    from types import SimpleNamespace
-
-    from rag_lab.spans import Span
-
-    two = (Span("d", 0, 10), Span("d", 20, 151))
-    bench = SimpleNamespace(references=[two, (Span("d", 0, 65),)])
-    destroyed = pd.DataFrame({"excerpts destroyed": [2, 0]}, index=["A", "B"])
-    lengths, counts = nb10.geometry_inputs(bench, SimpleNamespace(destroyed=destroyed))
-    assert lengths == [10, 131, 65] and counts == {"A": 2, "B": 0}
-    view = nb10.geometry_view(lengths, counts).frame
-    assert view.loc["A", "observed"] == 2 and view.loc["B", "overlap"] == 64
-    # Expected under A: (9 + 130 + 64)/512; under B only the 131-character one can go.
-    assert view.loc["A", "expected"] == pytest.approx(203 / 512) and view.loc["B", "agrees"]
 
 
 def _runs():

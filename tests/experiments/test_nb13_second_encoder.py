@@ -7,18 +7,15 @@ import matplotlib
 matplotlib.use("Agg")
 
 from dataclasses import replace
-from types import SimpleNamespace
-
-import pandas as pd
 
 from rag_lab import paths
 from rag_lab.claims.verdicts import Verdict
-from rag_lab.evaluation.ledger import Direction, Entry, Ledger, count_entry
+from rag_lab.evaluation import generalisation
+from rag_lab.evaluation.ledger import Direction, Entry, Ledger
 from rag_lab.experiments import findings
 from rag_lab.experiments import nb13_second_encoder as nb13
-from rag_lab.stats import wilson
 
-L6, L3 = nb13.ENCODERS
+L6, L3 = generalisation.ENCODERS
 
 
 def _paired(claim: str, benchmark: str, encoder: str, verdict: Verdict, estimate: float) -> Entry:
@@ -35,39 +32,6 @@ ENTRIES = [
     _paired("F<E@R20", "chroma", L6, Verdict.INCONCLUSIVE, 0.0),
     _paired("F<E@R20", "chroma", L3, Verdict.INCONCLUSIVE, 0.01),
 ]
-
-
-def test_the_matched_cutoff_is_the_smallest_refusing_no_more_than_the_reference():
-    sweep = pd.DataFrame({"cutoff": [None, 0.4, 0.5, 0.6, 0.7], "refused": [0, 9, 3, 1, 0]})
-    gated = SimpleNamespace(sweep=sweep)
-    assert nb13.matched_cutoff(gated, 1) == 0.6
-    assert nb13.matched_cutoff(gated, 3) == 0.5
-    assert nb13.matched_cutoff(gated, 0) == 0.7
-
-
-def test_the_plan_keeps_its_order_and_stamps_notebook_and_encoder():
-    base = count_entry("header-window", notebook="04", benchmark="d2l", holds=True, here="")
-    plan = nb13.PLAN["claims"]
-    made = [replace(base, claim=c, benchmark=b) for b in plan for c in reversed(plan[b])]
-    planned = nb13._planned(made, ("d2l", "d2l probes"), L3)
-    assert [e.claim for e in planned] == plan["d2l"] + plan["d2l probes"]
-    assert {(e.notebook, e.encoder) for e in planned} == {("13", L3)}
-
-
-def test_the_plan_carries_the_window_claims_on_both_benchmarks_and_both_cutoffs():
-    plan = nb13.PLAN["claims"]
-    for claim in ("header-share", "header-window", "overlap-window"):
-        assert claim in plan["d2l"] and claim in plan["chroma"]
-    assert set(nb13.CUTOFFS) <= set(plan["d2l"]) and "refused@0.525" not in plan["d2l"]
-    assert len(plan["d2l probes"]) == 7
-
-
-def test_bluffs_are_counted_and_judged_at_the_cutoff_given():
-    gated = SimpleNamespace(at=lambda cutoff: {"bluffs": 12, "refused": 9}, negatives=30)
-    e = nb13._bluffs(gated, "bluffs@0.525", 0.615)
-    assert (e.claim, e.estimate, e.ci) == ("bluffs@0.525", 0.4, wilson(12, 30))
-    assert e.metric == "bluff rate at 0.615"
-    assert e.verdict is Verdict.EXCLUDES_CHAPTER_EFFECT  # the chapter's 2 of 30 lies outside
 
 
 def test_the_generalisation_table_and_tally_read_the_rule():
@@ -105,11 +69,12 @@ def _committed(notebook: str) -> dict[tuple[str, str, str], Entry]:
 
 def test_the_committed_run_judges_every_planned_claim_under_both_encoders():
     ran = _committed("13")
-    planned = {(b, c, n) for b, ids in nb13.PLAN["claims"].items() for c in ids for n in (L6, L3)}
+    plan = generalisation.PLAN["claims"]
+    planned = {(b, c, n) for b, ids in plan.items() for c in ids for n in (L6, L3)}
     assert set(ran) == planned
     home = {k: e for nb in ("02", "03", "04", "06", "10") for k, e in _committed(nb).items()}
     for (b, c, n), e in ran.items():  # the reference's numbers are its home notebook's
-        if n == L6 and (b, c, n) in home and c not in nb13.CUTOFFS:
+        if n == L6 and (b, c, n) in home and c not in generalisation.CUTOFFS:
             assert replace(e, notebook=home[b, c, n].notebook) == home[b, c, n]
 
 

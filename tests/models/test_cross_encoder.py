@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 from rag_lab import rerank
+from rag_lab.evaluation import joint, latency
+from rag_lab.evaluation.latency import Latency
 from rag_lab.experiments import nb05_reranking as rerank_report
-from rag_lab.experiments import timing
-from rag_lab.experiments.timing import Latency
 from rag_lab.models import cross_encoder
 from rag_lab.models.cross_encoder import RerankerUnavailable
 from rag_lab.questions import Query, Question
@@ -72,7 +72,7 @@ def test_cost_table_divides_by_the_cheapest_stage():
         Latency("BM25 (score + rank)", np.array([0.5, 0.5])),
         Latency("cross-encoder × 25 pairs, x", np.array([500.0, 500.0])),
     ]
-    table = timing.cost_table(lat)
+    table = latency.cost_table(lat)
     assert table["× cheapest"].tolist() == [1.0, 1000.0]
     assert table["chapter ×"].tolist() == [1.0, round(569.0 / 1.14, 1)]
 
@@ -121,7 +121,7 @@ def test_the_env_var_is_taken_and_a_standin_is_labelled_as_such(monkeypatch, sta
     reranker = cross_encoder.load_reranker()
     assert reranker.source == str(standin_folder)
     assert reranker.standin and reranker.label == "stand-in (meaningless scores)"
-    assert rerank_report.system_name(reranker) == "hybrid + stand-in (meaningless scores)"
+    assert joint.system_name(reranker) == "hybrid + stand-in (meaningless scores)"
     assert (
         "NOT cross-encoder/ms-marco" in (standin_folder / cross_encoder.STANDIN_MARKER).read_text()
     )

@@ -1,4 +1,5 @@
-"""Wall time per call of each stage, measured the same way in every notebook.
+"""Wall time per call of each stage (embedding, BM25, the vector scan, each second stage),
+measured the same way in every notebook, and the machine it ran on.
 
 Timings are shown, never checked: they depend on the machine and on what else it is doing.
 """
@@ -9,6 +10,7 @@ import os
 import platform
 import re
 import sys
+import time
 import timeit
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -22,7 +24,10 @@ import pandas as pd
 from rag_lab import dense
 from rag_lab.chunking import Chunk
 from rag_lab.evaluation import chapter
+from rag_lab.late_interaction import maxsim
+from rag_lab.models.cross_encoder import Reranker
 from rag_lab.models.encoder import DEFAULT_BACKEND, Encoder, Timing
+from rag_lab.models.token_vectors import LateInteraction
 from rag_lab.questions import Query
 from rag_lab.search import ChunkIndex, TextEncoder
 
@@ -95,6 +100,38 @@ def stage_latencies(
             range(len(queries)),
         ),
     ]
+
+
+def cross_encoder_latency(
+    reranker: Reranker, queries: Sequence[Query], candidates: Sequence[Sequence[str]]
+) -> Latency:
+    """Per query: one :meth:`Reranker.score` call on its candidates, one run each."""
+    stage = f"cross-encoder × {max(map(len, candidates))} pairs, {reranker.label}"
+    pairs = list(zip(queries, candidates, strict=True))
+    return time_per_call(stage, lambda p: reranker.score(p[0].text, p[1]), pairs, repeats=1)
+
+
+def late_interaction_latency(
+    li: LateInteraction, queries: Sequence[Query], candidates: Sequence[Sequence[str]]
+) -> Latency:
+    """Per query: its token vectors (cache bypassed), MaxSim against pre-read candidates."""
+    docs = [li.tokens(texts) for texts in candidates]
+
+    def run(i: int) -> list[float]:
+        (query_tokens,) = li._compute([queries[i].text])
+        return [maxsim(query_tokens, d) for d in docs[i]]
+
+    stage = f"late interaction (query tokens + MaxSim) × {max(map(len, candidates))}"
+    return time_per_call(stage, run, range(len(queries)))
+
+
+def llm_latency(scorer, query: Query, passages: Sequence[str]) -> Latency:
+    """One query's pairs through the generator, cache bypassed, after one pair to load it."""
+    scorer.score(query.text, passages[:1])
+    start = time.perf_counter()
+    scorer.score(query.text, passages)
+    ms = 1000 * (time.perf_counter() - start)
+    return Latency(f"LLM reranker (Yes/No log-odds) × {len(passages)}", np.array([ms]))
 
 
 def cost_table(latencies: Sequence[Latency]) -> pd.DataFrame:
