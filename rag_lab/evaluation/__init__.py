@@ -13,8 +13,12 @@ and return records; records render themselves as tables only when asked:
   instead;
 - ``extraction``, ``extraction_pdfs``: the corpus typeset as PDFs, read back by each reader
   (cached), and what extraction keeps and costs before and through retrieval;
-- ``verdicts``, ``ledger``: the one verdict vocabulary, and the claims ledger with its one
-  stated rule; ``hypotheses``: the chapter's claims as hypotheses, judged on any corpus;
+- ``corpus``, ``identifiers``, ``joint``, ``generation``, ``migration``, ``latency``: the
+  corpus's own checks, identifier probes, second stages, retrieve → gate → generate, a
+  half-migrated index, and what each stage costs (timed single-threaded);
+- ``ledger``: the claims ledger, each entry judged by :mod:`rag_lab.claims.judge`;
+  ``hypotheses``, ``generalisation``: the chapter's claims judged on any corpus, and again
+  under another encoder;
 - ``chapter``: the chapter's published figures, the only place they are written;
 - ``figures``, ``recall_curves``, ``plots``, ``render``: the figures and tables a report shows;
 - ``sections``, ``report``, ``runner``: what the report shows of each record, the report
