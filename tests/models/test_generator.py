@@ -312,13 +312,25 @@ def test_parts_that_do_not_hash_right_leave_no_file(tiny_model):
 
 
 @pytest.fixture(scope="module")
-def qwen_available():
+def lab_models():
+    """The lab's own ``<cache>/models`` (where notebook 09 joins the weights), read before any
+    test points ``$RAG_LAB_CACHE`` at its tmp_path; skips when the weights are not installed.
+    The cold join is tested by the tiny model above and in ``tests/test_cold_paths.py``."""
     if importlib.util.find_spec("llama_cpp") is None:
         pytest.skip("llama-cpp-python is not installed (the optional `generate` extra)")
     try:
-        weights()
+        return weights().parent
     except ModelError as err:
         pytest.skip(f"the optional `generate` extra is not installed: {err}")
+
+
+@pytest.fixture
+def qwen_available(lab_models, answer_cache_in_tmp):
+    """The real weights: the verified join in the lab's cache, seen from this test's cache
+    (its answers stay in tmp_path), so no test joins 491 MB again."""
+    cache = answer_cache_in_tmp.parent
+    cache.mkdir(parents=True, exist_ok=True)
+    (cache / "models").symlink_to(lab_models, target_is_directory=True)
 
 
 @pytest.mark.model
@@ -408,7 +420,7 @@ def _generation(text: str, model: str) -> generate.Generation:
 
 
 @pytest.mark.model
-def test_prompt_tokens_counts_what_the_generator_reads():
+def test_prompt_tokens_counts_what_the_generator_reads(qwen_available):
     from rag_lab.models.generator import prompt_tokens
 
     prompt = "Answer using the sources.\n\n[1] A tensor is an array.\n\nQUESTION\nWhat is a tensor?"
@@ -418,7 +430,7 @@ def test_prompt_tokens_counts_what_the_generator_reads():
 
 
 @pytest.mark.model
-def test_text_tokens_add_up_to_the_prompt_tokens_of_their_concatenation():
+def test_text_tokens_add_up_to_the_prompt_tokens_of_their_concatenation(qwen_available):
     from rag_lab.models.generator import text_tokens
 
     counts = text_tokens(["A tensor is an array.", "", "Weight decay"])
