@@ -23,8 +23,10 @@ The package is in six layers; each imports only the layers the list allows it
 - ``rag_lab.app``: the application on users' documents: the stamped index, ingestion,
   the ``rag-lab`` command line. Imports the core, models and sources (and the evaluation
   library inside ``rag-lab evaluate`` only).
-- ``rag_lab.experiments``: one module per notebook: what only that notebook measures, its
-  tables and figures. Imports everything; nothing imports it.
+- ``rag_lab.experiments``: the chapter layer: one module per notebook, the views (tables
+  and figures) only that notebook shows of the evaluation library's records, and what needs
+  the application (notebook 08's drills); the setup, ``make reproduce`` and the page check.
+  Imports everything; nothing imports it.
 """
 
 __version__ = "0.1.0"

@@ -7,8 +7,16 @@ and return records; records render themselves as tables only when asked:
 - ``runs``, ``retrieval``: queries through dense, BM25 and hybrid, as first-hit ranks, and
   the suites over every chunking and over the three systems;
 - ``recall``, ``paired``: Recall@k with intervals, paired comparisons in families;
-- ``chunking``, ``refusal``, ``spans``: what chunking destroys and costs, the gate's
-  distances and sweep, questions answered by excerpts (Chroma's format);
+- ``chunking``, ``geometry``, ``overlap``: what chunking destroys and costs, how many
+  answers blind cuts should destroy from the needles' lengths, what the overlap rescues;
+- ``fusion``: reciprocal rank fusion against score fusion on the same runs;
+- ``refusal``, ``twins``: the gate's distances and sweep, a cutoff calibrated on
+  unanswerable twins;
+- ``spans``, ``chroma_table``: questions answered by excerpts (Chroma's format), and
+  Chroma's own table on its benchmark;
+- ``baselines``, ``power``: the chapter's dense baseline beside the lab's, and how many
+  questions a paired test needs;
+- ``long_context``: does the generator cite the needle's source less in twenty chunks;
 - ``failures``: what the deployed configuration missed or refused, and what it returned
   instead;
 - ``extraction``, ``extraction_pdfs``: the corpus typeset as PDFs, read back by each reader
@@ -24,6 +32,10 @@ and return records; records render themselves as tables only when asked:
 - ``sections``, ``report``, ``runner``: what the report shows of each record, the report
   ``rag-lab evaluate`` writes (``report.md``, ``report.json``, ``claims.json``), and the run
   that measures and writes it.
+- ``trec``, ``jsonable``: the rankings as TREC files, tables as plain JSON values;
+- ``deploy``, ``served``, ``lost``, ``regression``, ``baseline_file``, ``gate_report``: a
+  deploy's per-query record, a built index asked as ``rag-lab ask`` asks it, and the
+  regression gate (a new report against a stored one, question by question) and its files.
 
 May import the core (``rag_lab.*``), ``models`` and ``sources``; never ``app`` or
 ``experiments``.
