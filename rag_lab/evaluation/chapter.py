@@ -39,9 +39,6 @@ RERANK_TOP_N = 25
 RERANK_R1 = {"dense": 0.094, "cross-encoder": 0.312}
 RERANK_MRR = {"dense": 0.280, "cross-encoder": 0.447}
 
-PROMPT_TOKENS = 591
-"""Tokens of the prompt the chapter's first question becomes (its generator's tokenizer)."""
-
 CUTOFF = gate.CUTOFF
 """The cutoff the chapter settles on (cosine distance, strictly under it is kept); the lab's
 default, owned by :mod:`rag_lab.gate`."""
