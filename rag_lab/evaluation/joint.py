@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from math import comb
 
 import numpy as np
 import pandas as pd
@@ -29,7 +30,7 @@ from rag_lab.claims.verdicts import Verdict
 from rag_lab.evaluation import chapter, ledger
 from rag_lab.evaluation.ledger import PAIRED_METHOD, Entry, entry, mrr_entry, paired_entries
 from rag_lab.evaluation.runs import Rankings
-from rag_lab.metrics import Ranks, first_hit_ranks, hits_at, relevant_chunks
+from rag_lab.metrics import Ranks, first_hit_ranks, hits_at, mrr, relevant_chunks
 from rag_lab.models.cross_encoder import ENV_VAR, HUB_ID, Reranker
 from rag_lab.questions import Query
 from rag_lab.rerank import Scorer, rerank_all
@@ -126,8 +127,6 @@ def chance(j: Joint, k: int, top_n: int = TOP_N) -> np.ndarray:
     """Per query, the probability that a uniformly random order of the hybrid's top ``top_n``
     puts a relevant chunk within ``k`` (hypergeometric: ``1 − C(n − m, k) / C(n, k)`` with
     ``m`` relevant among the ``n``): the floor a reranker must clear to be reading the pair."""
-    from math import comb
-
     k = min(k, top_n)
     return np.array([1 - comb(top_n - m, k) / comb(top_n, k) for m in j.in_top])
 
@@ -136,8 +135,6 @@ def chance_rr(j: Joint, top_n: int = TOP_N) -> np.ndarray:
     """Per query, the expected reciprocal rank of the first relevant chunk under a uniformly
     random order of the top ``top_n``: ``Σ_r P(first at r) / r``, ``P(first at r) =
     C(n − r, m − 1) / C(n, m)``."""
-    from math import comb
-
     return np.array(
         [
             sum(comb(top_n - r, m - 1) / comb(top_n, m) / r for r in range(1, top_n + 1))
@@ -146,10 +143,6 @@ def chance_rr(j: Joint, top_n: int = TOP_N) -> np.ndarray:
             for m in j.in_top
         ]
     )
-
-
-def _rr(ranks) -> np.ndarray:
-    return np.array([1.0 / r if r is not None else 0.0 for r in ranks])
 
 
 def table(j: Joint) -> pd.DataFrame:
@@ -163,7 +156,7 @@ def table(j: Joint) -> pd.DataFrame:
                 "queries": len(r),
                 "R@1": hits_at(r, 1).mean(),
                 "R@5": hits_at(r, 5).mean(),
-                "MRR": _rr(r).mean(),
+                "MRR": mrr(r),
                 "ms per query": 1000 * j.seconds.mean() if name == LLM else float("nan"),
             }
         )
@@ -195,7 +188,7 @@ def entries(j: Joint, notebook: str = "05", benchmark: str = "d2l") -> list[Entr
     each entry's result (``of 8 questions``)."""
     (r1,) = paired_entries(notebook, benchmark, ["llm>hybrid@R1"], j.ranks, j.clusters)
     at = {"notebook": notebook, "benchmark": benchmark, "clusters": j.clusters}
-    mrr = mrr_entry("llm>hybrid@MRR", **at, a=j.ranks[LLM], b=j.ranks[HYBRID])
+    mrr_claim = mrr_entry("llm>hybrid@MRR", **at, a=j.ranks[LLM], b=j.ranks[HYBRID])
     hits = hits_at(j.ranks[LLM], 5).astype(float)
     floor = chance(j, 5)
     d = paired_mean_difference(hits, floor, j.clusters)
@@ -209,7 +202,7 @@ def entries(j: Joint, notebook: str = "05", benchmark: str = "d2l") -> list[Entr
         estimate=d.estimate,
         method=PAIRED_METHOD,
     )
-    return [r1, mrr, above]
+    return [r1, mrr_claim, above]
 
 
 def reranking_entries(
