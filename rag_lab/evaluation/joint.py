@@ -1,4 +1,6 @@
-"""A second stage that reads query and chunk together, run here: the generator as reranker.
+"""Second stages that read query and chunk together: the hybrid's top reranked by each scorer
+(:func:`second_stage`; the cross-encoder's claims, :func:`reranking_entries`), and, run here
+on a sample, the generator as reranker (:class:`Joint`).
 
 The chapter's largest single improvement is its cross-encoder over the hybrid's top 25, and
 its argument is architectural: a model that reads the pair beats a dot product at the top.
