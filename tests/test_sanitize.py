@@ -33,6 +33,18 @@ def test_what_varies_is_masked(shown, masked):
     assert sanitise(shown) == masked
 
 
+def test_a_line_broken_where_a_timing_falls_compares_as_one_line():
+    """The plain text of a finding breaks within the page: a 4-digit timing moves the break."""
+    three = "(stand-in, d2l): 877\n  ms against 0.70 ms (stand-in); the chapter"
+    four = "(stand-in, d2l): 1377 ms\n  against 0.36 ms (stand-in); the chapter"
+    assert (
+        sanitise(three)
+        == sanitise(four)
+        == "(stand-in, d2l): <TIME> against <TIME> (stand-in); the chapter"
+    )
+    assert sanitise("a table\n\n  indented") == "a table\n\n  indented"
+
+
 @pytest.mark.parametrize(
     "kept",
     [
