@@ -84,7 +84,7 @@ lab: setup corpus ## Open JupyterLab on notebooks/, its kernel the project's .ve
 # No model weights, no corpus, no notebooks: the loop to run while changing code. The
 # comparison tier stays in (bm25s, ranx, statsmodels, scipy are quick and need neither), but
 # its case on the lab's corpus is marked `corpus`. `make test` is still the whole suite.
-check: setup ## Fast loop (~5 min): no corpus, no weights but each cache's cold path; doctests
+check: setup ## Fast loop (~4 min): no corpus, no weights but each cache's cold path; doctests
 	$(PY) -m pytest tests rag_lab --doctest-modules -m "(not model and not corpus and not slow and not server) or cold" -q
 
 test: setup corpus ## ruff, then unit, property and comparison tests, then every notebook under nbval
