@@ -94,7 +94,8 @@ def _stage(nodeid: str) -> str:
 RAM_FOLDER = "/dev/shm"
 RAM_NEEDED = 8 * 2**30
 """The tests' temporary folders go to memory (``/dev/shm``) when it has this much room (a
-whole session leaves 2.2 GB there, and pytest keeps the last three sessions'): on a
+whole session writes 2.2 GB there; a passing test's folder goes at the session's end, by
+pyproject.toml's ``tmp_path_retention_policy``): on a
 virtual disk mounted with ``discard``, each fsync of an index and each folder removed
 costs milliseconds, and the app's tests write thousands (measured: tests/app/test_index.py,
 test_ingest.py and test_hostile_round2_messages.py, 34 s on /tmp against 13 s here). What
