@@ -2,17 +2,10 @@
 
 from __future__ import annotations
 
-from rag_lab.chunking import STRATEGIES, chunk_corpus
-from rag_lab.documents import Document
-from rag_lab.evaluation import chunking, overlap
-from rag_lab.questions import Question
+from hand_counted import DOC, QUESTIONS
 
-NEEDLE = "The answer is forty-two."
-DOC = Document("01-t", "Title", "# Title\n\nIntro words.\n\n## Part\n\n" + "f" * 470 + " " + NEEDLE)
-QUESTIONS = [
-    Question("q1", "01-t", NEEDLE, "what is the answer", "answer?"),
-    Question("q2", "01-t", "Intro words.", "what is the intro", "intro?"),
-]
+from rag_lab.chunking import STRATEGIES, chunk_corpus
+from rag_lab.evaluation import chunking, overlap
 
 
 def test_the_preamble_is_kept_and_counted():

@@ -4,25 +4,10 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from rag_lab.claims.verdicts import Verdict
-from rag_lab.documents import Document
-from rag_lab.evaluation import corpus
-from rag_lab.questions import Negative, Question, QuestionSet
+from hand_counted import DOCS, QSET
 
-# The documents BROKEN names, small enough to count by hand: "tensor" occurs twice, two
-# needles of BROKEN are headings.
-DOCS = [
-    Document("01-ndarray", "Data", "# Data\n\n## Getting Started\n\nA tensor is a tensor.\n"),
-    Document("03-linear-algebra", "LA", "# LA\n\nIntro text here.\n\n## Sums\n\n```\nx = 1\n```\n"),
-    Document("04-calculus", "Calc", "# Calc\n\n## Visualization Utilities\n\nPlots $x$.\n"),
-]
-QSET = QuestionSet(
-    (
-        Question("q1", "03-linear-algebra", "Intro text here.", "what intro", "intro?"),
-        Question("q2", "04-calculus", "Plots $x$.", "what plots", "plots?"),
-    ),
-    (Negative("n1", "uncovered", "how do i bake bread"), Negative("n2", "offtopic", "rain?")),
-)
+from rag_lab.claims.verdicts import Verdict
+from rag_lab.evaluation import corpus
 
 
 def test_the_checks_hold_by_construction_and_fail_when_they_do_not():

@@ -15,6 +15,7 @@ from types import SimpleNamespace
 
 import pandas as pd
 import pytest
+from hand_counted import ocr_records
 
 from rag_lab.chunking import Chunk
 from rag_lab.documents import Document
@@ -521,24 +522,8 @@ def test_mitigations_set_each_corpus_without_against_with_it_by_question():
 # --- OCR --------------------------------------------------------------------------------------
 
 
-def _ocr():
-    pages = pd.DataFrame(
-        {"document": list("aabb"), "page": [1, 2, 1, 2], "confidence": [60.0, 75.0, 85.0, 96.0]}
-    )
-    needles = pd.DataFrame(
-        {
-            "document": list("aabbb"),
-            "needle": ["n0", "n1", "n2", "n3", "n4"],
-            "kept": [False, True, False, True, True],
-            "kept, marks ignored": [True] * 5,
-            "confidence": [60.0, 75.0, 85.0, 96.0, 96.0],
-        }
-    )
-    return pages, needles
-
-
 def test_ocr_threshold_table_splits_needles_by_their_pages_confidence():
-    table = measures.ocr_threshold_table(*_ocr())
+    table = measures.ocr_threshold_table(*ocr_records())
     assert list(table.index) == [70, 80, 90, 95]
     assert table["default"].tolist() == [False, True, False, False]  # rag-lab index --ocr's
     assert table["pages flagged"].tolist() == [1, 2, 3, 3]  # 96 is not under 95
@@ -552,7 +537,7 @@ def test_ocr_threshold_table_splits_needles_by_their_pages_confidence():
 
 
 def test_a_page_without_words_is_flagged_at_every_threshold_as_the_app_flags_it():
-    pages, needles = _ocr()
+    pages, needles = ocr_records()
     pages.loc[0, "confidence"] = math.nan  # page a/1: no word found
     needles.loc[0, "confidence"] = math.nan  # n0, on it
     table = measures.ocr_threshold_table(pages, needles)

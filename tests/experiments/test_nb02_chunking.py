@@ -4,6 +4,7 @@ import dataclasses
 
 import pandas as pd
 import pytest
+from hand_counted import DOC, NEEDLE, QUESTIONS
 
 from rag_lab.chunking import STRATEGIES, chunk_corpus
 from rag_lab.claims.verdicts import Verdict
@@ -12,13 +13,6 @@ from rag_lab.evaluation import chapter, chunking, geometry, hypotheses
 from rag_lab.experiments import nb02_chunking as chunk_report
 from rag_lab.models.minilm import count_word_pieces
 from rag_lab.questions import Question
-
-NEEDLE = "The answer is forty-two."
-DOC = Document("01-t", "Title", "# Title\n\nIntro words.\n\n## Part\n\n" + "f" * 470 + " " + NEEDLE)
-QUESTIONS = [
-    Question("q1", "01-t", NEEDLE, "what is the answer", "answer?"),
-    Question("q2", "01-t", "Intro words.", "what is the intro", "intro?"),
-]
 
 
 def test_destroyed_answers_and_where_the_cut_falls():

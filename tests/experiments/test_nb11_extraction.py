@@ -4,6 +4,7 @@ functions on tiny inputs (the measures themselves: ``tests/evaluation/test_extra
 from __future__ import annotations
 
 import pandas as pd
+from hand_counted import ocr_records
 
 from rag_lab.claims import claim as declared
 from rag_lab.claims.verdicts import Verdict
@@ -112,22 +113,6 @@ def test_table_of_rows_and_an_excerpt_from_that_row():
     assert nb.excerpt({"t": _text("x" * 120)}, "t") == "x" * 99 + "…"
 
 
-def _ocr():
-    pages = pd.DataFrame(
-        {"document": list("aabb"), "page": [1, 2, 1, 2], "confidence": [60.0, 75.0, 85.0, 96.0]}
-    )
-    needles = pd.DataFrame(
-        {
-            "document": list("aabbb"),
-            "needle": ["n0", "n1", "n2", "n3", "n4"],
-            "kept": [False, True, False, True, True],
-            "kept, marks ignored": [True] * 5,
-            "confidence": [60.0, 75.0, 85.0, 96.0, 96.0],
-        }
-    )
-    return pages, needles
-
-
 # --- the claims -------------------------------------------------------------------------------
 
 ROWS_LOST = ("pypdf default", "pypdf layout", "pdfium default", "pdfium bounded", APP_READER)
@@ -173,7 +158,7 @@ def _results(ocr: bool = True) -> dict:
         "tesseract": "5.3.0" if ocr else None,
     }
     if ocr:
-        r["ocr_pages"], r["ocr_needles"] = _ocr()
+        r["ocr_pages"], r["ocr_needles"] = ocr_records()
     return r
 
 
